@@ -1,0 +1,43 @@
+# tierwise — every chore has a target here. `make run` and `make test` bootstrap what they need.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint check-system bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+## run: the service on the built-in demo fleet with an embedded SQLite store (http://127.0.0.1:8080)
+run: $(STAMP)
+	$(BIN)/tierwise serve --demo
+
+## test: system packages, PostgreSQL, then lint, types, layer contracts and the test suite
+test: check-system $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(BIN)/lint-imports
+	$(BIN)/pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+## check-system: Debian packages the tests need (unixodbc + FreeTDS for pyodbc) and a running PostgreSQL
+check-system:
+	@bash scripts/ensure-system.sh
+
+## bench: benchmarks with their figures printed (needs PostgreSQL)
+bench: check-system $(STAMP)
+	$(BIN)/python -m bench.poll_cycle
+
+clean:
+	rm -rf $(VENV) build *.egg-info .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,219 @@
+"""The `tierwise` command line."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import typer
+
+from app.settings import Settings, get_settings
+
+app = typer.Typer(help="tierwise: storage-tier placement advice for SQL Server and DB2.", no_args_is_help=True)
+targets_app = typer.Typer(help="Instances to poll.", no_args_is_help=True)
+app.add_typer(targets_app, name="targets")
+
+
+def _fail(message: str, code: int = 2) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def _runtime(settings: Settings | None = None):  # type: ignore[no-untyped-def]
+    from app.secrets import Vault, load_key
+    from app.store.db import Store
+
+    settings = settings or get_settings()
+    return settings, Store(settings.database_url), Vault(load_key(settings))
+
+
+@app.command()
+def serve(
+    demo: bool = typer.Option(False, "--demo", help="run on the built-in simulated fleet"),
+    host: str = typer.Option(None, help="address to listen on (default TIERWISE_HOST or 127.0.0.1)"),
+    port: int = typer.Option(None, help="port (default TIERWISE_PORT or 8080)"),
+) -> None:
+    """Run the service: API, scheduler and (with --demo) the simulated fleet."""
+    import uvicorn
+
+    from app.main import create_app
+
+    settings = get_settings().model_copy(update={"demo": demo or get_settings().demo})
+    logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    uvicorn.run(create_app(settings), host=host or settings.host, port=port or settings.port,
+                log_level=settings.log_level.lower())
+
+
+@targets_app.command("add")
+def targets_add(
+    name: str = typer.Argument(..., help="a name for the instance, e.g. SQLPROD01"),
+    engine: str = typer.Option(..., help="sqlserver or db2"),
+    connection: str = typer.Option(
+        None, help="ODBC (SQL Server) or DB2 CLI connection string; prompted (hidden) when omitted. "
+        "Prefer --password-env over a PWD= in the string.",
+    ),
+    password_env: str = typer.Option(None, help="environment variable that holds the password"),
+    interval: int = typer.Option(None, help="poll interval in seconds (default 300)"),
+) -> None:
+    """Register an instance. The connection string is stored encrypted and never shown again."""
+    from app.store.targets import TargetError, add_target
+
+    settings, store, vault = _runtime()
+    if connection is None:
+        connection = typer.prompt("connection string", hide_input=True)
+    try:
+        with store.session() as s:
+            add_target(s, name=name, engine=engine, source="live", connection_encrypted=vault.encrypt(connection),
+                       password_env=password_env, poll_interval_s=interval or settings.default_poll_interval_s,
+                       now=datetime.now(UTC))
+    except TargetError as exc:
+        _fail(str(exc))
+    typer.echo(f"added target {name} ({engine})")
+
+
+@targets_app.command("list")
+def targets_list(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """Targets with the outcome of their last poll."""
+    from app.store.targets import statuses
+
+    _, store, _ = _runtime()
+    now = datetime.now(UTC)
+    with store.session() as s:
+        rows = statuses(s)
+    if as_json:
+        typer.echo(json.dumps([
+            {"name": r.name, "engine": r.engine, "source": r.source, "state": r.state(now), "objects": r.objects,
+             "poll_interval_s": r.poll_interval_s,
+             "last_success_at": r.last_success_at.isoformat() if r.last_success_at else None,
+             "last_error": r.last_error,
+             "last_error_at": r.last_error_at.isoformat() if r.last_error_at else None,
+             "consecutive_failures": r.consecutive_failures} for r in rows], indent=2))
+        return
+    if not rows:
+        typer.echo("no targets (add one with `tierwise targets add`, or import files with `tierwise import`)")
+        return
+    for r in rows:
+        last = r.last_success_at.strftime("%Y-%m-%d %H:%M:%SZ") if r.last_success_at else "never"
+        line = f"{r.name:<32} {r.engine:<9} {r.state(now):<12} objects={r.objects:<5} last ok {last}"
+        if r.last_error and r.consecutive_failures:
+            line += f"  error: {r.last_error}"
+        typer.echo(line)
+
+
+@targets_app.command("test")
+def targets_test(name: str) -> None:
+    """Connect once and read the counters, without storing them."""
+    from app.collect import read_target
+    from app.store.targets import TargetError, get_by_name
+    from connectors.records import SourceError
+
+    settings, store, vault = _runtime()
+    try:
+        with store.session() as s:
+            target = get_by_name(s, name)
+            s.expunge(target)
+        snap = read_target(target, vault, now=datetime.now(UTC), timeout_s=settings.poll_timeout_s)
+    except (TargetError, SourceError) as exc:
+        _fail(f"{name}: {exc}", code=1)
+    typer.echo(f"{name}: ok, server {snap.server}, {len(snap.samples)} objects")
+
+
+@targets_app.command("remove")
+def targets_remove(name: str, yes: bool = typer.Option(False, "--yes", help="do not ask")) -> None:
+    """Remove a target and everything collected from it."""
+    from app.store.targets import TargetError, get_by_name
+
+    _, store, _ = _runtime()
+    if not yes:
+        typer.confirm(f"remove {name} and all its samples?", abort=True)
+    try:
+        with store.session() as s:
+            s.delete(get_by_name(s, name))
+    except TargetError as exc:
+        _fail(str(exc))
+    typer.echo(f"removed {name}")
+
+
+@app.command()
+def collect(
+    once: bool = typer.Option(False, "--once", help="poll every enabled target once and exit"),
+    target: str = typer.Option(None, help="only this target"),
+) -> None:
+    """Poll targets now (outside the service's schedule)."""
+    from app.collect import poll_target
+    from app.store.targets import TargetError, get_by_name, pollable
+
+    if not once:
+        _fail("use --once (the service polls on its schedule: `tierwise serve`)")
+    settings, store, vault = _runtime()
+    try:
+        with store.session() as s:
+            ids = [get_by_name(s, target).id] if target else [t.id for t in pollable(s)]
+    except TargetError as exc:
+        _fail(str(exc))
+    failures = 0
+    for tid in ids:
+        out = poll_target(store, vault, settings, tid, force=True)
+        if out.ok and out.result is not None:
+            typer.echo(f"{out.target}: ok, {out.result.samples} samples, {out.result.intervals} intervals")
+        else:
+            failures += 1
+            typer.echo(f"{out.target}: FAILED: {out.error}")
+    if failures:
+        raise typer.Exit(1)
+
+
+@app.command("import")
+def import_(files: list[Path] = typer.Argument(..., help="CSV files written by the collection scripts")) -> None:
+    """Import collection-script CSV files. Each file is stored whole or not at all."""
+    from app.importer import import_file
+    from connectors.records import ImportFileError
+
+    _, store, _ = _runtime()
+    failed = 0
+    for path in files:
+        if not path.is_file():
+            typer.echo(f"error: {path}: no such file", err=True)
+            failed += 1
+            continue
+        size = path.stat().st_size
+        try:
+            with typer.progressbar(length=size, label=path.name, file=sys.stderr) as bar:
+                seen = [0]
+
+                def advance(done: int, bar=bar, seen=seen) -> None:  # type: ignore[no-untyped-def]
+                    bar.update(done - seen[0])
+                    seen[0] = done
+
+                out = import_file(store, path, progress=advance)
+        except ImportFileError as exc:
+            typer.echo(f"error: {exc} (nothing from this file was stored)", err=True)
+            failed += 1
+            continue
+        if out.already_imported:
+            typer.echo(f"{path}: already imported, nothing to do")
+            continue
+        r = out.result
+        line = f"{path}: {r.snapshots} snapshots, {r.samples} samples, {r.intervals} intervals"
+        if r.duplicates:
+            line += f", {r.duplicates} duplicate samples ignored"
+        if r.out_of_order:
+            line += f", {r.out_of_order} samples older than the stored series ignored"
+        if r.new_series:
+            line += f", {r.new_series} series (re)started"
+        typer.echo(line)
+    if failed:
+        raise typer.Exit(1)
+
+
+def main() -> None:
+    os.environ.setdefault("PYTHONIOENCODING", "utf-8")
+    app()
+
+
+if __name__ == "__main__":
+    main()

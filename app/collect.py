@@ -1,0 +1,131 @@
+"""One poll of one target: read its counters, store them, record how it went.
+
+A failing target is recorded and backed off; it never raises into the scheduler, so other
+targets keep being polled.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from functools import lru_cache
+
+from app.secrets import Vault, scrub
+from app.settings import Settings
+from app.store.db import Store
+from app.store.ingest import IngestResult, ingest_snapshots
+from app.store.models import Target
+from connectors.records import Snapshot, SourceError
+
+log = logging.getLogger("tierwise.collect")
+
+SIMULATOR_PREFIX = "simulator:"
+
+
+@dataclass(frozen=True)
+class PollOutcome:
+    target: str
+    ok: bool
+    skipped: bool = False
+    error: str | None = None
+    result: IngestResult | None = None
+    seconds: float = 0.0
+
+
+def simulator_connection(instance: str, origin: datetime) -> str:
+    return f"{SIMULATOR_PREFIX}instance={instance};origin={origin.astimezone(UTC).isoformat()}"
+
+
+@lru_cache(maxsize=8)
+def _fleet(origin: datetime):  # type: ignore[no-untyped-def]
+    from connectors.simulator import demo_fleet
+
+    return demo_fleet(origin)
+
+
+def _simulated_snapshot(connection: str, now: datetime) -> Snapshot:
+    params = dict(p.split("=", 1) for p in connection[len(SIMULATOR_PREFIX) :].split(";") if p)
+    fleet = _fleet(datetime.fromisoformat(params["origin"]))
+    for instance in fleet.instances:
+        if instance.name == params["instance"]:
+            return instance.snapshot(now)
+    raise SourceError(f"the simulated fleet has no instance {params['instance']!r}")
+
+
+def read_target(target: Target, vault: Vault, *, now: datetime, timeout_s: int) -> Snapshot:
+    """The target's snapshot at `now`; raises SourceError with a scrubbed message."""
+    if target.connection_encrypted is None:
+        raise SourceError("target has no connection (imported targets are not polled)")
+    connection = vault.decrypt(target.connection_encrypted)
+    if connection.startswith(SIMULATOR_PREFIX):
+        return _simulated_snapshot(connection, now)
+    password = None
+    if target.password_env:
+        password = os.environ.get(target.password_env)
+        if password is None:
+            raise SourceError(f"environment variable {target.password_env} (the password) is not set")
+        connection = f"{connection.rstrip(';')};PWD={{{password.replace('}', '}}')}}}"
+    try:
+        if target.engine == "sqlserver":
+            from connectors import sqlserver
+
+            return sqlserver.collect(connection, sample_time=now, timeout_s=timeout_s)
+        if target.engine == "db2":
+            from connectors import db2
+
+            return db2.collect(connection, sample_time=now, timeout_s=timeout_s)
+        raise SourceError(f"unknown engine {target.engine!r}")
+    except SourceError as exc:
+        raise SourceError(scrub(str(exc), password, connection)) from None
+    except Exception as exc:  # a driver or bug: keep the type, never the secret
+        raise SourceError(scrub(f"{type(exc).__name__}: {exc}", password, connection)) from None
+
+
+def backoff_delay(failures: int, interval_s: int, max_backoff_s: int) -> timedelta:
+    """Doubling back-off from the poll interval, capped."""
+    return timedelta(seconds=min(interval_s * 2 ** max(failures - 1, 0), max_backoff_s))
+
+
+def poll_target(
+    store: Store, vault: Vault, settings: Settings, target_id: int, *, now: datetime | None = None,
+    force: bool = False,
+) -> PollOutcome:
+    now = now or datetime.now(UTC)
+    started = time.monotonic()
+    with store.session() as s:
+        target = s.get(Target, target_id)
+        if target is None:
+            return PollOutcome(target=f"#{target_id}", ok=False, skipped=True, error="target removed")
+        name = target.name
+        if not force and target.next_attempt_at is not None and now < target.next_attempt_at:
+            return PollOutcome(target=name, ok=False, skipped=True, error="backing off after failures")
+        s.expunge(target)
+    try:
+        snapshot = read_target(target, vault, now=now, timeout_s=settings.poll_timeout_s)
+        with store.session() as s:
+            fresh = s.get(Target, target_id)
+            assert fresh is not None
+            result = ingest_snapshots(s, fresh, [snapshot])
+            fresh.last_poll_at = now
+            fresh.last_success_at = now
+            fresh.consecutive_failures = 0
+            fresh.next_attempt_at = None
+        log.info("polled %s: %d samples, %d intervals", name, result.samples, result.intervals)
+        return PollOutcome(name, True, result=result, seconds=time.monotonic() - started)
+    except Exception as exc:
+        message = str(exc) if isinstance(exc, SourceError) else scrub(f"{type(exc).__name__}: {exc}")
+        log.warning("poll of %s failed: %s", name, message)
+        with store.session() as s:
+            fresh = s.get(Target, target_id)
+            if fresh is not None:
+                fresh.last_poll_at = now
+                fresh.last_error = message
+                fresh.last_error_at = now
+                fresh.consecutive_failures += 1
+                fresh.next_attempt_at = now + backoff_delay(
+                    fresh.consecutive_failures, fresh.poll_interval_s, settings.max_backoff_s
+                )
+        return PollOutcome(name, False, error=message, seconds=time.monotonic() - started)

@@ -1,0 +1,54 @@
+"""Service settings: every setting has a TIERWISE_* environment variable and may come from a file."""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def _config_file() -> str | None:
+    # TIERWISE_CONFIG names an optional env-style file (KEY=value lines) read before the environment.
+    return os.environ.get("TIERWISE_CONFIG") or None
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="TIERWISE_", extra="ignore")
+
+    database_url: str = Field(
+        default="sqlite:///./tierwise.db",
+        description="SQLAlchemy URL of the store: SQLite file (default) or postgresql+psycopg://…",
+    )
+    secret_key: str | None = Field(
+        default=None, description="Fernet key for credentials at rest; else read from secret_key_file"
+    )
+    secret_key_file: Path = Field(
+        default=Path("./tierwise.key"), description="key file, created with mode 0600 if missing"
+    )
+    host: str = "127.0.0.1"
+    port: int = 8080
+    scheduler_enabled: bool = Field(
+        default=True, description="run the poll/roll-up/retention scheduler in this process"
+    )
+    default_poll_interval_s: int = 300
+    poll_timeout_s: int = 30
+    poll_jitter_s: int = 15
+    max_backoff_s: int = 3600
+    sample_retention_days: int = 14
+    rollup_retention_days: int = 400
+    demo: bool = Field(default=False, description="run on the built-in simulated fleet")
+    demo_history_hours: int = 36
+    demo_step_s: int = 900
+    demo_poll_interval_s: int = 60
+    log_level: str = "INFO"
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    path = _config_file()
+    if path:
+        return Settings(_env_file=path)  # type: ignore[call-arg]
+    return Settings()

@@ -1,0 +1,194 @@
+"""Store schema: targets, objects, raw samples, interval deltas and hourly roll-ups.
+
+Schema versions are Alembic revisions under app/store/alembic/versions; this module is the
+source they were generated from and must stay in step with them (a test compares the two).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    TypeDecorator,
+    UniqueConstraint,
+)
+from sqlalchemy.engine import Dialect
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Stores UTC instants; returns timezone-aware UTC datetimes on every back-end (SQLite has no tz)."""
+
+    impl = DateTime
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given to the store; pass an aware UTC datetime")
+        return value.astimezone(UTC).replace(tzinfo=None)
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+    type_annotation_map = {datetime: UTCDateTime()}
+
+
+COUNTER_COLUMNS = ("reads", "bytes_read", "read_time_ms", "writes", "bytes_written", "write_time_ms")
+
+
+class Target(Base):
+    """An instance to poll, or the origin of imported files."""
+
+    __tablename__ = "target"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    engine: Mapped[str] = mapped_column(String(20))  # sqlserver | db2
+    source: Mapped[str] = mapped_column(String(20))  # live | import | simulator
+    connection_encrypted: Mapped[str | None] = mapped_column(Text, default=None)
+    password_env: Mapped[str | None] = mapped_column(String(200), default=None)
+    poll_interval_s: Mapped[int] = mapped_column(Integer, default=300)
+    enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[datetime]
+    last_poll_at: Mapped[datetime | None] = mapped_column(default=None)
+    last_success_at: Mapped[datetime | None] = mapped_column(default=None)
+    last_error: Mapped[str | None] = mapped_column(Text, default=None)
+    last_error_at: Mapped[datetime | None] = mapped_column(default=None)
+    consecutive_failures: Mapped[int] = mapped_column(Integer, default=0)
+    next_attempt_at: Mapped[datetime | None] = mapped_column(default=None)
+
+
+class DbObject(Base):
+    """A file, filegroup, partition, table space, log or tempdb file, with its current location."""
+
+    __tablename__ = "object"
+    __table_args__ = (UniqueConstraint("target_id", "key"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    target_id: Mapped[int] = mapped_column(ForeignKey("target.id", ondelete="CASCADE"), index=True)
+    engine: Mapped[str] = mapped_column(String(20))
+    server: Mapped[str] = mapped_column(String(256))
+    database: Mapped[str] = mapped_column(String(256))
+    kind: Mapped[str] = mapped_column(String(20))
+    key: Mapped[str] = mapped_column(String(1200))
+    name: Mapped[str] = mapped_column(String(600))
+    size_bytes: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    logical_name: Mapped[str | None] = mapped_column(String(256), default=None)
+    physical_name: Mapped[str | None] = mapped_column(String(1024), default=None)
+    file_id: Mapped[int | None] = mapped_column(Integer, default=None)
+    filegroup: Mapped[str | None] = mapped_column(String(256), default=None)
+    storage_group: Mapped[str | None] = mapped_column(String(256), default=None)
+    tablespace: Mapped[str | None] = mapped_column(String(256), default=None)
+    table_name: Mapped[str | None] = mapped_column(String(600), default=None)
+    partition_number: Mapped[int | None] = mapped_column(Integer, default=None)
+    partition_scheme: Mapped[str | None] = mapped_column(String(256), default=None)
+    partition_function: Mapped[str | None] = mapped_column(String(256), default=None)
+    range_low: Mapped[str | None] = mapped_column(String(600), default=None)
+    range_high: Mapped[str | None] = mapped_column(String(600), default=None)
+    range_right: Mapped[bool | None] = mapped_column(Boolean, default=None)
+    low_inclusive: Mapped[bool | None] = mapped_column(Boolean, default=None)
+    high_inclusive: Mapped[bool | None] = mapped_column(Boolean, default=None)
+    rows: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    current_tier: Mapped[str | None] = mapped_column(String(40), default=None)
+    first_seen: Mapped[datetime]
+    last_seen: Mapped[datetime]
+
+
+class Sample(Base):
+    """One object's cumulative counters at one poll (raw; kept sample_retention_days)."""
+
+    __tablename__ = "sample"
+    __table_args__ = (UniqueConstraint("object_id", "sample_time"),)
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    object_id: Mapped[int] = mapped_column(ForeignKey("object.id", ondelete="CASCADE"))
+    sample_time: Mapped[datetime] = mapped_column(index=True)
+    instance_start: Mapped[datetime | None] = mapped_column(default=None)
+    size_bytes: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    reads: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    bytes_read: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    read_time_ms: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    writes: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    bytes_written: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    write_time_ms: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    extra: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+
+
+class IoInterval(Base):
+    """Deltas between two consecutive samples of one series (raw; kept sample_retention_days)."""
+
+    __tablename__ = "io_interval"
+    __table_args__ = (
+        UniqueConstraint("object_id", "end_time"),
+        Index("ix_io_interval_unrolled", "rolled_up", "end_time"),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    object_id: Mapped[int] = mapped_column(ForeignKey("object.id", ondelete="CASCADE"))
+    start_time: Mapped[datetime]
+    end_time: Mapped[datetime] = mapped_column(index=True)
+    seconds: Mapped[float] = mapped_column(Float)
+    reads: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    bytes_read: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    read_time_ms: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    writes: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    bytes_written: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    write_time_ms: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    extra: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    rolled_up: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class HourlyRollup(Base):
+    """Interval deltas summed per object per hour (by interval end); kept rollup_retention_days."""
+
+    __tablename__ = "hourly_rollup"
+
+    object_id: Mapped[int] = mapped_column(ForeignKey("object.id", ondelete="CASCADE"), primary_key=True)
+    hour: Mapped[datetime] = mapped_column(primary_key=True)
+    intervals: Mapped[int] = mapped_column(Integer, default=0)
+    seconds: Mapped[float] = mapped_column(Float, default=0.0)
+    reads: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    bytes_read: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    read_time_ms: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    writes: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    bytes_written: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    write_time_ms: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    extra: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+
+
+class ImportedFile(Base):
+    """A file imported once: re-importing the same content is a no-op."""
+
+    __tablename__ = "imported_file"
+
+    sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
+    path: Mapped[str] = mapped_column(String(2000))
+    imported_at: Mapped[datetime]
+    snapshots: Mapped[int] = mapped_column(Integer)
+    samples: Mapped[int] = mapped_column(Integer)

@@ -1,0 +1,118 @@
+"""Typed snapshot records: the one shape every source (SQL Server, DB2, import files, simulator) yields.
+
+A snapshot is what one poll of one server saw at one instant: cumulative counters per object, plus
+the object's identity and location. Counters stay cumulative here; interval deltas are computed
+later (advisors/deltas.py) so that restarts and resets are judged in one place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+
+
+class Engine(StrEnum):
+    SQLSERVER = "sqlserver"
+    DB2 = "db2"
+
+
+class ObjectKind(StrEnum):
+    DATA_FILE = "data_file"
+    LOG_FILE = "log_file"
+    FILEGROUP = "filegroup"
+    PARTITION = "partition"
+    TABLESPACE = "tablespace"
+    TEMPDB = "tempdb"
+
+
+# The engine-neutral cumulative counters. A source that cannot provide one leaves it None
+# (e.g. SQL Server partitions have no file-level byte counts) rather than inventing a value.
+CORE_COUNTERS: tuple[str, ...] = (
+    "reads",  # read requests (SQL Server num_of_reads; DB2 sync page reads + vectored/block + direct)
+    "bytes_read",
+    "read_time_ms",  # total wait on reads (SQL Server io_stall_read_ms; DB2 pool + direct read time)
+    "writes",
+    "bytes_written",
+    "write_time_ms",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectRef:
+    """Identity and location of one monitored object.
+
+    `key` is stable for the object's life on its server (file_id, table space name, partition
+    number), so a move to another path or storage group is the same object in a new location.
+    """
+
+    engine: Engine
+    server: str
+    database: str
+    kind: ObjectKind
+    key: str
+    name: str
+    size_bytes: int | None = None
+    logical_name: str | None = None
+    physical_name: str | None = None
+    file_id: int | None = None
+    filegroup: str | None = None
+    storage_group: str | None = None
+    tablespace: str | None = None
+    table_name: str | None = None  # schema-qualified, e.g. "dbo.Orders"
+    partition_number: int | None = None
+    partition_scheme: str | None = None
+    partition_function: str | None = None
+    range_low: str | None = None
+    range_high: str | None = None
+    range_right: bool | None = None  # SQL Server boundary_value_on_right; None for DB2
+    low_inclusive: bool | None = None
+    high_inclusive: bool | None = None
+    rows: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectSample:
+    """One object's cumulative counters at the snapshot's instant."""
+
+    ref: ObjectRef
+    counters: Mapping[str, int | None]
+    # Engine-specific cumulative counters kept as the engine names them in lower case
+    # (pool_data_l_reads, singleton_lookup_count, ...); deltas are taken of these too.
+    extra: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """Everything one poll of one server returned.
+
+    `instance_start` is when the counters started from zero (SQL Server sqlserver_start_time,
+    DB2 database activation time); a change of it between two snapshots means a restart.
+    """
+
+    engine: Engine
+    server: str
+    sample_time: datetime
+    instance_start: datetime | None
+    samples: tuple[ObjectSample, ...]
+
+
+class SourceError(Exception):
+    """A source could not be read. The message never contains a connection string or secret."""
+
+
+class ImportFileError(SourceError):
+    """A malformed import file, with the place named so a DBA can fix it."""
+
+    def __init__(self, path: str, line: int | None, column: str | None, message: str) -> None:
+        self.path = path
+        self.line = line
+        self.column = column
+        self.message = message
+        where = path
+        if line is not None:
+            where += f", line {line}"
+        if column is not None:
+            where += f", column {column!r}"
+        super().__init__(f"{where}: {message}")

@@ -1,0 +1,261 @@
+"""Column contracts shared by the live connectors and the import files.
+
+A live query and the CSV that the shipped collection script writes have the same columns with
+the same names (lower case), so one mapper turns either into snapshot records. Each shape lists
+its columns, their types and whether they are required; the import reader validates against it
+and the connector queries select exactly these names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from connectors.records import Engine
+
+
+class ColumnType(StrEnum):
+    TEXT = "text"
+    INT = "int"  # a whole number; counters must also be >= 0
+    COUNTER = "counter"  # a cumulative, non-negative whole number
+    TIMESTAMP = "timestamp"  # ISO-8601; UTC when no offset is given
+    BOOL = "bool"  # 0/1, true/false, Y/N
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    name: str
+    type: ColumnType
+    required: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """One result/file shape: which engine it belongs to and its columns."""
+
+    name: str
+    engine: Engine
+    columns: tuple[Column, ...]
+    # columns whose presence in a header identifies this shape
+    signature: frozenset[str]
+    # the column holding the counters' epoch (restart detection)
+    start_column: str
+
+    def column(self, name: str) -> Column | None:
+        for col in self.columns:
+            if col.name == name:
+                return col
+        return None
+
+
+def _c(name: str, type_: ColumnType, required: bool = True) -> Column:
+    return Column(name, type_, required)
+
+
+T, I, C, TS, B = ColumnType.TEXT, ColumnType.INT, ColumnType.COUNTER, ColumnType.TIMESTAMP, ColumnType.BOOL
+
+# sys.dm_io_virtual_file_stats joined with sys.master_files, sys.filegroups (per database) and
+# sys.dm_os_sys_info.sqlserver_start_time. The contract is fixed by issue #2; column meanings in
+# domain.md §1.1-1.2.
+SQLSERVER_FILE_STATS = Shape(
+    name="sqlserver_file_stats",
+    engine=Engine.SQLSERVER,
+    columns=(
+        _c("sample_time", TS),
+        _c("server_name", T),
+        _c("sqlserver_start_time", TS),
+        _c("database_name", T),
+        _c("file_id", I),
+        _c("file_name", T),
+        _c("type_desc", T),
+        _c("filegroup_name", T, required=True),  # present in the header; empty for LOG
+        _c("physical_name", T),
+        _c("size_on_disk_bytes", C),
+        _c("num_of_reads", C),
+        _c("num_of_bytes_read", C),
+        _c("io_stall_read_ms", C),
+        _c("num_of_writes", C),
+        _c("num_of_bytes_written", C),
+        _c("io_stall_write_ms", C),
+        # optional extras (2014+: Resource Governor queueing)
+        _c("io_stall_queued_read_ms", C, required=False),
+        _c("io_stall_queued_write_ms", C, required=False),
+        _c("volume_mount_point", T, required=False),
+        _c("volume_total_bytes", C, required=False),
+        _c("volume_available_bytes", C, required=False),
+    ),
+    signature=frozenset({"num_of_reads", "io_stall_read_ms", "file_id"}),
+    start_column="sqlserver_start_time",
+)
+
+# One row per partition of each index/heap: sys.partitions + partition function/scheme/boundaries
+# (sys.partition_functions, sys.partition_range_values, sys.destination_data_spaces) +
+# sys.allocation_units.used_pages + sys.dm_db_index_operational_stats counters (domain.md §1.4-1.5).
+SQLSERVER_PARTITIONS = Shape(
+    name="sqlserver_partitions",
+    engine=Engine.SQLSERVER,
+    columns=(
+        _c("sample_time", TS),
+        _c("server_name", T),
+        _c("sqlserver_start_time", TS),
+        _c("database_name", T),
+        _c("schema_name", T),
+        _c("table_name", T),
+        _c("index_id", I),
+        _c("index_name", T, required=False),
+        _c("partition_number", I),
+        _c("partition_scheme", T, required=False),
+        _c("partition_function", T, required=False),
+        _c("boundary_value_on_right", B, required=False),
+        _c("range_low", T, required=False),
+        _c("range_high", T, required=False),
+        _c("filegroup_name", T),
+        _c("rows", C),
+        _c("used_pages", C),
+        _c("range_scan_count", C),
+        _c("singleton_lookup_count", C),
+        _c("page_io_latch_wait_count", C),
+        _c("page_io_latch_wait_in_ms", C),
+        _c("leaf_insert_count", C, required=False),
+        _c("leaf_update_count", C, required=False),
+        _c("leaf_delete_count", C, required=False),
+    ),
+    signature=frozenset({"partition_number", "singleton_lookup_count"}),
+    start_column="sqlserver_start_time",
+)
+
+# MON_GET_TABLESPACE(NULL, -2) aggregated over members, element names in lower case, plus the
+# storage group from SYSCAT.TABLESPACES.SGNAME and the activation time from
+# MON_GET_DATABASE.DB_CONN_TIME (domain.md §4.2, §4.6).
+DB2_TABLESPACES = Shape(
+    name="db2_tablespaces",
+    engine=Engine.DB2,
+    columns=(
+        _c("sample_time", TS),
+        _c("server_name", T),
+        _c("db_name", T),
+        _c("db_conn_time", TS),
+        _c("tbsp_name", T),
+        _c("tbsp_id", I),
+        _c("tbsp_type", T),
+        _c("tbsp_content_type", T),
+        _c("storage_group_name", T),
+        _c("tbsp_page_size", I),
+        _c("tbsp_used_pages", C),
+        _c("tbsp_total_pages", C, required=False),
+        _c("pool_data_l_reads", C),
+        _c("pool_data_p_reads", C),
+        _c("pool_async_data_reads", C),
+        _c("pool_index_l_reads", C),
+        _c("pool_index_p_reads", C),
+        _c("pool_async_index_reads", C),
+        _c("pool_temp_data_l_reads", C, required=False),
+        _c("pool_temp_data_p_reads", C, required=False),
+        _c("pool_temp_index_l_reads", C, required=False),
+        _c("pool_temp_index_p_reads", C, required=False),
+        _c("pool_xda_l_reads", C, required=False),
+        _c("pool_xda_p_reads", C, required=False),
+        _c("pool_async_xda_reads", C, required=False),
+        _c("pool_col_l_reads", C, required=False),
+        _c("pool_col_p_reads", C, required=False),
+        _c("pool_async_col_reads", C, required=False),
+        _c("pool_read_time", C),
+        _c("pool_async_read_time", C),
+        _c("pool_data_writes", C),
+        _c("pool_index_writes", C),
+        _c("pool_xda_writes", C, required=False),
+        _c("pool_col_writes", C, required=False),
+        _c("pool_write_time", C),
+        _c("vectored_ios", C),
+        _c("pages_from_vectored_ios", C),
+        _c("block_ios", C),
+        _c("pages_from_block_ios", C),
+        _c("direct_reads", C),
+        _c("direct_read_reqs", C),
+        _c("direct_read_time", C),
+        _c("direct_writes", C),
+        _c("direct_write_reqs", C),
+        _c("direct_write_time", C),
+    ),
+    signature=frozenset({"tbsp_name", "pool_data_l_reads"}),
+    start_column="db_conn_time",
+)
+
+# MON_GET_TABLE(NULL, NULL, -2) per data partition, aggregated over members, joined to
+# SYSCAT.DATAPARTITIONS (ranges) and SYSCAT.TABLESPACES (table space, storage group, page size)
+# (domain.md §4.4, §4.6).
+DB2_TABLE_PARTITIONS = Shape(
+    name="db2_table_partitions",
+    engine=Engine.DB2,
+    columns=(
+        _c("sample_time", TS),
+        _c("server_name", T),
+        _c("db_name", T),
+        _c("db_conn_time", TS),
+        _c("tabschema", T),
+        _c("tabname", T),
+        _c("data_partition_id", I),
+        _c("datapartitionname", T, required=False),
+        _c("tbsp_name", T),
+        _c("storage_group_name", T),
+        _c("tbsp_page_size", I),
+        _c("lowvalue", T, required=False),
+        _c("lowinclusive", B, required=False),
+        _c("highvalue", T, required=False),
+        _c("highinclusive", B, required=False),
+        _c("card", I, required=False),
+        _c("data_object_l_pages", C),
+        _c("index_object_l_pages", C, required=False),
+        _c("table_scans", C),
+        _c("rows_read", C),
+        _c("rows_inserted", C),
+        _c("rows_updated", C),
+        _c("rows_deleted", C),
+        _c("object_data_l_reads", C),
+        _c("object_data_p_reads", C),
+        _c("object_data_gbp_l_reads", C, required=False),
+        _c("direct_read_reqs", C, required=False),
+        _c("direct_write_reqs", C, required=False),
+    ),
+    signature=frozenset({"tabname", "data_partition_id", "object_data_l_reads"}),
+    start_column="db_conn_time",
+)
+
+# MON_GET_TRANSACTION_LOG(-2): the database's log as one object (domain.md §4.5).
+DB2_TRANSACTION_LOG = Shape(
+    name="db2_transaction_log",
+    engine=Engine.DB2,
+    columns=(
+        _c("sample_time", TS),
+        _c("server_name", T),
+        _c("db_name", T),
+        _c("db_conn_time", TS),
+        _c("log_path", T, required=False),
+        _c("log_size_bytes", C, required=False),
+        _c("log_writes", C),  # 4 KB pages
+        _c("log_write_time", C),
+        _c("num_log_write_io", C),
+        _c("log_reads", C),
+        _c("log_read_time", C),
+        _c("num_log_read_io", C),
+    ),
+    signature=frozenset({"num_log_write_io", "log_write_time"}),
+    start_column="db_conn_time",
+)
+
+ALL_SHAPES: tuple[Shape, ...] = (
+    SQLSERVER_FILE_STATS,
+    SQLSERVER_PARTITIONS,
+    DB2_TABLESPACES,
+    DB2_TABLE_PARTITIONS,
+    DB2_TRANSACTION_LOG,
+)
+
+
+def shape_for_header(header: list[str]) -> Shape | None:
+    """The shape whose signature columns all appear in the (lower-cased) header."""
+    cols = {h.strip().lower() for h in header}
+    matches = [s for s in ALL_SHAPES if s.signature <= cols]
+    # the most specific signature wins (partition shapes also carry file-like names)
+    matches.sort(key=lambda s: len(s.signature), reverse=True)
+    return matches[0] if matches else None

@@ -1,0 +1,69 @@
+"""Shared fixtures: every store test runs against SQLite and a real PostgreSQL."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, text
+
+from app.secrets import Vault
+from app.settings import Settings
+from app.store.db import Store
+
+POSTGRES_URL = os.environ.get(
+    "TIERWISE_TEST_POSTGRES_URL", "postgresql+psycopg://postgres:postgres@127.0.0.1:5432/postgres"
+)
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A fresh, empty PostgreSQL database for one test, dropped afterwards. Fails (never skips)
+    when PostgreSQL is not reachable: `make test` starts it."""
+    admin = create_engine(POSTGRES_URL, isolation_level="AUTOCOMMIT")
+    name = f"tierwise_test_{uuid.uuid4().hex[:12]}"
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    url = POSTGRES_URL.rsplit("/", 1)[0] + f"/{name}"
+    try:
+        yield url
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'tierwise.db'}"
+    return str(request.getfixturevalue("postgres_url"))
+
+
+@pytest.fixture
+def store(store_url: str) -> Iterator[Store]:
+    s = Store(store_url)
+    yield s
+    s.dispose()
+
+
+@pytest.fixture
+def settings(store_url: str, tmp_path: Path) -> Settings:
+    return Settings(
+        database_url=store_url,
+        secret_key_file=tmp_path / "tierwise.key",
+        demo_history_hours=6,
+        demo_step_s=900,
+        poll_timeout_s=3,
+    )
+
+
+@pytest.fixture
+def vault() -> Vault:
+    from cryptography.fernet import Fernet
+
+    return Vault(Fernet.generate_key())
