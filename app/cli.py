@@ -13,7 +13,9 @@ import typer
 
 from app.settings import Settings, get_settings
 
-app = typer.Typer(help="tierwise: storage-tier placement advice for SQL Server and DB2.", no_args_is_help=True)
+app = typer.Typer(
+    help="tierwise: storage-tier placement advice for SQL Server and DB2.", no_args_is_help=True
+)
 targets_app = typer.Typer(help="Instances to poll.", no_args_is_help=True)
 app.add_typer(targets_app, name="targets")
 
@@ -44,8 +46,12 @@ def serve(
 
     settings = get_settings().model_copy(update={"demo": demo or get_settings().demo})
     logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    uvicorn.run(create_app(settings), host=host or settings.host, port=port or settings.port,
-                log_level=settings.log_level.lower())
+    uvicorn.run(
+        create_app(settings),
+        host=host or settings.host,
+        port=port or settings.port,
+        log_level=settings.log_level.lower(),
+    )
 
 
 @targets_app.command("add")
@@ -53,7 +59,8 @@ def targets_add(
     name: str = typer.Argument(..., help="a name for the instance, e.g. SQLPROD01"),
     engine: str = typer.Option(..., help="sqlserver or db2"),
     connection: str = typer.Option(
-        None, help="ODBC (SQL Server) or DB2 CLI connection string; prompted (hidden) when omitted. "
+        None,
+        help="ODBC (SQL Server) or DB2 CLI connection string; prompted (hidden) when omitted. "
         "Prefer --password-env over a PWD= in the string.",
     ),
     password_env: str = typer.Option(None, help="environment variable that holds the password"),
@@ -67,9 +74,16 @@ def targets_add(
         connection = typer.prompt("connection string", hide_input=True)
     try:
         with store.session() as s:
-            add_target(s, name=name, engine=engine, source="live", connection_encrypted=vault.encrypt(connection),
-                       password_env=password_env, poll_interval_s=interval or settings.default_poll_interval_s,
-                       now=datetime.now(UTC))
+            add_target(
+                s,
+                name=name,
+                engine=engine,
+                source="live",
+                connection_encrypted=vault.encrypt(connection),
+                password_env=password_env,
+                poll_interval_s=interval or settings.default_poll_interval_s,
+                now=datetime.now(UTC),
+            )
     except TargetError as exc:
         _fail(str(exc))
     typer.echo(f"added target {name} ({engine})")
@@ -85,13 +99,26 @@ def targets_list(as_json: bool = typer.Option(False, "--json", help="print JSON"
     with store.session() as s:
         rows = statuses(s)
     if as_json:
-        typer.echo(json.dumps([
-            {"name": r.name, "engine": r.engine, "source": r.source, "state": r.state(now), "objects": r.objects,
-             "poll_interval_s": r.poll_interval_s,
-             "last_success_at": r.last_success_at.isoformat() if r.last_success_at else None,
-             "last_error": r.last_error,
-             "last_error_at": r.last_error_at.isoformat() if r.last_error_at else None,
-             "consecutive_failures": r.consecutive_failures} for r in rows], indent=2))
+        typer.echo(
+            json.dumps(
+                [
+                    {
+                        "name": r.name,
+                        "engine": r.engine,
+                        "source": r.source,
+                        "state": r.state(now),
+                        "objects": r.objects,
+                        "poll_interval_s": r.poll_interval_s,
+                        "last_success_at": r.last_success_at.isoformat() if r.last_success_at else None,
+                        "last_error": r.last_error,
+                        "last_error_at": r.last_error_at.isoformat() if r.last_error_at else None,
+                        "consecutive_failures": r.consecutive_failures,
+                    }
+                    for r in rows
+                ],
+                indent=2,
+            )
+        )
         return
     if not rows:
         typer.echo("no targets (add one with `tierwise targets add`, or import files with `tierwise import`)")
@@ -168,7 +195,9 @@ def collect(
 
 
 @app.command("import")
-def import_(files: list[Path] = typer.Argument(..., help="CSV files written by the collection scripts")) -> None:
+def import_(
+    files: list[Path] = typer.Argument(..., help="CSV files written by the collection scripts"),
+) -> None:
     """Import collection-script CSV files. Each file is stored whole or not at all."""
     from app.importer import import_file
     from connectors.records import ImportFileError

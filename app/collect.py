@@ -90,7 +90,12 @@ def backoff_delay(failures: int, interval_s: int, max_backoff_s: int) -> timedel
 
 
 def poll_target(
-    store: Store, vault: Vault, settings: Settings, target_id: int, *, now: datetime | None = None,
+    store: Store,
+    vault: Vault,
+    settings: Settings,
+    target_id: int,
+    *,
+    now: datetime | None = None,
     force: bool = False,
 ) -> PollOutcome:
     now = now or datetime.now(UTC)

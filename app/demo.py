@@ -19,7 +19,9 @@ def _origin(now: datetime, hours: int) -> datetime:
     return (now - timedelta(hours=hours)).replace(minute=0, second=0, microsecond=0)
 
 
-def ensure_demo_fleet(store: Store, vault: Vault, settings: Settings, *, now: datetime | None = None) -> IngestResult:
+def ensure_demo_fleet(
+    store: Store, vault: Vault, settings: Settings, *, now: datetime | None = None
+) -> IngestResult:
     """Create the simulated targets once, then backfill history up to `now` in demo steps.
 
     Idempotent: a second start only fills the time since the newest stored sample.

@@ -9,11 +9,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from connectors.files import read_import_file
+
 from app.store.db import Store
 from app.store.ingest import IngestResult, ingest_snapshots
 from app.store.models import ImportedFile
 from app.store.targets import import_target
-from connectors.files import read_import_file
 from connectors.records import Snapshot
 
 
@@ -33,7 +34,10 @@ def _sha256(path: Path) -> str:
 
 
 def import_file(
-    store: Store, path: str | Path, *, progress: Callable[[int], None] | None = None,
+    store: Store,
+    path: str | Path,
+    *,
+    progress: Callable[[int], None] | None = None,
     now: datetime | None = None,
 ) -> FileImport:
     """Parse the whole file first (raises ImportFileError naming file/line/column), then store it
@@ -53,6 +57,13 @@ def import_file(
         for (engine, server), snaps in by_server.items():
             target = import_target(s, server=server, engine=engine, now=now)
             total.add(ingest_snapshots(s, target, snaps))
-        s.add(ImportedFile(sha256=digest, path=str(path), imported_at=now, snapshots=total.snapshots,
-                           samples=total.samples))
+        s.add(
+            ImportedFile(
+                sha256=digest,
+                path=str(path),
+                imported_at=now,
+                snapshots=total.snapshots,
+                samples=total.samples,
+            )
+        )
     return FileImport(str(path), False, total)

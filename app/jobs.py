@@ -87,7 +87,9 @@ class SchedulerLock:
     def acquire(self) -> bool:
         if self.store.is_postgres:
             self._conn = self.store.engine.connect()
-            got = bool(self._conn.execute(text("SELECT pg_try_advisory_lock(:k)"), {"k": SCHEDULER_LOCK_ID}).scalar())
+            got = bool(
+                self._conn.execute(text("SELECT pg_try_advisory_lock(:k)"), {"k": SCHEDULER_LOCK_ID}).scalar()
+            )
             if not got:
                 self._conn.close()
                 self._conn = None
@@ -136,12 +138,25 @@ class Scheduler:
         self.scheduler.start(paused=True)
         self.sync_targets()
         s = self.runtime.settings
-        self.scheduler.add_job(rollup_job, IntervalTrigger(minutes=10), id="rollup", replace_existing=True,
-                               misfire_grace_time=600)
-        self.scheduler.add_job(retention_job, IntervalTrigger(hours=6), id="retention", replace_existing=True,
-                               misfire_grace_time=3600)
-        log.info("scheduler started (retention: samples %d days, roll-ups %d days)",
-                 s.sample_retention_days, s.rollup_retention_days)
+        self.scheduler.add_job(
+            rollup_job,
+            IntervalTrigger(minutes=10),
+            id="rollup",
+            replace_existing=True,
+            misfire_grace_time=600,
+        )
+        self.scheduler.add_job(
+            retention_job,
+            IntervalTrigger(hours=6),
+            id="retention",
+            replace_existing=True,
+            misfire_grace_time=3600,
+        )
+        log.info(
+            "scheduler started (retention: samples %d days, roll-ups %d days)",
+            s.sample_retention_days,
+            s.rollup_retention_days,
+        )
         self.scheduler.resume()
         return True
 

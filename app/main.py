@@ -39,7 +39,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         state = AppState(settings=settings, store=store, vault=vault)
         if settings.demo:
             result = ensure_demo_fleet(store, vault, settings)
-            log.info("demo fleet ready: %d samples, %d intervals backfilled", result.samples, result.intervals)
+            log.info(
+                "demo fleet ready: %d samples, %d intervals backfilled", result.samples, result.intervals
+            )
         if settings.scheduler_enabled:
             scheduler = Scheduler(Runtime(store=store, vault=vault, settings=settings))
             if scheduler.start():

@@ -7,7 +7,7 @@ source they were generated from and must stay in step with them (a test compares
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, ClassVar
 
 from sqlalchemy import (
     JSON,
@@ -56,7 +56,7 @@ class UTCDateTime(TypeDecorator[datetime]):
 
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING)
-    type_annotation_map = {datetime: UTCDateTime()}
+    type_annotation_map: ClassVar[dict[Any, Any]] = {datetime: UTCDateTime()}
 
 
 COUNTER_COLUMNS = ("reads", "bytes_read", "read_time_ms", "writes", "bytes_written", "write_time_ms")

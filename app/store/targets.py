@@ -116,7 +116,7 @@ class TargetStatus:
 
 def statuses(session: Session) -> list[TargetStatus]:
     counts = dict(
-        session.execute(select(DbObject.target_id, func.count()).group_by(DbObject.target_id)).tuples().all()
+        session.execute(select(DbObject.target_id, func.count()).group_by(DbObject.target_id)).all()
     )
     return [
         TargetStatus(

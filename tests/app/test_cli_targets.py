@@ -1,0 +1,54 @@
+"""`tierwise targets` never echoes a connection string; errors are clear."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from app.cli import app
+from app.settings import get_settings
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def cli_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("TIERWISE_DATABASE_URL", f"sqlite:///{tmp_path / 'tw.db'}")
+    monkeypatch.setenv("TIERWISE_SECRET_KEY_FILE", str(tmp_path / "tw.key"))
+    get_settings.cache_clear()
+    yield tmp_path
+    get_settings.cache_clear()
+
+
+def test_add_list_remove_without_echoing_the_connection(cli_env: Path) -> None:
+    conn = "DRIVER={FreeTDS};SERVER=127.0.0.1;PORT=1;UID=tw;PWD=VerySecret42"
+    r = runner.invoke(app, ["targets", "add", "SQLPROD01", "--engine", "sqlserver", "--connection", conn])
+    assert r.exit_code == 0, r.output
+    assert "VerySecret42" not in r.output
+    r = runner.invoke(app, ["targets", "list", "--json"])
+    assert r.exit_code == 0
+    assert '"name": "SQLPROD01"' in r.output
+    assert "never polled" in r.output
+    assert "VerySecret42" not in r.output and "PWD" not in r.output
+    raw = (cli_env / "tw.db").read_bytes()
+    assert b"VerySecret42" not in raw
+    r = runner.invoke(app, ["targets", "remove", "SQLPROD01", "--yes"])
+    assert r.exit_code == 0
+    assert "no targets" in runner.invoke(app, ["targets", "list"]).output
+
+
+def test_duplicate_and_bad_engine_are_rejected(cli_env: Path) -> None:
+    args = ["targets", "add", "X", "--engine", "sqlserver", "--connection", "SERVER=a"]
+    assert runner.invoke(app, args).exit_code == 0
+    r = runner.invoke(app, args)
+    assert r.exit_code == 2 and "already exists" in r.output
+    r = runner.invoke(app, ["targets", "add", "Y", "--engine", "oracle", "--connection", "x"])
+    assert r.exit_code == 2 and "engine must be one of" in r.output
+
+
+def test_unknown_target_named_in_error(cli_env: Path) -> None:
+    r = runner.invoke(app, ["targets", "test", "NOPE"])
+    assert r.exit_code == 1
+    assert "no target named 'NOPE'" in r.output

@@ -1,0 +1,53 @@
+"""Credentials at rest: encrypted, key file private, never shown."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import pytest
+from cryptography.fernet import Fernet
+
+from app.secrets import SecretError, Vault, load_key, redact, scrub
+from app.settings import Settings
+
+
+def test_key_file_created_private_and_reused(tmp_path: Path) -> None:
+    settings = Settings(secret_key_file=tmp_path / "k" / "tierwise.key")
+    key = load_key(settings)
+    mode = stat.S_IMODE((tmp_path / "k" / "tierwise.key").stat().st_mode)
+    assert mode == 0o600
+    assert load_key(settings) == key
+
+
+def test_roundtrip_and_ciphertext_hides_password() -> None:
+    vault = Vault(Fernet.generate_key())
+    conn = "DRIVER={ODBC Driver 18 for SQL Server};SERVER=db1;UID=tw;PWD=S3cret!pass"
+    token = vault.encrypt(conn)
+    assert "S3cret" not in token
+    assert vault.decrypt(token) == conn
+
+
+def test_wrong_key_is_a_clear_error() -> None:
+    token = Vault(Fernet.generate_key()).encrypt("x")
+    with pytest.raises(SecretError, match="cannot be decrypted"):
+        Vault(Fernet.generate_key()).decrypt(token)
+
+
+@pytest.mark.parametrize(
+    ("conn", "secret"),
+    [
+        ("SERVER=a;UID=u;PWD=hunter2;Encrypt=yes", "hunter2"),
+        ("SERVER=a;Password={semi;colon}}pw};UID=u", "semi;colon"),
+        ("DATABASE=SAMPLE;HOSTNAME=h;PORT=50000;UID=db2inst1;pwd = abc def", "abc def"),
+    ],
+)
+def test_redact_masks_password_values(conn: str, secret: str) -> None:
+    out = redact(conn)
+    assert secret not in out
+    assert "***" in out
+
+
+def test_scrub_removes_known_secret_values_anywhere() -> None:
+    msg = "login failed for user tw with password P@ss; server said P@ss is wrong"
+    assert "P@ss" not in scrub(msg, "P@ss")
