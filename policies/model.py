@@ -1,0 +1,150 @@
+"""The tier catalog and placement policy: what tiers exist, what they can do, and the rules.
+
+Validated on load so that a typo in a policy file is reported with the field's path, never
+discovered later as odd advice.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+RAID_FACTORS: dict[int, int] = {0: 1, 1: 2, 10: 2, 5: 4, 6: 6}
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TierLocations(_Strict):
+    """Where a tier lives, for matching current locations and for writing scripts."""
+
+    sqlserver_path_prefixes: list[str] = Field(default_factory=list)
+    sqlserver_directory: str | None = None  # where new files on this tier go
+    db2_storage_groups: list[str] = Field(default_factory=list)
+    db2_storage_group: str | None = None  # the group new/moved table spaces use
+    db2_paths: list[str] = Field(default_factory=list)
+    db2_overhead_ms: float | None = Field(default=None, ge=0)
+    db2_device_read_rate_mb_s: float | None = Field(default=None, gt=0)
+    db2_data_tag: int | None = Field(default=None, ge=1, le=9)
+
+
+class Tier(_Strict):
+    name: str = Field(min_length=1, max_length=40, pattern=r"^[A-Za-z][A-Za-z0-9_-]*$")
+    description: str = ""
+    device_iops: float = Field(gt=0, description="random small-block IOPS per device")
+    devices: int = Field(gt=0)
+    raid_level: Literal[0, 1, 5, 6, 10]
+    read_latency_ms: float = Field(gt=0, description="service time of a random 8 KB read at light load")
+    write_latency_ms: float = Field(gt=0)
+    capacity_gb: float = Field(gt=0, description="usable capacity after RAID")
+    cost_per_gb: float = Field(ge=0)
+    locations: TierLocations = Field(default_factory=TierLocations)
+
+    @property
+    def raid_factor(self) -> int:
+        return RAID_FACTORS[self.raid_level]
+
+    @property
+    def max_iops(self) -> float:
+        """Physical (back-end) IOPS the tier's devices can serve."""
+        return self.device_iops * self.devices
+
+
+class Pin(_Strict):
+    """Keep a kind of object off (or on) some tiers, e.g. logs never on SATA."""
+
+    kind: Literal["data_file", "log_file", "filegroup", "partition", "tablespace", "tempdb"]
+    engine: Literal["sqlserver", "db2"] | None = None
+    forbid: list[str] = Field(default_factory=list)
+    only: list[str] = Field(default_factory=list)
+
+
+class Classification(_Strict):
+    random_max_read_bytes: int = Field(default=16384, gt=0)
+    sequential_min_read_bytes: int = Field(default=65536, gt=0)
+    sequential_min_prefetch_share: float = Field(default=0.5, ge=0, le=1)
+    flash_min_read_iops: float = Field(default=50, ge=0)
+    flash_min_read_miss_ratio: float = Field(default=0.2, ge=0, le=1)
+    min_benefit_ms: float = Field(default=2.0, ge=0)
+    write_heavy_min_write_share: float = Field(default=0.7, ge=0, le=1)
+    cold_max_heat_ratio: float = Field(default=0.1, ge=0)
+    cold_max_iops: float = Field(default=5.0, ge=0)
+    log_flash_min_write_iops: float = Field(default=3000, ge=0)
+    log_flash_min_write_ms: float = Field(default=5.0, ge=0)
+    tempdb_flash_min_iops: float = Field(default=1000, ge=0)
+    tempdb_flash_min_latency_ms: float = Field(default=10.0, ge=0)
+    cache_hit_fraction_of_service_time: float = Field(
+        default=0.3,
+        gt=0,
+        le=1,
+        description="reads faster than this share of the tier's service time were cache hits",
+    )
+
+
+class Hysteresis(_Strict):
+    move_in_heat_ratio: float = Field(default=1.5, gt=0)
+    move_out_heat_ratio: float = Field(default=0.5, gt=0)
+    short_window_hours: float = Field(default=24, gt=0)
+    long_window_hours: float = Field(default=168, gt=0)
+    min_residency_days: float = Field(default=14, ge=0)
+
+
+class Policy(_Strict):
+    """Tiers are listed fastest first."""
+
+    name: str = "default"
+    tiers: list[Tier] = Field(min_length=1)
+    window_days: float = Field(default=7, gt=0)
+    pins: list[Pin] = Field(default_factory=list)
+    classification: Classification = Field(default_factory=Classification)
+    hysteresis: Hysteresis = Field(default_factory=Hysteresis)
+
+    @model_validator(mode="after")
+    def _names(self) -> Policy:
+        names = [t.name for t in self.tiers]
+        dupes = {n for n in names if names.count(n) > 1}
+        if dupes:
+            raise ValueError(f"tier names must be unique: {', '.join(sorted(dupes))}")
+        for i, pin in enumerate(self.pins):
+            for tier in (*pin.forbid, *pin.only):
+                if tier not in names:
+                    raise ValueError(f"pins[{i}] names unknown tier {tier!r} (tiers: {', '.join(names)})")
+        return self
+
+    def tier(self, name: str) -> Tier:
+        for t in self.tiers:
+            if t.name == name:
+                return t
+        raise KeyError(name)
+
+    def allowed_tiers(self, kind: str, engine: str) -> list[str]:
+        allowed = [t.name for t in self.tiers]
+        for pin in self.pins:
+            if pin.kind != kind or (pin.engine is not None and pin.engine != engine):
+                continue
+            if pin.only:
+                allowed = [t for t in allowed if t in pin.only]
+            allowed = [t for t in allowed if t not in pin.forbid]
+        return allowed
+
+    def tier_of_location(
+        self, *, engine: str, physical_name: str | None, storage_group: str | None
+    ) -> str | None:
+        """Which tier an object's current location is on (None when the policy does not say)."""
+        if engine == "db2" and storage_group:
+            for t in self.tiers:
+                if storage_group.upper() in (g.upper() for g in t.locations.db2_storage_groups):
+                    return t.name
+        if physical_name:
+            best: tuple[int, str] | None = None
+            path = physical_name.replace("/", "\\").lower()
+            for t in self.tiers:
+                for prefix in t.locations.sqlserver_path_prefixes:
+                    p = prefix.replace("/", "\\").lower()
+                    if path.startswith(p) and (best is None or len(p) > best[0]):
+                        best = (len(p), t.name)
+            if best is not None:
+                return best[1]
+        return None
