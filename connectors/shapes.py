@@ -52,7 +52,7 @@ def _c(name: str, type_: ColumnType, required: bool = True) -> Column:
     return Column(name, type_, required)
 
 
-T, I, C, TS, B = ColumnType.TEXT, ColumnType.INT, ColumnType.COUNTER, ColumnType.TIMESTAMP, ColumnType.BOOL
+T, N, C, TS, B = ColumnType.TEXT, ColumnType.INT, ColumnType.COUNTER, ColumnType.TIMESTAMP, ColumnType.BOOL
 
 # sys.dm_io_virtual_file_stats joined with sys.master_files, sys.filegroups (per database) and
 # sys.dm_os_sys_info.sqlserver_start_time. The contract is fixed by issue #2; column meanings in
@@ -65,7 +65,7 @@ SQLSERVER_FILE_STATS = Shape(
         _c("server_name", T),
         _c("sqlserver_start_time", TS),
         _c("database_name", T),
-        _c("file_id", I),
+        _c("file_id", N),
         _c("file_name", T),
         _c("type_desc", T),
         _c("filegroup_name", T, required=True),  # present in the header; empty for LOG
@@ -101,9 +101,9 @@ SQLSERVER_PARTITIONS = Shape(
         _c("database_name", T),
         _c("schema_name", T),
         _c("table_name", T),
-        _c("index_id", I),
+        _c("index_id", N),
         _c("index_name", T, required=False),
-        _c("partition_number", I),
+        _c("partition_number", N),
         _c("partition_scheme", T, required=False),
         _c("partition_function", T, required=False),
         _c("boundary_value_on_right", B, required=False),
@@ -136,11 +136,11 @@ DB2_TABLESPACES = Shape(
         _c("db_name", T),
         _c("db_conn_time", TS),
         _c("tbsp_name", T),
-        _c("tbsp_id", I),
+        _c("tbsp_id", N),
         _c("tbsp_type", T),
         _c("tbsp_content_type", T),
         _c("storage_group_name", T),
-        _c("tbsp_page_size", I),
+        _c("tbsp_page_size", N),
         _c("tbsp_used_pages", C),
         _c("tbsp_total_pages", C, required=False),
         _c("pool_data_l_reads", C),
@@ -194,16 +194,16 @@ DB2_TABLE_PARTITIONS = Shape(
         _c("db_conn_time", TS),
         _c("tabschema", T),
         _c("tabname", T),
-        _c("data_partition_id", I),
+        _c("data_partition_id", N),
         _c("datapartitionname", T, required=False),
         _c("tbsp_name", T),
         _c("storage_group_name", T),
-        _c("tbsp_page_size", I),
+        _c("tbsp_page_size", N),
         _c("lowvalue", T, required=False),
         _c("lowinclusive", B, required=False),
         _c("highvalue", T, required=False),
         _c("highinclusive", B, required=False),
-        _c("card", I, required=False),
+        _c("card", N, required=False),
         _c("data_object_l_pages", C),
         _c("index_object_l_pages", C, required=False),
         _c("table_scans", C),

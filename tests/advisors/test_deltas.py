@@ -12,11 +12,21 @@ T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 START = datetime(2026, 10, 30, 8, 0, tzinfo=UTC)
 
 
-def point(minutes: float, reads: int, *, start: datetime = START, extra: dict[str, int] | None = None,
-          **counters: int | None) -> CounterPoint:
+def point(
+    minutes: float,
+    reads: int,
+    *,
+    start: datetime = START,
+    extra: dict[str, int] | None = None,
+    **counters: int | None,
+) -> CounterPoint:
     base: dict[str, int | None] = {
-        "reads": reads, "bytes_read": reads * 8192, "read_time_ms": reads * 5,
-        "writes": 10, "bytes_written": 10 * 8192, "write_time_ms": 20,
+        "reads": reads,
+        "bytes_read": reads * 8192,
+        "read_time_ms": reads * 5,
+        "writes": 10,
+        "bytes_written": 10 * 8192,
+        "write_time_ms": 20,
     }
     base.update(counters)
     return CounterPoint(T0 + timedelta(minutes=minutes), start, base, extra or {})
@@ -70,7 +80,9 @@ def test_any_counter_going_down_is_a_reset_never_a_negative_delta(field: str) ->
 
 
 def test_extra_counter_going_down_is_a_reset() -> None:
-    r = interval_between(point(0, 10, extra={"pool_data_l_reads": 50}), point(5, 20, extra={"pool_data_l_reads": 40}))
+    r = interval_between(
+        point(0, 10, extra={"pool_data_l_reads": 50}), point(5, 20, extra={"pool_data_l_reads": 40})
+    )
     assert r.outcome is Outcome.RESET
 
 

@@ -17,21 +17,56 @@ T0 = datetime(2026, 11, 1, 0, 0, tzinfo=UTC)
 BOOT = datetime(2026, 10, 31, 6, 0, tzinfo=UTC)
 
 
-def snap(minutes: int, reads: int, *, boot: datetime = BOOT, path: str = r"F:\fc\Sales\hot1.ndf",
-         extra: dict[str, int] | None = None) -> Snapshot:
-    ref = ObjectRef(Engine.SQLSERVER, "SQL1", "Sales", ObjectKind.DATA_FILE, "Sales/file/3", "hot1",
-                    size_bytes=10 * 2**30, logical_name="hot1", physical_name=path, file_id=3,
-                    filegroup="FG_HOT")
-    counters = {"reads": reads, "bytes_read": reads * 8192, "read_time_ms": reads * 12, "writes": reads // 4,
-                "bytes_written": reads * 2048, "write_time_ms": reads // 2}
-    return Snapshot(Engine.SQLSERVER, "SQL1", T0 + timedelta(minutes=minutes), boot,
-                    (ObjectSample(ref, counters, extra or {}),))
+def snap(
+    minutes: int,
+    reads: int,
+    *,
+    boot: datetime = BOOT,
+    path: str = r"F:\fc\Sales\hot1.ndf",
+    extra: dict[str, int] | None = None,
+) -> Snapshot:
+    ref = ObjectRef(
+        Engine.SQLSERVER,
+        "SQL1",
+        "Sales",
+        ObjectKind.DATA_FILE,
+        "Sales/file/3",
+        "hot1",
+        size_bytes=10 * 2**30,
+        logical_name="hot1",
+        physical_name=path,
+        file_id=3,
+        filegroup="FG_HOT",
+    )
+    counters = {
+        "reads": reads,
+        "bytes_read": reads * 8192,
+        "read_time_ms": reads * 12,
+        "writes": reads // 4,
+        "bytes_written": reads * 2048,
+        "write_time_ms": reads // 2,
+    }
+    return Snapshot(
+        Engine.SQLSERVER,
+        "SQL1",
+        T0 + timedelta(minutes=minutes),
+        boot,
+        (ObjectSample(ref, counters, extra or {}),),
+    )
 
 
 def _target(store: Store) -> int:
     with store.session() as s:
-        return add_target(s, name="SQL1", engine="sqlserver", source="live", connection_encrypted=None,
-                          password_env=None, poll_interval_s=300, now=T0).id
+        return add_target(
+            s,
+            name="SQL1",
+            engine="sqlserver",
+            source="live",
+            connection_encrypted=None,
+            password_env=None,
+            poll_interval_s=300,
+            now=T0,
+        ).id
 
 
 def _ingest(store: Store, tid: int, snaps: list[Snapshot]):  # type: ignore[no-untyped-def]
@@ -58,7 +93,9 @@ def test_consecutive_samples_make_intervals(store: Store) -> None:
 def test_restart_leaves_a_gap_and_counts_nothing_twice(store: Store) -> None:
     tid = _target(store)
     reboot = T0 + timedelta(minutes=7)
-    r = _ingest(store, tid, [snap(0, 1000), snap(5, 2000), snap(10, 300, boot=reboot), snap(15, 900, boot=reboot)])
+    r = _ingest(
+        store, tid, [snap(0, 1000), snap(5, 2000), snap(10, 300, boot=reboot), snap(15, 900, boot=reboot)]
+    )
     assert r.new_series == 2
     ivs = _intervals(store)
     assert [iv.reads for iv in ivs] == [1000, 600]
@@ -108,8 +145,14 @@ def test_object_location_follows_newest_sample(store: Store) -> None:
 
 def test_extra_counters_are_differenced(store: Store) -> None:
     tid = _target(store)
-    _ingest(store, tid, [snap(0, 10, extra={"singleton_lookup_count": 100}),
-                         snap(5, 20, extra={"singleton_lookup_count": 175})])
+    _ingest(
+        store,
+        tid,
+        [
+            snap(0, 10, extra={"singleton_lookup_count": 100}),
+            snap(5, 20, extra={"singleton_lookup_count": 175}),
+        ],
+    )
     assert _intervals(store)[0].extra == {"singleton_lookup_count": 75}
 
 
