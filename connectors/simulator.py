@@ -1,0 +1,673 @@
+"""A deterministic simulated fleet with known ground truth: the demo default and the test oracle.
+
+Every object is a small workload model: the mean per-second rates of a few independent event
+streams ("atoms"), all modulated by one daily sine. A cumulative counter is the closed-form
+integral of its rate since the last restart, floored to an int, so a snapshot depends only on
+(seed, origin, at) and never on call order; every reported counter is a sum of such floors, so it
+never decreases between restarts. Per-object parameters are drawn once from `random.Random(seed)`.
+The contents of the demo fleet and why each object belongs where it does: docs/demo-fleet.md.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from datetime import UTC, date, datetime, timedelta
+from typing import Any, TypeVar
+
+from connectors.records import CORE_COUNTERS, Engine, ObjectKind, ObjectRef, ObjectSample, Snapshot
+
+_DAY_S = 86_400.0
+_OMEGA = 2 * math.pi / _DAY_S
+_GB = 1024**3
+_DB2_LOG_PAGE = 4096
+_SECTOR = 512
+
+_READ_MS = {"flash": (0.5, 1.0), "fc": (5.0, 8.0), "sata": (12.0, 20.0)}
+_HOT_FC_READ_MS = (12.0, 17.0)  # hot random reads queue up on FC spindles (EMC 2009: 17 ms)
+_LOG_WRITE_MS = (1.0, 2.0)  # sequential log writes land in the array's write cache
+_SQL_DIR = {"flash": "E:\\flash", "fc": "F:\\fc", "sata": "S:\\sata"}
+_DB2_DIR = {"flash": "/db2data/flash", "fc": "/db2data/fc", "sata": "/db2data/sata"}
+_STORAGE_GROUPS = {"flash": "SG_FLASH", "fc": "SG_FC", "sata": "SG_SATA"}
+
+N = TypeVar("N", int, float)  # renderers run on int counters and, for the truth, on float rates
+
+
+@dataclass(frozen=True)
+class ObjectTruth:
+    """What the workload model knows about one object: the answer the advisors should find.
+
+    Rates are the daily means (the sine integrates to zero over a day). `read_miss_ratio` is
+    physical ÷ logical reads as the object's own counters define it (DB2 table space: sync reads ÷
+    logical reads, as db2mon; DB2 partition: object p ÷ l reads; SQL Server partition: page-I/O
+    latch waits ÷ (singleton lookups + range scans)); `prefetch_share` is async ÷ physical pages
+    (DB2 table spaces). Both are None where the counters cannot show them (SQL Server files, logs).
+    A partition's rates are its container's (filegroup, table space) times its share of that I/O.
+    """
+
+    key: str
+    profile: str
+    intended_tier: str
+    read_iops: float
+    write_iops: float
+    avg_read_bytes: int
+    avg_write_bytes: int
+    read_ms: float
+    write_ms: float
+    read_miss_ratio: float | None
+    prefetch_share: float | None
+    current_tier: str
+
+
+# --- object models: rates -> cumulative counters ----------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Model:
+    """One object: its identity, the mean rates of its atoms and its daily rhythm."""
+
+    ref: ObjectRef
+    rates: tuple[tuple[str, float], ...]
+    amplitude: float  # < 1, so the instantaneous rate stays positive
+    phase: float
+
+    def activity(self, since: float, until: float) -> float:
+        """∫ (1 + a·sin(ωt + φ)) dt over [since, until]: mean-rate seconds elapsed (t from origin)."""
+        k = self.amplitude / _OMEGA
+        return (until - since) + k * (
+            math.cos(_OMEGA * since + self.phase) - math.cos(_OMEGA * until + self.phase)
+        )
+
+    def sample(self, since: float, until: float) -> ObjectSample:
+        a = self.activity(since, until)
+        counters, extra = self.render({name: int(rate * a) for name, rate in self.rates})
+        return ObjectSample(self.ref, counters, extra)
+
+    def mean_counters(self) -> dict[str, float | None]:
+        """The core counters' per-second means (renderers are linear, so render the rates)."""
+        return self.render(dict(self.rates))[0]
+
+    def render(self, v: Mapping[str, N]) -> tuple[dict[str, N | None], dict[str, N]]:
+        """Atoms -> (core counters, engine extras)."""
+        return dict.fromkeys(CORE_COUNTERS), dict(v)  # partitions: no file-level counters
+
+
+@dataclass(frozen=True, slots=True)
+class _SqlFileModel(_Model):
+    """A sys.dm_io_virtual_file_stats row: bytes are requests times a fixed size, so exact."""
+
+    read_bytes: int
+    write_bytes: int
+
+    def render(self, v: Mapping[str, N]) -> tuple[dict[str, N | None], dict[str, N]]:
+        reads, writes = v["reads"], v["writes"]
+        counters: dict[str, N | None] = {
+            "reads": reads,
+            "bytes_read": reads * self.read_bytes,
+            "read_time_ms": v["read_time_ms"],
+            "writes": writes,
+            "bytes_written": writes * self.write_bytes,
+            "write_time_ms": v["write_time_ms"],
+        }
+        return counters, {}
+
+
+@dataclass(frozen=True, slots=True)
+class _Db2LogModel(_Model):
+    """MON_GET_TRANSACTION_LOG mapped to the core counters (log pages are 4 KB)."""
+
+    def render(self, v: Mapping[str, N]) -> tuple[dict[str, N | None], dict[str, N]]:
+        counters: dict[str, N | None] = {
+            "reads": v["num_log_read_io"],
+            "bytes_read": v["log_reads"] * _DB2_LOG_PAGE,
+            "read_time_ms": v["log_read_time"],
+            "writes": v["num_log_write_io"],
+            "bytes_written": v["log_writes"] * _DB2_LOG_PAGE,
+            "write_time_ms": v["log_write_time"],
+        }
+        return counters, {}
+
+
+# Atoms of a DB2 table space that are reported unchanged under their MON_GET_TABLESPACE names.
+_DB2_PASSTHROUGH = (
+    "pool_data_writes",
+    "pool_index_writes",
+    "pool_write_time",
+    "vectored_ios",
+    "pages_from_vectored_ios",
+    "block_ios",
+    "pages_from_block_ios",
+    "direct_reads",
+    "direct_read_reqs",
+    "direct_read_time",
+    "direct_writes",
+    "direct_write_reqs",
+    "direct_write_time",
+)
+
+
+def _total(values: list[N]) -> N:
+    out = values[0]
+    for value in values[1:]:
+        out = out + value
+    return out
+
+
+def db2_core_counters(extra: Mapping[str, N], page_size: int) -> dict[str, N | None]:
+    """The core counters of a DB2 table space from its MON_GET_TABLESPACE elements (records.py)."""
+    p_reads = _total([n for k, n in extra.items() if k.endswith("_p_reads")])
+    async_reads = _total(
+        [n for k, n in extra.items() if k.startswith("pool_async_") and k.endswith("_reads")]
+    )
+    pool_writes = _total([n for k, n in extra.items() if k.startswith("pool_") and k.endswith("_writes")])
+    sync_reads = p_reads - async_reads
+    return {
+        "reads": sync_reads + extra["vectored_ios"] + extra["block_ios"] + extra["direct_read_reqs"],
+        "bytes_read": p_reads * page_size + extra["direct_reads"] * _SECTOR,
+        "read_time_ms": extra["pool_read_time"] + extra["direct_read_time"],
+        "writes": pool_writes + extra["direct_write_reqs"],
+        "bytes_written": pool_writes * page_size + extra["direct_writes"] * _SECTOR,
+        "write_time_ms": extra["pool_write_time"] + extra["direct_write_time"],
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class _Db2SpaceModel(_Model):
+    """MON_GET_TABLESPACE: logical = sync + async + hits and physical = sync + async, so the
+    counters stay consistent (async <= p <= l) at every instant, not only on average."""
+
+    page_size: int
+
+    def render(self, v: Mapping[str, N]) -> tuple[dict[str, N | None], dict[str, N]]:
+        extra: dict[str, N] = {}
+        for kind, prefix in (("data", "pool_data"), ("index", "pool_index")):
+            sync, prefetch = v[f"{kind}_sync"], v[f"{kind}_async"]
+            extra[f"{prefix}_l_reads"] = sync + prefetch + v[f"{kind}_hit"]
+            extra[f"{prefix}_p_reads"] = sync + prefetch
+            extra[f"pool_async_{kind}_reads"] = prefetch
+        extra["pool_temp_data_l_reads"] = v["temp_sync"] + v["temp_hit"]
+        extra["pool_temp_data_p_reads"] = v["temp_sync"]
+        extra["pool_read_time"] = v["sync_time"] + v["async_time"]
+        extra["pool_async_read_time"] = v["async_time"]
+        for name in _DB2_PASSTHROUGH:
+            extra[name] = v[name]
+        return db2_core_counters(extra, self.page_size), extra
+
+
+# --- instances --------------------------------------------------------------------------------
+
+
+class SimulatedInstance:
+    """One simulated server: its objects' models, its boot time and its restarts."""
+
+    def __init__(
+        self,
+        name: str,
+        engine: Engine,
+        origin: datetime,
+        boot_s: float,
+        restarts_s: list[float],
+        models: list[_Model],
+        truth: dict[str, ObjectTruth],
+    ) -> None:
+        self.name = name
+        self.engine = engine
+        self._origin = origin
+        self._starts = [boot_s, *sorted(restarts_s)]  # seconds from origin
+        self._models = models
+        self._truth = truth
+
+    def snapshot(self, at: datetime) -> Snapshot:
+        """Cumulative counters at `at`, counted from the last (re)start at or before it."""
+        until = _seconds_since(self._origin, at)
+        since = max(s for s in self._starts if s <= until)
+        samples = tuple(m.sample(since, until) for m in self._models)
+        start = self._origin + timedelta(seconds=since)
+        return Snapshot(self.engine, self.name, at.astimezone(UTC), start, samples)
+
+    def truth(self) -> dict[str, ObjectTruth]:
+        return dict(self._truth)
+
+    def restarts(self) -> list[datetime]:
+        return [self._origin + timedelta(seconds=s) for s in self._starts[1:]]
+
+
+def _seconds_since(origin: datetime, at: datetime) -> float:
+    if at.tzinfo is None:
+        raise ValueError(f"sample time {at.isoformat()} has no time zone; pass a UTC-aware datetime")
+    if at < origin:
+        raise ValueError(f"sample time {at.isoformat()} is before the fleet's origin {origin.isoformat()}")
+    return (at - origin).total_seconds()
+
+
+class _Builder:
+    """Draws one instance's objects in a fixed order, so the seed alone fixes every parameter."""
+
+    def __init__(self, rng: random.Random, server: str, engine: Engine, origin: datetime) -> None:
+        self.rng, self.server, self.engine, self.origin = rng, server, engine, origin
+        self.models: list[_Model] = []
+        self.truth: dict[str, ObjectTruth] = {}
+        midnight = origin.replace(hour=0, minute=0, second=0, microsecond=0)
+        self._origin_tod = (origin - midnight).total_seconds()
+
+    def phase(self, peak_hour: float) -> float:
+        """φ such that the rate peaks at `peak_hour` UTC (± ~35 min), with t counted from origin."""
+        jitter = self.rng.uniform(-0.15, 0.15)
+        return _OMEGA * (self._origin_tod - peak_hour * 3600) + math.pi / 2 + jitter
+
+    def ref(self, database: str, kind: ObjectKind, key: str, name: str, **location: Any) -> ObjectRef:
+        return ObjectRef(self.engine, self.server, database, kind, key, name, **location)
+
+    def instance(self, boot_s: float, restarts_s: list[float]) -> SimulatedInstance:
+        return SimulatedInstance(
+            self.server, self.engine, self.origin, boot_s, restarts_s, self.models, self.truth
+        )
+
+
+def _truth(model: _Model, profile: str, intended: str, current: str, **ratios: float | None) -> ObjectTruth:
+    """Ground truth of a model with core counters, read straight off its mean rates."""
+    c = {k: float(v or 0.0) for k, v in model.mean_counters().items()}
+    reads, writes = c["reads"], c["writes"]
+    return ObjectTruth(
+        key=model.ref.key,
+        profile=profile,
+        intended_tier=intended,
+        read_iops=reads,
+        write_iops=writes,
+        avg_read_bytes=round(c["bytes_read"] / reads) if reads else 0,
+        avg_write_bytes=round(c["bytes_written"] / writes) if writes else 0,
+        read_ms=c["read_time_ms"] / reads if reads else 0.0,
+        write_ms=c["write_time_ms"] / writes if writes else 0.0,
+        read_miss_ratio=ratios.get("read_miss_ratio"),
+        prefetch_share=ratios.get("prefetch_share"),
+        current_tier=current,
+    )
+
+
+# --- SQL Server -------------------------------------------------------------------------------
+
+Range = tuple[float, float]
+
+
+@dataclass(frozen=True)
+class _Profile:
+    """Typical per-file numbers of one workload profile (rates per second, sizes in bytes)."""
+
+    reads: Range
+    writes: Range
+    read_bytes: int
+    write_bytes: int
+    intended: str
+    amplitude: float
+    peak_hour: float  # UTC
+
+
+_PROFILES: dict[str, _Profile] = {
+    "random_read": _Profile((500, 900), (10, 40), 8192, 8192, "flash", 0.6, 14),
+    "random_mixed": _Profile((100, 250), (70, 160), 8192, 8192, "fc", 0.6, 14),
+    "sequential_read": _Profile((60, 120), (1, 5), 262_144, 65_536, "fc", 0.5, 2),
+    "cold": _Profile((0.05, 0.5), (0.01, 0.05), 65_536, 8192, "sata", 0.2, 14),
+    "write_heavy": _Profile((30, 80), (300, 500), 65_536, 65_536, "fc", 0.4, 22),
+    "log_write": _Profile((1, 4), (200, 450), 61_440, 24_576, "fc", 0.6, 14),
+    "tempdb": _Profile((50, 100), (60, 120), 32_768, 32_768, "fc", 0.4, 2),
+}
+
+
+@dataclass(frozen=True)
+class _File:
+    """One SQL Server database file; unset numbers are drawn from its profile (filegroup None = log)."""
+
+    db: str
+    file_id: int
+    logical: str
+    filegroup: str | None
+    profile: str
+    tier: str
+    size_gb: float
+    reads: float | Range | None = None
+    writes: float | Range | None = None
+    read_bytes: int | None = None
+    read_ms: float | None = None
+    intended: str | None = None
+
+
+def _pick(rng: random.Random, value: float | Range) -> float:
+    return rng.uniform(*value) if isinstance(value, tuple) else value
+
+
+# fmt: off
+_SQLPROD01_FILES = (
+    _File("Sales", 1, "Sales", "PRIMARY", "random_mixed", "fc", 2, reads=6, writes=2),
+    _File("Sales", 2, "Sales_log", None, "log_write", "fc", 120),
+    _File("Sales", 3, "Sales_HotIdx1", "FG_HOT_INDEX", "random_read", "fc", 60, reads=(700, 800)),
+    _File("Sales", 4, "Sales_HotIdx2", "FG_HOT_INDEX", "random_read", "fc", 60, reads=(700, 800)),
+    _File("Sales", 5, "Sales_Cust1", "FG_CUSTOMERS", "random_mixed", "fc", 250, reads=(160, 200)),
+    _File("Sales", 6, "Sales_Archive1", "FG_ARCHIVE", "cold", "sata", 1600),
+    _File("Sales", 7, "Sales_Rpt1", "FG_REPORTING", "sequential_read", "fc", 400),
+    # files 8-31: dbo.Orders, one filegroup per month (_SqlServer.orders)
+    _File("Staging", 1, "Staging", "PRIMARY", "write_heavy", "fc", 150),
+    _File("Staging", 2, "Staging_log", None, "log_write", "fc", 40, writes=(120, 180)),
+    _File("tempdb", 1, "tempdev", "PRIMARY", "tempdb", "fc", 16),
+    _File("tempdb", 2, "templog", None, "tempdb", "fc", 8, reads=0.5, writes=(30, 50)),
+    _File("tempdb", 3, "temp2", "PRIMARY", "tempdb", "fc", 16),
+    _File("tempdb", 4, "temp3", "PRIMARY", "tempdb", "fc", 16),
+    _File("tempdb", 5, "temp4", "PRIMARY", "tempdb", "fc", 16),
+)
+# fmt: on
+
+
+class _SqlServer(_Builder):
+    def file(self, f: _File) -> ObjectTruth:
+        """One sys.dm_io_virtual_file_stats row: rates, latencies and a path that names the tier."""
+        p, rng, log = _PROFILES[f.profile], self.rng, f.filegroup is None
+        reads = _pick(rng, p.reads if f.reads is None else f.reads)
+        writes = _pick(rng, p.writes if f.writes is None else f.writes)
+        hot_on_fc = f.profile == "random_read" and f.tier == "fc"
+        read_ms = f.read_ms or rng.uniform(*(_HOT_FC_READ_MS if hot_on_fc else _READ_MS[f.tier]))
+        write_ms = rng.uniform(*(_LOG_WRITE_MS if log else _READ_MS[f.tier]))
+        kind = ObjectKind.TEMPDB if f.db == "tempdb" else ObjectKind.DATA_FILE
+        kind, ext = (ObjectKind.LOG_FILE, ".ldf") if log else (kind, ".mdf" if f.file_id == 1 else ".ndf")
+        ref = self.ref(
+            f.db, kind, f"{f.db}/file/{f.file_id}", f.logical, size_bytes=int(f.size_gb * _GB),
+            logical_name=f.logical, physical_name=f"{_SQL_DIR[f.tier]}\\{f.db}\\{f.logical}{ext}",
+            file_id=f.file_id, filegroup=f.filegroup,
+        )  # fmt: skip
+        rates = (
+            ("reads", reads),
+            ("read_time_ms", reads * read_ms),
+            ("writes", writes),
+            ("write_time_ms", writes * write_ms),
+        )
+        phase = self.phase(p.peak_hour)
+        model = _SqlFileModel(ref, rates, p.amplitude, phase, f.read_bytes or p.read_bytes, p.write_bytes)
+        self.models.append(model)
+        self.truth[ref.key] = _truth(model, f.profile, f.intended or p.intended, f.tier)
+        return self.truth[ref.key]
+
+    def orders(self, first_file_id: int, months: int = 24) -> None:
+        """dbo.Orders on pf_OrderMonth (RANGE RIGHT, monthly): one filegroup and file per month,
+        heat ∝ exp(-age/3 months); newest 3 -> flash, next 8 -> fc, the rest cold -> sata."""
+        rng, origin = self.rng, self.origin
+        month_fill = max(0.1, (origin.day - 1 + origin.hour / 24) / 31)
+        for n in range(1, months + 1):
+            age = months - n
+            low, high = _add_months(origin.date(), -age), _add_months(origin.date(), 1 - age)
+            profile, intended = (
+                ("random_read", "flash" if age <= 2 else "fc") if age <= 10 else ("cold", "sata")
+            )
+            month_gb, fg = 26 * 0.985**age, f"FG_ORD_{low:%Y%m}"
+            file_truth = self.file(_File(
+                "Sales", first_file_id + n - 1, f"Sales_Ord_{low:%Y%m}", fg, profile, "fc", month_gb * 1.15,
+                reads=450 * math.exp(-age / 3) * rng.uniform(0.95, 1.05),
+                writes=(60, 8, 2)[age] if age < 3 else 0.02, read_bytes=8192 if age <= 10 else 65_536,
+                read_ms=rng.uniform(*_READ_MS["fc"]) + 8 * math.exp(-age / 3), intended=intended,
+            ))  # fmt: skip
+            miss, scans = min(0.95, 0.55 + 0.04 * age), min(0.4, 0.03 + 0.02 * age)
+            used = month_gb * _GB * (month_fill if age == 0 else 1.0)
+            first, last = n == 1, n == months
+            ref = self.ref(  # RANGE RIGHT: partition 1 has no low bound, the last one no high bound
+                "Sales", ObjectKind.PARTITION, f"Sales/partition/dbo.Orders/1/{n}", f"Orders {low:%Y-%m}",
+                size_bytes=int(used), filegroup=fg, table_name="dbo.Orders", partition_number=n,
+                partition_scheme="ps_OrderMonth", partition_function="pf_OrderMonth", range_right=True,
+                range_low=None if first else low.isoformat(), low_inclusive=None if first else True,
+                range_high=None if last else high.isoformat(), high_inclusive=None if last else False,
+                rows=int(used / 310),
+            )  # fmt: skip
+            r = file_truth.read_iops
+            rates = (
+                ("singleton_lookup_count", r / miss * (1 - scans)),
+                ("range_scan_count", r / miss * scans),
+                ("page_io_latch_wait_count", r),  # one wait per physical read
+                ("page_io_latch_wait_in_ms", r * file_truth.read_ms),
+                ("leaf_insert_count", 35.0 if age == 0 else 0.0),
+                ("leaf_update_count", (12, 3, 0.5)[age] if age < 3 else 0.01),
+                ("leaf_delete_count", 0.0),
+            )
+            file_model = self.models[-1]
+            self.models.append(_Model(ref, rates, file_model.amplitude, file_model.phase))
+            self.truth[ref.key] = replace(file_truth, key=ref.key, read_miss_ratio=miss)
+
+
+def _add_months(d: date, months: int) -> date:
+    """The first day of the month `months` away from d's month."""
+    index = d.year * 12 + d.month - 1 + months
+    return date(index // 12, index % 12 + 1, 1)
+
+
+def _sqlprod01(rng: random.Random, origin: datetime) -> SimulatedInstance:
+    b = _SqlServer(rng, "SQLPROD01", Engine.SQLSERVER, origin)
+    for f in _SQLPROD01_FILES:
+        b.file(f)
+        if f.db == "Sales" and f.file_id == 7:
+            b.orders(first_file_id=8)
+    return b.instance(boot_s=-(9 * _DAY_S + 3 * 3600 + 17 * 60), restarts_s=[30 * 3600.0])
+
+
+_GENERIC_MIX = {"random_read": 15, "random_mixed": 35, "sequential_read": 15, "cold": 30, "write_heavy": 5}
+_MIX_PROFILES, _MIX_WEIGHTS = list(_GENERIC_MIX), list(_GENERIC_MIX.values())
+
+
+def _generic_sqlserver(rng: random.Random, number: int, files: int, origin: datetime) -> SimulatedInstance:
+    """An OLTP-like instance whose database AppDB has `files` files (file 1 PRIMARY, file 2 its log)."""
+    b = _SqlServer(rng, f"SQLSIM{number:04d}", Engine.SQLSERVER, origin)
+    for file_id in range(1, files + 1):
+        if file_id == 1:
+            b.file(_File("AppDB", 1, "AppDB", "PRIMARY", "random_mixed", "fc", rng.uniform(1, 10)))
+        elif file_id == 2:
+            b.file(_File("AppDB", 2, "AppDB_log", None, "log_write", "fc", rng.uniform(20, 100)))
+        else:
+            profile = rng.choices(_MIX_PROFILES, weights=_MIX_WEIGHTS)[0]
+            tier = "sata" if profile == "cold" and rng.random() < 0.5 else "fc"
+            name, fg = f"AppDB_{file_id:03d}", f"FG_{file_id:03d}"
+            b.file(_File("AppDB", file_id, name, fg, profile, tier, rng.uniform(20, 500)))
+    return b.instance(boot_s=-rng.uniform(1, 30) * _DAY_S, restarts_s=[])
+
+
+# --- DB2 --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Space:
+    """A DB2 table space's workload: logical page reads split into sync misses, prefetched pages
+    and buffer-pool hits, with `miss` = sync ÷ logical and `prefetch` = async ÷ physical pages."""
+
+    name: str
+    tbsp_id: int
+    content: str  # ANY | LARGE | SYSTEMP | USRTEMP
+    page: int
+    tier: str
+    used_gb: float
+    profile: str
+    intended: str
+    l_reads: float | Range
+    miss: float
+    prefetch: float
+    index_share: float
+    page_writes: float | Range
+    block_share: float = 0.0
+    direct_reqs: float = 0.0  # LOB direct reads/s (half as many direct writes), 32 sectors each
+    amplitude: float = 0.6
+    peak_hour: float = 14
+    pages_per_io: int = 16
+
+
+# fmt: off
+_DB2PROD01_SPACES = (
+    #      name          id  content    page    tier    GB   profile            intended  logical/s
+    _Space("TEMPSPACE1", 1, "SYSTEMP", 16_384, "fc", 20, "tempdb", "fc", (2500, 3500),
+           miss=0.3, prefetch=0.0, index_share=0.0, page_writes=(500, 700), amplitude=0.4, peak_hour=2),
+    _Space("TS_HOT_IDX", 3, "LARGE", 8192, "fc", 90, "random_read", "flash", (4500, 5500),
+           miss=0.3, prefetch=0.03, index_share=0.8, page_writes=(40, 80)),
+    _Space("TS_SCAN", 4, "LARGE", 16_384, "fc", 600, "sequential_read", "fc", (5000, 7000),
+           miss=0.04, prefetch=0.95, index_share=0.1, page_writes=(2, 6), block_share=0.3,
+           amplitude=0.5, peak_hour=2),
+    _Space("TS_CUR", 5, "LARGE", 16_384, "fc", 300, "random_mixed", "fc", (11_000, 13_000),
+           miss=0.025, prefetch=0.1, index_share=0.3, page_writes=(180, 220), direct_reqs=3),
+)
+# fmt: on
+
+
+def _history_space(year: int, age: int) -> _Space:
+    """A cold yearly history table space: heat halves per year of age; the oldest is already on SATA."""
+    tier = "sata" if age == 6 else "fc"
+    return _Space(
+        f"TS_HIST_{year}", 12 - age, "LARGE", 16_384, tier, 340 - 20 * age, "cold", "sata",
+        20 * 0.5 ** (age - 2), miss=0.15, prefetch=0.8, index_share=0.3, page_writes=0.001, amplitude=0.2,
+    )  # fmt: skip
+
+
+class _Db2(_Builder):
+    def space(self, s: _Space) -> _Db2SpaceModel:
+        """MON_GET_TABLESPACE atoms from the workload; latencies from the current tier."""
+        rng = self.rng
+        l_reads = _pick(rng, s.l_reads)
+        sync = l_reads * s.miss
+        prefetched = sync * s.prefetch / (1 - s.prefetch)
+        hits = l_reads - sync - prefetched
+        if hits < 0:
+            raise ValueError(f"{s.name}: miss {s.miss} with prefetch {s.prefetch} exceeds the logical reads")
+        hot_on_fc = s.profile == "random_read" and s.tier == "fc"
+        sync_ms = rng.uniform(*(_HOT_FC_READ_MS if hot_on_fc else _READ_MS[s.tier]))
+        async_ms, write_ms = sync_ms + rng.uniform(4, 6), rng.uniform(*_READ_MS[s.tier])
+        page_writes = _pick(rng, s.page_writes)
+        temp = s.content in ("SYSTEMP", "USRTEMP")
+        rates = dict.fromkeys(("temp_sync", "temp_hit", *_DB2_PASSTHROUGH), 0.0)
+        for kind, share in (("data", 1 - s.index_share), ("index", s.index_share)):
+            rates |= {f"{kind}_sync": 0.0, f"{kind}_async": prefetched * share, f"{kind}_hit": 0.0}
+            if not temp:
+                rates |= {f"{kind}_sync": sync * share, f"{kind}_hit": hits * share}
+        if temp:  # temporary tables are read through the pool_temp_* elements
+            rates |= {"temp_sync": sync, "temp_hit": hits}
+        vectored, block = prefetched * (1 - s.block_share), prefetched * s.block_share
+        direct_writes = s.direct_reqs / 2
+        rates |= {
+            "pages_from_vectored_ios": vectored,
+            "vectored_ios": vectored / s.pages_per_io,
+            "pages_from_block_ios": block,
+            "block_ios": block / s.pages_per_io,
+            "sync_time": sync * sync_ms,
+            "async_time": prefetched / s.pages_per_io * async_ms,
+            "pool_data_writes": page_writes * 0.7,
+            "pool_index_writes": page_writes * 0.3,
+            "pool_write_time": page_writes * write_ms,
+            "direct_read_reqs": s.direct_reqs,
+            "direct_reads": s.direct_reqs * 32,
+            "direct_read_time": s.direct_reqs * sync_ms,
+            "direct_write_reqs": direct_writes,
+            "direct_writes": direct_writes * 32,
+            "direct_write_time": direct_writes * write_ms,
+        }
+        ref = self.ref(
+            "ORDERS", ObjectKind.TEMPDB if temp else ObjectKind.TABLESPACE, f"ORDERS/tablespace/{s.name}",
+            s.name, size_bytes=int(s.used_gb * _GB), tablespace=s.name, storage_group=_STORAGE_GROUPS[s.tier],
+            physical_name=f"{_DB2_DIR[s.tier]}/db2inst1/NODE0000/ORDERS/T{s.tbsp_id:07d}/",
+        )  # fmt: skip
+        model = _Db2SpaceModel(ref, tuple(rates.items()), s.amplitude, self.phase(s.peak_hour), s.page)
+        self.models.append(model)
+        ratios = {"read_miss_ratio": s.miss, "prefetch_share": s.prefetch if prefetched else None}
+        self.truth[ref.key] = _truth(model, s.profile, s.intended, s.tier, **ratios)
+        return model
+
+    def partition(self, space: _Db2SpaceModel, part_id: int, year: int, share: float, changes: float) -> None:
+        """A yearly data partition of ORDERS.ORDER_HIST with `share` of its table space's data I/O
+        and `changes` row updates/s (twice as many inserts)."""
+        r, size = dict(space.rates), (space.ref.size_bytes or 0) * share
+        logical = (r["data_sync"] + r["data_async"] + r["data_hit"]) * share
+        physical = (r["data_sync"] + r["data_async"]) * share
+        ref = self.ref(
+            "ORDERS", ObjectKind.PARTITION, f"ORDERS/partition/ORDERS.ORDER_HIST/{part_id}", f"P{year}",
+            size_bytes=int(size), tablespace=space.ref.tablespace, storage_group=space.ref.storage_group,
+            table_name="ORDERS.ORDER_HIST", partition_number=part_id, range_low=f"{year}-01-01",
+            range_high=f"{year + 1}-01-01", low_inclusive=True, high_inclusive=False, rows=int(size / 180),
+        )  # fmt: skip
+        rates = (
+            ("table_scans", physical / 20_000),  # a scan reads ~20,000 pages
+            ("rows_read", logical * 40),
+            ("rows_inserted", changes * 2),
+            ("rows_updated", changes),
+            ("rows_deleted", 0.0),
+            ("object_data_l_reads", logical),
+            ("object_data_p_reads", physical),
+        )
+        self.models.append(_Model(ref, rates, space.amplitude, space.phase))
+        c = self.truth[space.ref.key]
+        self.truth[ref.key] = replace(
+            c, key=ref.key, read_iops=c.read_iops * share, write_iops=c.write_iops * share,
+            read_miss_ratio=physical / logical, prefetch_share=None,
+        )  # fmt: skip
+
+    def log(self) -> None:
+        """MON_GET_TRANSACTION_LOG: ~12 KB writes into the array cache, rare 64 KB reads."""
+        rng = self.rng
+        writes, reads = rng.uniform(250, 350), rng.uniform(0.3, 0.8)
+        path = f"{_DB2_DIR['fc']}/db2log/ORDERS/NODE0000/LOGSTREAM0000/"
+        ref = self.ref(
+            "ORDERS", ObjectKind.LOG_FILE, "ORDERS/log", "ORDERS log", size_bytes=40 * _GB, physical_name=path
+        )
+        rates = (
+            ("num_log_read_io", reads),
+            ("log_reads", reads * 16),
+            ("log_read_time", reads * rng.uniform(*_READ_MS["fc"])),
+            ("num_log_write_io", writes),
+            ("log_writes", writes * 3),
+            ("log_write_time", writes * rng.uniform(*_LOG_WRITE_MS)),
+        )
+        model = _Db2LogModel(ref, rates, 0.6, self.phase(14))
+        self.models.append(model)
+        self.truth[ref.key] = _truth(model, "log_write", "fc", "fc")
+
+
+def _db2prod01(rng: random.Random, origin: datetime) -> SimulatedInstance:
+    b = _Db2(rng, "DB2PROD01", Engine.DB2, origin)
+    current = [b.space(s) for s in _DB2PROD01_SPACES][-1]
+    for part_id, age in enumerate(range(6, 1, -1)):  # five cold history years, oldest first
+        b.partition(b.space(_history_space(origin.year - age, age)), part_id, origin.year - age, 1.0, 0.0)
+    b.partition(current, 5, origin.year - 1, 0.2, changes=0.5)  # TS_CUR: last year and this year
+    b.partition(current, 6, origin.year, 0.8, changes=20.0)
+    b.log()
+    return b.instance(boot_s=-(4 * _DAY_S + 5 * 3600), restarts_s=[])
+
+
+# --- the fleet --------------------------------------------------------------------------------
+
+
+class SimulatedFleet:
+    """The demo fleet (SQLPROD01 + DB2PROD01) or, given a size, generic OLTP SQL Server instances."""
+
+    def __init__(
+        self,
+        *,
+        seed: int = 7,
+        origin: datetime,
+        instances: int | None = None,
+        files_per_instance: int | None = None,
+    ) -> None:
+        if origin.tzinfo is None:
+            raise ValueError("origin must be a time-zone-aware datetime")
+        self.seed = seed
+        self.origin = origin.astimezone(UTC)
+        rng = random.Random(seed)
+        if instances is None and files_per_instance is None:
+            self.instances = [_sqlprod01(rng, self.origin), _db2prod01(rng, self.origin)]
+            return
+        count = 10 if instances is None else instances
+        files = 8 if files_per_instance is None else files_per_instance
+        if count < 1 or files < 1:
+            raise ValueError("a simulated fleet needs at least one instance with at least one file")
+        self.instances = [_generic_sqlserver(rng, n, files, self.origin) for n in range(1, count + 1)]
+
+    def snapshots(self, at: datetime) -> list[Snapshot]:
+        return [instance.snapshot(at) for instance in self.instances]
+
+    def instance(self, name: str) -> SimulatedInstance:
+        for instance in self.instances:
+            if instance.name == name:
+                return instance
+        raise KeyError(name)
+
+
+def demo_fleet(origin: datetime) -> SimulatedFleet:
+    """The built-in demo fleet (fixed seed); see docs/demo-fleet.md."""
+    return SimulatedFleet(seed=7, origin=origin)
