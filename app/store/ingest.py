@@ -172,9 +172,9 @@ def ingest_snapshot(cache: SeriesCache, snapshot: Snapshot) -> IngestResult:
             )
         cache.latest[obj.id] = point
     if samples:
-        cache.session.execute(insert(Sample), samples)
+        cache.session.execute(insert(Sample.__table__), samples)
     if intervals:
-        cache.session.execute(insert(IoInterval), intervals)
+        cache.session.execute(insert(IoInterval.__table__), intervals)
     result.samples, result.intervals = len(samples), len(intervals)
     return result
 
