@@ -63,6 +63,15 @@ def _diff(
     return out, None
 
 
+def _clock_shift(prev: CounterPoint, cur: CounterPoint) -> bool:
+    """A start time that moved by a time-zone step (15-minute multiple up to 2 h) while every
+    counter kept growing is the same run seen through a daylight-saving change (DB2 reports the
+    activation time in local time), not a restart."""
+    assert prev.instance_start is not None and cur.instance_start is not None
+    shift = abs((cur.instance_start - prev.instance_start).total_seconds())
+    return shift <= 7200 and shift % 900 == 0 and cur.instance_start < cur.sample_time
+
+
 def interval_between(prev: CounterPoint | None, cur: CounterPoint) -> DeltaResult:
     """Judge `cur` against the previous sample of the same object.
 
@@ -77,19 +86,22 @@ def interval_between(prev: CounterPoint | None, cur: CounterPoint) -> DeltaResul
             Outcome.OUT_OF_ORDER,
             detail=f"sample at {cur.sample_time.isoformat()} is older than {prev.sample_time.isoformat()}",
         )
-    if (
+    counters, problem = _diff(prev.counters, cur.counters)
+    extra_raw: dict[str, int | None] = {}
+    if problem is None:
+        extra_raw, problem = _diff(dict(prev.extra), dict(cur.extra))
+    moved = (
         cur.instance_start is not None
         and prev.instance_start is not None
         and cur.instance_start != prev.instance_start
-    ):
+    )
+    if moved and not (problem is None and _clock_shift(prev, cur)):
+        assert cur.instance_start is not None and prev.instance_start is not None
         return DeltaResult(
             Outcome.RESTART,
             detail=f"instance started at {cur.instance_start.isoformat()} "
             f"(was {prev.instance_start.isoformat()})",
         )
-    counters, problem = _diff(prev.counters, cur.counters)
-    if problem is None:
-        extra_raw, problem = _diff(dict(prev.extra), dict(cur.extra))
     if problem is not None:
         return DeltaResult(Outcome.RESET, detail=problem)
     extra = {k: v for k, v in extra_raw.items() if v is not None}

@@ -102,3 +102,18 @@ def test_idle_interval_has_no_averages() -> None:
     rt = rates(r.interval.counters, r.interval.seconds)
     assert rt.read_iops == 0
     assert rt.avg_read_ms is None and rt.avg_read_bytes is None
+
+
+def test_daylight_saving_step_in_start_time_is_not_a_restart() -> None:
+    # DB2 reports activation time in local time: after a DST change it appears 1 h earlier
+    r = interval_between(point(0, 100), point(5, 400, start=START - timedelta(hours=1)))
+    assert r.outcome is Outcome.INTERVAL
+    assert r.interval is not None and r.interval.counters["reads"] == 300
+
+
+def test_restart_with_counters_reset_and_start_shifted_by_an_hour_is_a_restart() -> None:
+    # started 1 h before T0, restarted at T0 + 60 min: the shift looks like DST but counters fell
+    r = interval_between(
+        point(0, 1000, start=T0 - timedelta(hours=1)), point(65, 20, start=T0 + timedelta(minutes=60))
+    )
+    assert r.outcome is Outcome.RESTART
