@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from app.secrets import Vault, scrub
 from app.settings import Settings
@@ -19,6 +20,9 @@ from app.store.db import Store
 from app.store.ingest import IngestResult, ingest_snapshots
 from app.store.models import Target
 from connectors.records import Snapshot, SourceError
+
+if TYPE_CHECKING:
+    from connectors.simulator import SimulatedFleet
 
 log = logging.getLogger("tierwise.collect")
 
@@ -40,7 +44,7 @@ def simulator_connection(instance: str, origin: datetime) -> str:
 
 
 @lru_cache(maxsize=8)
-def _fleet(origin: datetime):  # type: ignore[no-untyped-def]
+def _fleet(origin: datetime) -> SimulatedFleet:
     from connectors.simulator import demo_fleet
 
     return demo_fleet(origin)
@@ -55,6 +59,14 @@ def _simulated_snapshot(connection: str, now: datetime) -> Snapshot:
     raise SourceError(f"the simulated fleet has no instance {params['instance']!r}")
 
 
+def _pwd_value(password: str, engine: str) -> str:
+    """ODBC quotes a value in braces with '}' doubled; the DB2 CLI takes a plain value unless it
+    holds a ';' (then braces, which the DB2 CLI documents for values with special characters)."""
+    if engine == "db2" and ";" not in password and not password.startswith("{"):
+        return password
+    return "{" + password.replace("}", "}}") + "}"
+
+
 def read_target(target: Target, vault: Vault, *, now: datetime, timeout_s: int) -> Snapshot:
     """The target's snapshot at `now`; raises SourceError with a scrubbed message."""
     if target.connection_encrypted is None:
@@ -67,7 +79,7 @@ def read_target(target: Target, vault: Vault, *, now: datetime, timeout_s: int) 
         password = os.environ.get(target.password_env)
         if password is None:
             raise SourceError(f"environment variable {target.password_env} (the password) is not set")
-        connection = f"{connection.rstrip(';')};PWD={{{password.replace('}', '}}')}}}"
+        connection = f"{connection.rstrip(';')};PWD={_pwd_value(password, target.engine)}"
     try:
         if target.engine == "sqlserver":
             from connectors import sqlserver

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import Table, func, insert, select
 from sqlalchemy.orm import Session
 
 from advisors.deltas import CounterPoint, Outcome, interval_between
@@ -172,9 +172,9 @@ def ingest_snapshot(cache: SeriesCache, snapshot: Snapshot) -> IngestResult:
             )
         cache.latest[obj.id] = point
     if samples:
-        cache.session.execute(insert(Sample.__table__), samples)
+        cache.session.execute(insert(cast(Table, Sample.__table__)), samples)
     if intervals:
-        cache.session.execute(insert(IoInterval.__table__), intervals)
+        cache.session.execute(insert(cast(Table, IoInterval.__table__)), intervals)
     result.samples, result.intervals = len(samples), len(intervals)
     return result
 
