@@ -69,13 +69,12 @@ ASYNC_READS = (
     "pool_async_col_reads",
 )
 POOL_WRITES = ("pool_data_writes", "pool_index_writes", "pool_xda_writes", "pool_col_writes")
-# Page counts are sizes (they go down after a reorg or reduce), not cumulative counters: kept out of
-# `extra` so a shrink is never read as a counter reset.
-GAUGES = frozenset({"tbsp_used_pages", "tbsp_total_pages", "data_object_l_pages", "index_object_l_pages"})
 
 
 def _counter_columns(shape: Shape) -> tuple[str, ...]:
-    return tuple(c.name for c in shape.columns if c.type is ColumnType.COUNTER and c.name not in GAUGES)
+    """Cumulative counters only: page counts are gauges (they go down after a reorg) and stay out of
+    `extra`, so a shrink is never read as a counter reset."""
+    return tuple(c.name for c in shape.columns if c.type is ColumnType.COUNTER)
 
 
 def _sum(row: Row, keys: Sequence[str]) -> int:

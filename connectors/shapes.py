@@ -17,16 +17,23 @@ from connectors.records import Engine
 class ColumnType(StrEnum):
     TEXT = "text"
     INT = "int"  # a whole number; counters must also be >= 0
-    COUNTER = "counter"  # a cumulative, non-negative whole number
+    COUNTER = "counter"  # a cumulative, non-negative whole number (deltas are taken of it)
+    GAUGE = "gauge"  # a non-negative size or level that may go down (pages used, bytes on disk)
     TIMESTAMP = "timestamp"  # ISO-8601; UTC when no offset is given
     BOOL = "bool"  # 0/1, true/false, Y/N
 
 
 @dataclass(frozen=True, slots=True)
 class Column:
+    """`required`: the column must be in the header / result. `nullable`: it may still be empty,
+    because the source legitimately returns NULL (a log file has no filegroup; a table space
+    without automatic storage has no storage group; sys.dm_db_index_operational_stats has no row
+    for a partition whose metadata is not cached -- absent, not 0)."""
+
     name: str
     type: ColumnType
     required: bool = True
+    nullable: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +47,9 @@ class Shape:
     signature: frozenset[str]
     # the column holding the counters' epoch (restart detection)
     start_column: str
+    # the columns that identify one object on one server (checks that a file does not contradict
+    # itself); the mappers decide the ObjectRef.key itself
+    object_key: tuple[str, ...]
 
     def column(self, name: str) -> Column | None:
         for col in self.columns:
@@ -48,11 +58,18 @@ class Shape:
         return None
 
 
-def _c(name: str, type_: ColumnType, required: bool = True) -> Column:
-    return Column(name, type_, required)
+def _c(name: str, type_: ColumnType, required: bool = True, nullable: bool = False) -> Column:
+    return Column(name, type_, required, nullable or not required)
 
 
-T, N, C, TS, B = ColumnType.TEXT, ColumnType.INT, ColumnType.COUNTER, ColumnType.TIMESTAMP, ColumnType.BOOL
+T, N, C, G, TS, B = (
+    ColumnType.TEXT,
+    ColumnType.INT,
+    ColumnType.COUNTER,
+    ColumnType.GAUGE,
+    ColumnType.TIMESTAMP,
+    ColumnType.BOOL,
+)
 
 # sys.dm_io_virtual_file_stats joined with sys.master_files, sys.filegroups (per database) and
 # sys.dm_os_sys_info.sqlserver_start_time. The contract is fixed by issue #2; column meanings in
@@ -68,9 +85,9 @@ SQLSERVER_FILE_STATS = Shape(
         _c("file_id", N),
         _c("file_name", T),
         _c("type_desc", T),
-        _c("filegroup_name", T, required=True),  # present in the header; empty for LOG
+        _c("filegroup_name", T, nullable=True),  # present in the header; empty for LOG
         _c("physical_name", T),
-        _c("size_on_disk_bytes", C),
+        _c("size_on_disk_bytes", G),
         _c("num_of_reads", C),
         _c("num_of_bytes_read", C),
         _c("io_stall_read_ms", C),
@@ -81,11 +98,12 @@ SQLSERVER_FILE_STATS = Shape(
         _c("io_stall_queued_read_ms", C, required=False),
         _c("io_stall_queued_write_ms", C, required=False),
         _c("volume_mount_point", T, required=False),
-        _c("volume_total_bytes", C, required=False),
-        _c("volume_available_bytes", C, required=False),
+        _c("volume_total_bytes", G, required=False),
+        _c("volume_available_bytes", G, required=False),
     ),
     signature=frozenset({"num_of_reads", "io_stall_read_ms", "file_id"}),
     start_column="sqlserver_start_time",
+    object_key=("database_name", "file_id"),
 )
 
 # One row per partition of each index/heap: sys.partitions + partition function/scheme/boundaries
@@ -110,18 +128,19 @@ SQLSERVER_PARTITIONS = Shape(
         _c("range_low", T, required=False),
         _c("range_high", T, required=False),
         _c("filegroup_name", T),
-        _c("rows", C),
-        _c("used_pages", C),
-        _c("range_scan_count", C),
-        _c("singleton_lookup_count", C),
-        _c("page_io_latch_wait_count", C),
-        _c("page_io_latch_wait_in_ms", C),
+        _c("rows", G),
+        _c("used_pages", G, nullable=True),
+        _c("range_scan_count", C, nullable=True),
+        _c("singleton_lookup_count", C, nullable=True),
+        _c("page_io_latch_wait_count", C, nullable=True),
+        _c("page_io_latch_wait_in_ms", C, nullable=True),
         _c("leaf_insert_count", C, required=False),
         _c("leaf_update_count", C, required=False),
         _c("leaf_delete_count", C, required=False),
     ),
     signature=frozenset({"partition_number", "singleton_lookup_count"}),
     start_column="sqlserver_start_time",
+    object_key=("database_name", "schema_name", "table_name", "index_id", "partition_number"),
 )
 
 # MON_GET_TABLESPACE(NULL, -2) aggregated over members, element names in lower case, plus the
@@ -139,10 +158,10 @@ DB2_TABLESPACES = Shape(
         _c("tbsp_id", N),
         _c("tbsp_type", T),
         _c("tbsp_content_type", T),
-        _c("storage_group_name", T),
+        _c("storage_group_name", T, nullable=True),
         _c("tbsp_page_size", N),
-        _c("tbsp_used_pages", C),
-        _c("tbsp_total_pages", C, required=False),
+        _c("tbsp_used_pages", G),
+        _c("tbsp_total_pages", G, required=False),
         _c("pool_data_l_reads", C),
         _c("pool_data_p_reads", C),
         _c("pool_async_data_reads", C),
@@ -179,6 +198,7 @@ DB2_TABLESPACES = Shape(
     ),
     signature=frozenset({"tbsp_name", "pool_data_l_reads"}),
     start_column="db_conn_time",
+    object_key=("db_name", "tbsp_name"),
 )
 
 # MON_GET_TABLE(NULL, NULL, -2) per data partition, aggregated over members, joined to
@@ -197,15 +217,15 @@ DB2_TABLE_PARTITIONS = Shape(
         _c("data_partition_id", N),
         _c("datapartitionname", T, required=False),
         _c("tbsp_name", T),
-        _c("storage_group_name", T),
+        _c("storage_group_name", T, nullable=True),
         _c("tbsp_page_size", N),
         _c("lowvalue", T, required=False),
         _c("lowinclusive", B, required=False),
         _c("highvalue", T, required=False),
         _c("highinclusive", B, required=False),
         _c("card", N, required=False),
-        _c("data_object_l_pages", C),
-        _c("index_object_l_pages", C, required=False),
+        _c("data_object_l_pages", G, nullable=True),
+        _c("index_object_l_pages", G, required=False),
         _c("table_scans", C),
         _c("rows_read", C),
         _c("rows_inserted", C),
@@ -219,6 +239,7 @@ DB2_TABLE_PARTITIONS = Shape(
     ),
     signature=frozenset({"tabname", "data_partition_id", "object_data_l_reads"}),
     start_column="db_conn_time",
+    object_key=("db_name", "tabschema", "tabname", "data_partition_id"),
 )
 
 # MON_GET_TRANSACTION_LOG(-2): the database's log as one object (domain.md §4.5).
@@ -231,7 +252,7 @@ DB2_TRANSACTION_LOG = Shape(
         _c("db_name", T),
         _c("db_conn_time", TS),
         _c("log_path", T, required=False),
-        _c("log_size_bytes", C, required=False),
+        _c("log_size_bytes", G, required=False),
         _c("log_writes", C),  # 4 KB pages
         _c("log_write_time", C),
         _c("num_log_write_io", C),
@@ -241,6 +262,7 @@ DB2_TRANSACTION_LOG = Shape(
     ),
     signature=frozenset({"num_log_write_io", "log_write_time"}),
     start_column="db_conn_time",
+    object_key=("db_name",),
 )
 
 ALL_SHAPES: tuple[Shape, ...] = (

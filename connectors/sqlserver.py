@@ -201,7 +201,7 @@ def convert(column_type: ColumnType, value: object) -> object:
         return None
     number = _to_int(value)
     # Db2 reports -1 for "not collected" in a few places; a counter cannot be negative.
-    return None if column_type is ColumnType.COUNTER and number < 0 else number
+    return None if column_type in (ColumnType.COUNTER, ColumnType.GAUGE) and number < 0 else number
 
 
 def typed_row(shape: Shape, raw: Mapping[str, object]) -> dict[str, object]:
