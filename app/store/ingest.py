@@ -141,7 +141,16 @@ def ingest_snapshot(cache: SeriesCache, snapshot: Snapshot) -> IngestResult:
             result.duplicates += 1
             continue
         if judged.outcome is Outcome.OUT_OF_ORDER:
-            result.out_of_order += 1
+            # older than the series' newest sample: a re-import of a stored sample is a duplicate
+            stored = cache.session.scalar(
+                select(Sample.id).where(
+                    Sample.object_id == obj.id, Sample.sample_time == snapshot.sample_time
+                )
+            )
+            if stored is not None:
+                result.duplicates += 1
+            else:
+                result.out_of_order += 1
             continue
         if judged.outcome in (Outcome.RESTART, Outcome.RESET):
             result.new_series += 1
