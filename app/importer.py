@@ -9,12 +9,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from connectors.files import read_import_file
-
 from app.store.db import Store
 from app.store.ingest import IngestResult, ingest_snapshots
 from app.store.models import ImportedFile
 from app.store.targets import import_target
+from connectors.files import read_import_file
 from connectors.records import Snapshot
 
 

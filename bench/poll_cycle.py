@@ -55,8 +55,16 @@ def run(url: str, instances: int, files: int) -> None:
     with store.session() as s:
         for inst in fleet.instances:
             ids.append(
-                add_target(s, name=inst.name, engine=str(inst.engine), source="simulator",
-                           connection_encrypted=None, password_env=None, poll_interval_s=300, now=origin).id
+                add_target(
+                    s,
+                    name=inst.name,
+                    engine=str(inst.engine),
+                    source="simulator",
+                    connection_encrypted=None,
+                    password_env=None,
+                    poll_interval_s=300,
+                    now=origin,
+                ).id
             )
 
     def cycle(at: datetime) -> tuple[float, int, float]:
@@ -85,8 +93,10 @@ def run(url: str, instances: int, files: int) -> None:
         ts = (origin + timedelta(minutes=15)).replace(tzinfo=None).isoformat()
         extra = json.dumps({})
         for i in range(steady_rows):
-            buf.write(f"{i + 1}\t{base_obj + (i % n_objects)}\t{ts}\t{ts}\t{10**10}\t{i}\t{i * 8192}\t{i * 5}\t"
-                      f"{i}\t{i * 8192}\t{i * 2}\t{extra}\n")
+            buf.write(
+                f"{i + 1}\t{base_obj + (i % n_objects)}\t{ts}\t{ts}\t{10**10}\t{i}\t{i * 8192}\t{i * 5}\t"
+                f"{i}\t{i * 8192}\t{i * 2}\t{extra}\n"
+            )
         data = buf.getvalue()
         t0 = time.perf_counter()
         with cur.copy(
@@ -101,7 +111,9 @@ def run(url: str, instances: int, files: int) -> None:
     ref = steady_rows / copy_s
     print(f"poll cycle: {instances} instances x {files} files into PostgreSQL")
     print(f"  first cycle (creates objects): {first_rows} rows in {first_s:.2f} s")
-    print(f"  steady cycle: {steady_rows} rows (samples + intervals) in {steady_s:.2f} s = {ours:,.0f} rows/s")
+    print(
+        f"  steady cycle: {steady_rows} rows (samples + intervals) in {steady_s:.2f} s = {ours:,.0f} rows/s"
+    )
     print(f"  simulator snapshot of the whole fleet: {sim_s:.2f} s (not included above)")
     print(f"  plain COPY of {steady_rows} rows: {copy_s:.2f} s = {ref:,.0f} rows/s")
     print(f"  ratio ours/COPY: {ours / ref:.3f}")
