@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import Any, cast
 
 from sqlalchemy import JSON, Table, func, insert, select, update
+from sqlalchemy.dialects.postgresql import distinct_on
 from sqlalchemy.orm import Session
 
 from advisors.deltas import CounterPoint, Outcome, interval_between
@@ -111,7 +112,7 @@ class SeriesCache:
                 # one index range scan per object on (object_id, sample_time)
                 query = (
                     head.where(Sample.object_id.in_(ids))
-                    .distinct(Sample.object_id)
+                    .ext(distinct_on(Sample.object_id))
                     .order_by(Sample.object_id, Sample.sample_time.desc())
                 )
             else:
