@@ -52,3 +52,38 @@ def test_unknown_target_named_in_error(cli_env: Path) -> None:
     r = runner.invoke(app, ["targets", "test", "NOPE"])
     assert r.exit_code == 1
     assert "no target named 'NOPE'" in r.output
+
+
+def test_collect_once_reports_a_dead_target_without_its_password(cli_env: Path) -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    conn = f"DRIVER={{FreeTDS}};SERVER=127.0.0.1;PORT={port};UID=tw;PWD=TopSecret99;TDS_Version=7.4"
+    assert (
+        runner.invoke(
+            app, ["targets", "add", "DEAD", "--engine", "sqlserver", "--connection", conn]
+        ).exit_code
+        == 0
+    )
+    r = runner.invoke(app, ["collect", "--once"])
+    assert r.exit_code == 1
+    assert "DEAD: FAILED" in r.output and f"127.0.0.1:{port}" in r.output
+    assert "TopSecret99" not in r.output
+    listed = runner.invoke(app, ["targets", "list"]).output
+    assert "failing" in listed and "TopSecret99" not in listed
+
+
+def test_settings_come_from_a_config_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cfg = tmp_path / "tierwise.env"
+    cfg.write_text("TIERWISE_DEFAULT_POLL_INTERVAL_S=120\nTIERWISE_SAMPLE_RETENTION_DAYS=30\n")
+    monkeypatch.setenv("TIERWISE_CONFIG", str(cfg))
+    monkeypatch.setenv("TIERWISE_SAMPLE_RETENTION_DAYS", "21")  # the environment wins over the file
+    get_settings.cache_clear()
+    try:
+        s = get_settings()
+        assert s.default_poll_interval_s == 120
+        assert s.sample_retention_days == 21
+    finally:
+        get_settings.cache_clear()
