@@ -38,6 +38,7 @@ check-system:
 ## bench: benchmarks with their figures printed (needs PostgreSQL)
 bench: check-system $(STAMP)
 	$(BIN)/python -m bench.poll_cycle
+	$(BIN)/python -m bench.placement
 
 clean:
 	rm -rf $(VENV) build *.egg-info .mypy_cache .ruff_cache .pytest_cache

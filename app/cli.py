@@ -11,6 +11,8 @@ from pathlib import Path
 
 import typer
 
+from app.cli_placement import native_stdout_silenced
+from app.cli_placement import register as register_placement
 from app.settings import Settings, get_settings
 
 app = typer.Typer(
@@ -18,6 +20,7 @@ app = typer.Typer(
 )
 targets_app = typer.Typer(help="Instances to poll.", no_args_is_help=True)
 app.add_typer(targets_app, name="targets")
+register_placement(app)
 
 
 def _fail(message: str, code: int = 2) -> None:
@@ -237,6 +240,65 @@ def import_(
         typer.echo(line)
     if failed:
         raise typer.Exit(1)
+
+
+@app.command()
+def advise(
+    input_files: list[Path] = typer.Option(
+        ..., "--input", help="import CSV files (two or more samples per object); `--input a.csv b.csv` works"
+    ),
+    more_files: list[Path] = typer.Argument(None, hidden=True),
+    policy_file: Path = typer.Option(None, "--policy", help="policy YAML (default: the shipped policy)"),
+    output_format: str = typer.Option("json", "--format", help="json or table"),
+    time_limit: float = typer.Option(10.0, "--time-limit", help="placement solver time limit, seconds"),
+) -> None:
+    """Classify objects and recommend a tier for each, from import files."""
+    from advisors.advise import advise as run_advice
+    from app.advice import AdviceInputError, report_json, windows_from_snapshots
+    from connectors.files import read_import_file
+    from connectors.records import ImportFileError, Snapshot
+    from policies.loader import PolicyError, load_policy
+
+    if output_format not in ("json", "table"):
+        _fail("--format must be json or table")
+    try:
+        policy = load_policy(policy_file)
+        snapshots: list[Snapshot] = []
+        for path in [*input_files, *(more_files or [])]:
+            snapshots.extend(read_import_file(path))
+        windows = windows_from_snapshots(snapshots, policy)
+    except (PolicyError, ImportFileError, AdviceInputError, OSError) as exc:
+        _fail(str(exc))
+    with native_stdout_silenced():
+        report = run_advice(windows, policy, time_limit_s=time_limit)
+    doc = report_json(report, policy)
+    if output_format == "json":
+        typer.echo(json.dumps(doc, indent=2))
+        return
+    _print_advice_table(doc)
+
+
+def _print_advice_table(doc: dict) -> None:  # type: ignore[type-arg]
+    header = (
+        f"{'server':<12} {'database':<10} {'kind':<10} {'name':<24} {'GB':>8} {'profile':<15} "
+        f"{'now':<6} {'->':<6} {'reads/s':>9} {'KB/read':>8} {'ms/read':>8}"
+    )
+    typer.echo(header)
+    typer.echo("-" * len(header))
+    for o in doc["objects"]:
+        m = o["metrics"]
+        kb = f"{m['avg_read_bytes'] / 1024:.1f}" if m["avg_read_bytes"] is not None else "-"
+        ms = f"{m['avg_read_ms']:.1f}" if m["avg_read_ms"] is not None else "-"
+        typer.echo(
+            f"{o['server'][:12]:<12} {o['database'][:10]:<10} {o['kind']:<10} {o['name'][:24]:<24} "
+            f"{(o['size_bytes'] or 0) / 1024**3:>8.1f} {o['profile']:<15} {o['current_tier'] or '?'!s:<6} "
+            f"{o['recommended_tier']:<6} {m['read_iops']:>9.1f} {kb:>8} {ms:>8}"
+        )
+    s = doc["summary"]
+    typer.echo(
+        f"\n{s['moves']} moves; flash needed {s['flash_gb_needed']} GB; I/O wait "
+        f"{s['io_ms_per_s_now']} -> {s['io_ms_per_s_after']} ms per second; placement {s['placement']['status']}"
+    )
 
 
 def main() -> None:

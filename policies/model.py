@@ -6,9 +6,10 @@ discovered later as odd advice.
 
 from __future__ import annotations
 
+from fnmatch import fnmatchcase
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 RAID_FACTORS: dict[int, int] = {0: 1, 1: 2, 10: 2, 5: 4, 6: 6}
 
@@ -53,19 +54,40 @@ class Tier(_Strict):
 
 
 class Pin(_Strict):
-    """Keep a kind of object off (or on) some tiers, e.g. logs never on SATA."""
+    """Keep objects off (or on) some tiers, e.g. logs never on SATA. Every given condition must
+    match; `database` and `name` are shell-style patterns, case-insensitive."""
 
-    kind: Literal["data_file", "log_file", "filegroup", "partition", "tablespace", "tempdb"]
+    kind: Literal["data_file", "log_file", "filegroup", "partition", "tablespace", "tempdb"] | None = None
     engine: Literal["sqlserver", "db2"] | None = None
+    database: list[str] | None = None
+    name: list[str] | None = None
     forbid: list[str] = Field(default_factory=list)
     only: list[str] = Field(default_factory=list)
+    reason: str = ""
+
+    @field_validator("database", "name", mode="before")
+    @classmethod
+    def _one_or_many(cls, v: object) -> object:
+        return [v] if isinstance(v, str) else v
+
+    def matches(self, *, kind: str, engine: str, database: str, name: str) -> bool:
+        def any_of(patterns: list[str] | None, value: str) -> bool:
+            return patterns is None or any(fnmatchcase(value.lower(), p.lower()) for p in patterns)
+
+        return (
+            (self.kind is None or self.kind == kind)
+            and (self.engine is None or self.engine == engine)
+            and any_of(self.database, database)
+            and any_of(self.name, name)
+        )
 
 
 class Classification(_Strict):
     random_max_read_bytes: int = Field(default=16384, gt=0)
     sequential_min_read_bytes: int = Field(default=65536, gt=0)
     sequential_min_prefetch_share: float = Field(default=0.5, ge=0, le=1)
-    flash_min_read_iops: float = Field(default=50, ge=0)
+    random_read_min_read_pct: float = Field(default=80, ge=0, le=100)
+    flash_min_read_iops: float = Field(default=180, ge=0)
     flash_min_read_miss_ratio: float = Field(default=0.2, ge=0, le=1)
     min_benefit_ms: float = Field(default=2.0, ge=0)
     write_heavy_min_write_share: float = Field(default=0.7, ge=0, le=1)
@@ -111,6 +133,9 @@ class Policy(_Strict):
             for tier in (*pin.forbid, *pin.only):
                 if tier not in names:
                     raise ValueError(f"pins[{i}] names unknown tier {tier!r} (tiers: {', '.join(names)})")
+            left = [t for t in (pin.only or names) if t not in pin.forbid]
+            if not left:
+                raise ValueError(f"pins[{i}] leaves no tier for the objects it matches")
         return self
 
     def tier(self, name: str) -> Tier:
@@ -119,10 +144,12 @@ class Policy(_Strict):
                 return t
         raise KeyError(name)
 
-    def allowed_tiers(self, kind: str, engine: str) -> list[str]:
+    def allowed_tiers(self, kind: str, engine: str, *, database: str = "", name: str = "") -> list[str]:
+        """Tiers the pins allow (fastest first); never empty: pins that exclude everything are
+        reported by validation, not silently applied."""
         allowed = [t.name for t in self.tiers]
         for pin in self.pins:
-            if pin.kind != kind or (pin.engine is not None and pin.engine != engine):
+            if not pin.matches(kind=kind, engine=engine, database=database, name=name):
                 continue
             if pin.only:
                 allowed = [t for t in allowed if t in pin.only]

@@ -1,0 +1,247 @@
+"""The advice pipeline: objects -> placement units -> features -> verdicts -> placement -> advice.
+
+SQL Server places data by filegroup (proportional fill spreads a filegroup over all its files,
+domain.md §1.4), tempdb's data files move together, DB2 places by table space. Partitions are
+reported too, but they move with the filegroup or table space that holds them.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from advisors.classify import Verdict, classify, describe_partition
+from advisors.features import (
+    GB,
+    Features,
+    ObjectInfo,
+    ObjectWindow,
+    Usage,
+    combine,
+    compute_features,
+    database_heat,
+)
+from advisors.placement import PlacementObject, PlacementResult, PlacementTier, flash_curve, place
+from policies.model import Policy
+
+
+@dataclass(frozen=True, slots=True)
+class Advice:
+    info: ObjectInfo
+    features: Features
+    verdict: Verdict
+    recommended_tier: str
+    placement_unit: str
+    reasons: tuple[str, ...]
+    io_ms_per_s_now: float | None  # measured I/O wait per second where it is now
+    io_ms_per_s_after: float  # predicted on the recommended tier (service latencies)
+
+
+@dataclass(frozen=True, slots=True)
+class AdviceReport:
+    objects: tuple[Advice, ...]
+    placement: PlacementResult
+    flash_curve: tuple[tuple[float, float], ...]
+    flash_tier: str
+    notes: tuple[str, ...]
+
+
+def _unit_key(info: ObjectInfo) -> str | None:
+    """Key of the placement unit an object belongs to (None: it is its own unit)."""
+    if info.engine == "sqlserver":
+        if info.kind == "data_file" and info.filegroup:
+            return f"{info.database}/filegroup/{info.filegroup}"
+        if info.kind == "tempdb":
+            return "tempdb/data"
+        if info.kind == "partition" and info.filegroup:
+            return f"{info.database}/filegroup/{info.filegroup}"
+    if info.engine == "db2" and info.kind == "partition" and info.tablespace:
+        return f"{info.database}/tablespace/{info.tablespace}"
+    return None
+
+
+def uid(info: ObjectInfo) -> str:
+    """Object keys are unique per server; several servers are advised together."""
+    return f"{info.server}|{info.key}"
+
+
+def _group_tier(members: Sequence[ObjectWindow]) -> str | None:
+    tiers = {m.info.current_tier for m in members}
+    return tiers.pop() if len(tiers) == 1 else None
+
+
+def build_units(windows: Sequence[ObjectWindow]) -> tuple[list[ObjectWindow], dict[str, str]]:
+    """Placement units, and for every object (by uid) the uid of the unit it moves with."""
+    grouped: dict[tuple[str, str], list[ObjectWindow]] = defaultdict(list)
+    partitions: dict[tuple[str, str], list[ObjectWindow]] = defaultdict(list)
+    units: dict[tuple[str, str], ObjectWindow] = {}
+    member_of: dict[str, str] = {}
+    for w in windows:
+        uk = _unit_key(w.info)
+        if w.info.kind == "partition":
+            if uk is not None:
+                partitions[(w.info.server, uk)].append(w)
+            continue
+        if uk is None:
+            units[(w.info.server, w.info.key)] = w
+            member_of[uid(w.info)] = uid(w.info)
+        else:
+            grouped[(w.info.server, uk)].append(w)
+    for (server, uk), members in grouped.items():
+        first = members[0].info
+        kind = "tempdb" if first.kind == "tempdb" else "filegroup"
+        info = ObjectInfo(
+            key=uk,
+            engine=first.engine,
+            server=server,
+            database=first.database,
+            kind=kind,
+            name="tempdb" if kind == "tempdb" else (first.filegroup or uk),
+            current_tier=_group_tier(members),
+            filegroup=first.filegroup,
+            physical_name=first.physical_name,
+            files=tuple(m.info.key for m in members),
+        )
+        units[(server, uk)] = combine(members, info)
+        for m in members:
+            member_of[uid(m.info)] = uid(info)
+    for (server, uk), parts in partitions.items():
+        unit = units.get((server, uk))
+        for p in parts:
+            member_of[uid(p.info)] = uid(unit.info) if unit is not None else uid(p.info)
+        if unit is None:
+            continue
+        extra = dict(unit.total.extra)
+        for p in parts:
+            for k, v in p.total.extra.items():
+                extra[k] = extra.get(k, 0) + v
+        units[(server, uk)] = replace(unit, total=Usage(unit.total.seconds, unit.total.counters, extra))
+    return list(units.values()), member_of
+
+
+def _io_ms(f: Features, read_ms: float | None, write_ms: float | None) -> float | None:
+    if read_ms is None and f.read_iops:
+        return None
+    return f.read_iops * (read_ms or 0.0) + f.write_iops * (write_ms or 0.0)
+
+
+def _partition_advice(
+    w: ObjectWindow,
+    unit: ObjectWindow | None,
+    verdicts: dict[str, Verdict],
+    chosen: dict[str, str],
+    heat: dict[tuple[str, str], float],
+    policy: Policy,
+) -> Advice:
+    """A partition follows the filegroup / table space that holds it: its verdict is the unit's,
+    its numbers are its own (ILM plans use them to tell hot months from cold ones)."""
+    f = compute_features(w, db_heat=heat.get((w.info.server, w.info.database)))
+    own = describe_partition(f)
+    if unit is None:
+        v = classify(w.info, f, policy)
+        why = "no filegroup / table space holding this partition is in the input: judged on its own counters"
+        return Advice(w.info, f, v, v.preferred_tier, w.info.key, (*v.reasons[:-1], own, why), None, 0.0)
+    uv, target = verdicts[uid(unit.info)], chosen[uid(unit.info)]
+    v = replace(uv, reasons=(f"{unit.info.kind} {unit.info.name}: {uv.reasons[0]}", own))
+    why = f"moves with {unit.info.kind} {unit.info.name} (recommended: {target})"
+    info = replace(w.info, current_tier=w.info.current_tier or unit.info.current_tier)
+    return Advice(info, f, v, target, unit.info.key, (*v.reasons, why), None, 0.0)
+
+
+def _place_within_limits(
+    objects: list[PlacementObject], tiers: list[PlacementTier], time_limit_s: float
+) -> tuple[PlacementResult, list[str]]:
+    """Place within every limit; when the load is already more than the tiers' devices can serve
+    (an overloaded array is often why a DBA asks), place within capacity alone and say by how
+    much each tier's IOPS limit is exceeded rather than giving no answer."""
+    result = place(objects, tiers, time_limit_s=time_limit_s)
+    notes = list(result.notes)
+    if result.status != "infeasible":
+        return result, notes
+    unlimited = 1.0 + sum(o.read_iops + o.write_iops * max(t.raid_factor for t in tiers) for o in objects)
+    relaxed = [replace(t, max_iops=unlimited) for t in tiers]
+    capacity_only = place(objects, relaxed, time_limit_s=time_limit_s)
+    if capacity_only.status == "infeasible":
+        notes.append("no placement fits the tiers' capacity: showing each object's preferred tier")
+        return capacity_only, notes
+    by_id = {o.id: o for o in objects}
+    for t in tiers:
+        load = sum(
+            by_id[i].read_iops * (1 - by_id[i].read_hit_ratio) + by_id[i].write_iops * t.raid_factor
+            for i, name in capacity_only.assignment.items()
+            if name == t.name
+        )
+        if load > t.max_iops:
+            notes.append(
+                f"tier {t.name} would need {load:,.0f} physical IOPS but its devices serve {t.max_iops:,.0f}: "
+                f"add devices (see `tierwise size`) or move load elsewhere; placed within capacity only"
+            )
+    return replace(capacity_only, notes=(*capacity_only.notes, *notes)), notes
+
+
+def advise(
+    windows: Sequence[ObjectWindow], policy: Policy, *, time_limit_s: float = 10.0, curve_points: int = 10
+) -> AdviceReport:
+    units, member_of = build_units(windows)
+    heat = database_heat(units)
+    tiers = {t.name: t for t in policy.tiers}
+    feats: dict[str, Features] = {}
+    verdicts: dict[str, Verdict] = {}
+    for u in units:
+        tier = tiers.get(u.info.current_tier or "")
+        feats[uid(u.info)] = compute_features(
+            u,
+            db_heat=heat.get((u.info.server, u.info.database)),
+            tier_read_ms=tier.read_latency_ms if tier else None,
+        )
+        verdicts[uid(u.info)] = classify(u.info, feats[uid(u.info)], policy)
+    objects = [
+        PlacementObject(
+            id=uid(u.info),
+            size_gb=(u.info.size_bytes or 0) / GB,
+            read_iops=feats[uid(u.info)].read_iops,
+            write_iops=feats[uid(u.info)].write_iops,
+            allowed_tiers=frozenset(verdicts[uid(u.info)].allowed_tiers),
+            read_hit_ratio=feats[uid(u.info)].est_cache_hit_share or 0.0,
+        )
+        for u in units
+    ]
+    ptiers = [
+        PlacementTier(t.name, t.capacity_gb, t.max_iops, t.raid_factor, t.read_latency_ms, t.write_latency_ms)
+        for t in policy.tiers
+    ]
+    result, notes = _place_within_limits(objects, ptiers, time_limit_s)
+    chosen = {
+        uid(u.info): result.assignment.get(uid(u.info), verdicts[uid(u.info)].preferred_tier) for u in units
+    }
+    flash = policy.tiers[0].name
+    curve = (
+        tuple(flash_curve(objects, ptiers, flash_tier=flash, points=curve_points))
+        if len(ptiers) > 1 and curve_points
+        else ()
+    )
+    out: list[Advice] = []
+    unit_by_uid = {uid(u.info): u for u in units}
+    for u in units:
+        f, v, target = feats[uid(u.info)], verdicts[uid(u.info)], chosen[uid(u.info)]
+        reasons = list(v.reasons)
+        if target != v.preferred_tier:
+            reasons.append(
+                f"placed on {target} rather than {v.preferred_tier}: tier capacity or IOPS limits "
+                f"leave more I/O time saved elsewhere"
+            )
+        t = tiers[target]
+        now_ms = _io_ms(f, f.avg_read_ms, f.avg_write_ms)
+        after_ms = f.read_iops * t.read_latency_ms + f.write_iops * t.write_latency_ms
+        if now_ms is not None and target == (u.info.current_tier or target):
+            after_ms = now_ms  # not moving (or location unknown): no change predicted
+        out.append(Advice(u.info, f, v, target, u.info.key, tuple(reasons), now_ms, after_ms))
+    for w in windows:
+        if w.info.kind == "partition":
+            out.append(
+                _partition_advice(
+                    w, unit_by_uid.get(member_of.get(uid(w.info), "")), verdicts, chosen, heat, policy
+                )
+            )
+    return AdviceReport(tuple(out), result, curve, flash, tuple(notes))

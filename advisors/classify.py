@@ -1,0 +1,210 @@
+"""Workload profiles and tier candidacy, with reasons in numbers.
+
+Each rule has a permanent code. The rules follow the published evidence (design.md): flash pays
+for small random reads that miss cache at high rates; logs are sequential writes that array cache
+absorbs; tempdb goes to flash only with evidence; cold, large objects go to the cheapest tier;
+scans and write-heavy objects gain little from flash and wear it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from advisors.features import Features, ObjectInfo
+from policies.model import Policy
+
+PROFILES = ("random_read", "random_mixed", "sequential_read", "log_write", "write_heavy", "tempdb", "cold")
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    profile: str
+    rule: str  # permanent rule code, e.g. "TW104"
+    allowed_tiers: tuple[str, ...]  # where the placement may put it, fastest first
+    preferred_tier: str  # where the rule alone would put it
+    reasons: tuple[str, ...]
+
+
+def _kb(b: float | None) -> str:
+    return "n/a" if b is None else f"{b / 1024:,.1f} KB"
+
+
+def _ms(v: float | None) -> str:
+    return "n/a" if v is None else f"{v:,.1f} ms"
+
+
+def _pct(v: float | None) -> str:
+    return "n/a" if v is None else f"{100 * v:,.0f} %"
+
+
+def describe(f: Features) -> str:
+    """The numbers a DBA checks first, in one line."""
+    parts = [
+        f"{_kb(f.avg_read_bytes)} average read",
+        f"{f.read_iops:,.0f} reads/s",
+        f"{_ms(f.avg_read_ms)} average read latency",
+        f"{f.write_iops:,.0f} writes/s",
+    ]
+    if f.prefetch_share is not None:
+        parts.append(f"{_pct(f.prefetch_share)} prefetch")
+    if f.read_miss_ratio is not None:
+        parts.append(f"{_pct(f.read_miss_ratio)} read-miss")
+    if f.heat_ratio is not None:
+        parts.append(f"heat {f.heat:,.1f} I/O per GB-hour ({f.heat_ratio:,.2f}x the database average)")
+    return ", ".join(parts)
+
+
+def describe_partition(f: Features) -> str:
+    """A partition's own numbers: engines give no file-level I/O per partition, only proxies."""
+    parts = [f"{f.io_rate:,.1f} {f.heat_basis} per second"]
+    if f.singleton_share is not None:
+        parts.append(f"{_pct(f.singleton_share)} of accesses are singleton lookups")
+    if f.read_miss_ratio is not None:
+        parts.append(f"{_pct(f.read_miss_ratio)} read-miss")
+    ratio = f" ({f.heat_ratio:,.2f}x the database average)" if f.heat_ratio is not None else ""
+    parts.append(f"heat {f.heat:,.1f} per GB-hour{ratio}")
+    return ", ".join(parts)
+
+
+def classify(info: ObjectInfo, f: Features, policy: Policy) -> Verdict:
+    rules = policy.classification
+    allowed = tuple(policy.allowed_tiers(info.kind, info.engine, database=info.database, name=info.name))
+    fastest, slowest = allowed[0], allowed[-1]
+    middle = allowed[1] if len(allowed) > 2 else slowest
+    not_fastest = tuple(t for t in allowed if t != fastest) or allowed
+    flash = policy.tier(fastest)
+    numbers = describe(f)
+
+    def verdict(profile: str, rule: str, tiers: tuple[str, ...], preferred: str, *why: str) -> Verdict:
+        return Verdict(profile, rule, tiers, preferred if preferred in tiers else tiers[0], (*why, numbers))
+
+    is_tempdb = info.kind == "tempdb" or (info.engine == "sqlserver" and info.database.lower() == "tempdb")
+    if info.kind == "log_file" and not is_tempdb:
+        heavy = f.write_iops >= rules.log_flash_min_write_iops
+        slow = f.avg_write_ms is not None and f.avg_write_ms >= rules.log_flash_min_write_ms
+        if heavy and slow:
+            return verdict(
+                "log_write",
+                "TW201",
+                allowed,
+                fastest,
+                f"TW201 log with sustained {f.write_iops:,.0f} writes/s at {_ms(f.avg_write_ms)}: "
+                f"array cache is not absorbing it, flash is justified",
+            )
+        return verdict(
+            "log_write",
+            "TW202",
+            not_fastest,
+            middle,
+            f"TW202 transaction log: sequential writes that array cache absorbs "
+            f"({_ms(f.avg_write_ms)} per write); flash only above "
+            f"{rules.log_flash_min_write_iops:,.0f} writes/s and {rules.log_flash_min_write_ms} ms",
+        )
+    if is_tempdb:
+        rate = f.read_iops + f.write_iops
+        worst = max(f.avg_read_ms or 0.0, f.avg_write_ms or 0.0)
+        if rate >= rules.tempdb_flash_min_iops and worst >= rules.tempdb_flash_min_latency_ms:
+            return verdict(
+                "tempdb",
+                "TW301",
+                allowed,
+                fastest,
+                f"TW301 tempdb under load: {rate:,.0f} I/O per second at up to {worst:,.1f} ms",
+            )
+        return verdict(
+            "tempdb",
+            "TW302",
+            not_fastest,
+            middle,
+            f"TW302 tempdb: no evidence for flash ({rate:,.0f} I/O per second, worst "
+            f"{worst:,.1f} ms; needs {rules.tempdb_flash_min_iops:,.0f}/s and "
+            f"{rules.tempdb_flash_min_latency_ms} ms)",
+        )
+    total_iops = f.read_iops + f.write_iops
+    cold_ratio = f.heat_ratio is not None and f.heat_ratio <= rules.cold_max_heat_ratio
+    if total_iops <= rules.cold_max_iops or cold_ratio:
+        why = (
+            f"{total_iops:,.1f} I/O per second"
+            if total_iops <= rules.cold_max_iops
+            else f"heat {f.heat_ratio:,.2f}x the database average"
+        )
+        return verdict(
+            "cold", "TW401", (slowest,), slowest, f"TW401 cold: {why}; the cheapest tier serves it"
+        )
+    write_share = f.write_iops / total_iops if total_iops else 0.0
+    if write_share >= rules.write_heavy_min_write_share:
+        return verdict(
+            "write_heavy",
+            "TW501",
+            not_fastest,
+            middle,
+            f"TW501 write-heavy: {_pct(write_share)} of I/O are writes; flash would gain no read "
+            f"latency and spend its endurance (RAID write penalty on every write)",
+        )
+    sequential_size = f.avg_read_bytes is not None and f.avg_read_bytes >= rules.sequential_min_read_bytes
+    sequential_prefetch = (
+        f.prefetch_share is not None and f.prefetch_share >= rules.sequential_min_prefetch_share
+    )
+    if sequential_size or sequential_prefetch:
+        why = (
+            f"{_kb(f.avg_read_bytes)} average read"
+            if sequential_size
+            else f"{_pct(f.prefetch_share)} of physical reads are prefetch"
+        )
+        return verdict(
+            "sequential_read",
+            "TW601",
+            not_fastest,
+            middle,
+            f"TW601 sequential reads ({why}): disks stream scans well; flash adds little",
+        )
+    random = f.avg_read_bytes is not None and f.avg_read_bytes <= rules.random_max_read_bytes
+    profile = "random_read" if (f.read_pct or 0) >= rules.random_read_min_read_pct else "random_mixed"
+    if not random:
+        return verdict(
+            "random_mixed",
+            "TW702",
+            not_fastest,
+            middle,
+            f"TW702 mixed I/O sizes ({_kb(f.avg_read_bytes)} average read): "
+            f"part scan, part seek; not a clear flash case",
+        )
+    if f.read_iops < rules.flash_min_read_iops:
+        return verdict(
+            profile,
+            "TW703",
+            not_fastest,
+            middle,
+            f"TW703 random but only {f.read_iops:,.0f} reads/s (flash from "
+            f"{rules.flash_min_read_iops:,.0f}/s)",
+        )
+    if f.read_miss_ratio is not None and f.read_miss_ratio < rules.flash_min_read_miss_ratio:
+        return verdict(
+            profile,
+            "TW704",
+            not_fastest,
+            middle,
+            f"TW704 the buffer pool already serves {_pct(1 - f.read_miss_ratio)} of reads; "
+            f"flash would speed up few of them",
+        )
+    gain = None if f.avg_read_ms is None else f.avg_read_ms - flash.read_latency_ms
+    if gain is not None and gain < rules.min_benefit_ms:
+        cached = ""
+        if f.est_cache_hit_share is not None and f.est_cache_hit_share > 0.5:
+            cached = f"; about {_pct(f.est_cache_hit_share)} of reads look like array-cache hits"
+        return verdict(
+            profile,
+            "TW705",
+            not_fastest,
+            middle,
+            f"TW705 would gain {gain:,.1f} ms per read on {fastest}, below the "
+            f"{rules.min_benefit_ms} ms minimum benefit{cached}",
+        )
+    return verdict(
+        profile,
+        "TW701",
+        allowed,
+        fastest,
+        f"TW701 small random reads that miss cache at a high rate: flash candidate "
+        f"(would gain about {_ms(gain)} per read)",
+    )

@@ -1,0 +1,278 @@
+"""Per-object features over a window: rates, sizes, latency, read mix, heat, read-miss, randomness.
+
+Inputs are summed interval deltas (plain numbers); every figure that cannot be known from what the
+engine exposes stays None rather than being guessed (domain.md §2 "Cannot be known from DMVs").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+
+GB = 1024**3
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectInfo:
+    key: str
+    engine: str
+    server: str
+    database: str
+    kind: str
+    name: str
+    size_bytes: int | None = None
+    current_tier: str | None = None
+    physical_name: str | None = None
+    logical_name: str | None = None
+    file_id: int | None = None
+    filegroup: str | None = None
+    storage_group: str | None = None
+    tablespace: str | None = None
+    table_name: str | None = None
+    partition_number: int | None = None
+    partition_scheme: str | None = None
+    partition_function: str | None = None
+    range_low: str | None = None
+    range_high: str | None = None
+    files: tuple[str, ...] = ()  # keys of member files for a filegroup / tempdb
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Summed deltas over `seconds` of covered time."""
+
+    seconds: float
+    counters: Mapping[str, int | None]
+    extra: Mapping[str, int] = field(default_factory=dict)
+
+    def __add__(self, other: Usage) -> Usage:
+        counters: dict[str, int | None] = {}
+        for k in set(self.counters) | set(other.counters):
+            a, b = self.counters.get(k), other.counters.get(k)
+            counters[k] = None if a is None and b is None else (a or 0) + (b or 0)
+        extra = dict(self.extra)
+        for k, v in other.extra.items():
+            extra[k] = extra.get(k, 0) + v
+        return Usage(max(self.seconds, other.seconds), counters, extra)
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectWindow:
+    info: ObjectInfo
+    total: Usage
+    by_hour: Sequence[tuple[datetime, Usage]] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Features:
+    read_iops: float
+    write_iops: float
+    read_mb_s: float
+    write_mb_s: float
+    avg_read_bytes: float | None
+    avg_write_bytes: float | None
+    avg_read_ms: float | None
+    avg_write_ms: float | None
+    read_pct: float | None  # share of requests that are reads, 0-100
+    heat: float  # I/O requests per GB per hour
+    heat_ratio: float | None  # heat relative to the database's average (Veritas IOTEMP "Average")
+    heat_basis: str  # "file I/O" or the proxy used for partitions
+    io_rate: float  # requests per second on heat_basis (file I/O, or the partition's proxy)
+    read_miss_ratio: float | None
+    read_miss_basis: str | None
+    prefetch_share: float | None  # DB2: share of physical reads done by prefetchers
+    singleton_share: float | None  # SQL Server partitions: lookups / (lookups + range scans)
+    est_cache_hit_share: float | None  # from latency vs the tier's service time
+    trend_pct_per_day: float | None
+    by_hour_of_day: tuple[float, ...]  # I/O per second by UTC hour of day (24 values; empty if unknown)
+    hours: float
+
+
+def _n(v: int | None) -> int:
+    return v or 0
+
+
+def _sum(extra: Mapping[str, int], names: Sequence[str]) -> int:
+    return sum(extra.get(n, 0) for n in names)
+
+
+DB2_P_READS = (
+    "pool_data_p_reads",
+    "pool_index_p_reads",
+    "pool_xda_p_reads",
+    "pool_col_p_reads",
+    "pool_temp_data_p_reads",
+    "pool_temp_index_p_reads",
+)
+DB2_L_READS = (
+    "pool_data_l_reads",
+    "pool_index_l_reads",
+    "pool_xda_l_reads",
+    "pool_col_l_reads",
+    "pool_temp_data_l_reads",
+    "pool_temp_index_l_reads",
+)
+DB2_ASYNC_READS = (
+    "pool_async_data_reads",
+    "pool_async_index_reads",
+    "pool_async_xda_reads",
+    "pool_async_col_reads",
+)
+
+
+def io_requests(info: ObjectInfo, usage: Usage) -> tuple[float, str]:
+    """Physical I/O requests in the usage, or the best proxy the engine gives for a partition."""
+    c, x = usage.counters, usage.extra
+    if c.get("reads") is not None or c.get("writes") is not None:
+        return float(_n(c.get("reads")) + _n(c.get("writes"))), "file I/O"
+    if "page_io_latch_wait_count" in x:
+        return float(x["page_io_latch_wait_count"]), "page I/O latch waits (physical-read proxy)"
+    if "object_data_p_reads" in x:
+        return float(x["object_data_p_reads"]), "object physical reads"
+    return 0.0, "no I/O counters"
+
+
+def heat_of(info: ObjectInfo, usage: Usage) -> float:
+    """I/O per GB per hour (a zero-size object is treated as 1 MB so heat stays finite)."""
+    requests, _ = io_requests(info, usage)
+    gb = max((info.size_bytes or 0) / GB, 1 / 1024)
+    hours = usage.seconds / 3600 if usage.seconds else 0
+    return requests / gb / hours if hours else 0.0
+
+
+def database_heat(windows: Sequence[ObjectWindow]) -> dict[tuple[str, str], float]:
+    """Average heat per (server, database) over objects with file-level counters, weighted by size."""
+    io: dict[tuple[str, str], float] = {}
+    gb: dict[tuple[str, str], float] = {}
+    hours: dict[tuple[str, str], float] = {}
+    for w in windows:
+        if w.info.kind == "partition":
+            continue  # their I/O is already in their files / table spaces
+        k = (w.info.server, w.info.database)
+        req, basis = io_requests(w.info, w.total)
+        if basis != "file I/O":
+            continue
+        io[k] = io.get(k, 0.0) + req
+        gb[k] = gb.get(k, 0.0) + max((w.info.size_bytes or 0) / GB, 1 / 1024)
+        hours[k] = max(hours.get(k, 0.0), w.total.seconds / 3600)
+    return {k: io[k] / gb[k] / hours[k] for k in io if gb[k] and hours[k]}
+
+
+def _read_miss(info: ObjectInfo, x: Mapping[str, int]) -> tuple[float | None, str | None]:
+    if info.engine == "db2" and "pool_data_l_reads" in x:
+        logical = _sum(x, DB2_L_READS)
+        if logical <= 0:
+            return None, None
+        sync = max(_sum(x, DB2_P_READS) - _sum(x, DB2_ASYNC_READS), 0)
+        return min(
+            sync / logical, 1.0
+        ), "buffer pool: synchronous physical / logical reads (prefetch not a miss)"
+    if "object_data_l_reads" in x and x["object_data_l_reads"] > 0:
+        return min(
+            x.get("object_data_p_reads", 0) / x["object_data_l_reads"], 1.0
+        ), "table: physical / logical reads"
+    if "page_io_latch_wait_count" in x:
+        accesses = x.get("singleton_lookup_count", 0) + x.get("range_scan_count", 0)
+        if accesses > 0:
+            return min(
+                x["page_io_latch_wait_count"] / accesses, 1.0
+            ), "page I/O latch waits per access (proxy)"
+    return None, None
+
+
+def _trend(by_hour: Sequence[tuple[datetime, Usage]], info: ObjectInfo) -> float | None:
+    """Least-squares slope of daily I/O, as % of the mean per day (None with under 2 days)."""
+    days: dict[datetime, float] = {}
+    for t, u in by_hour:
+        d = t.replace(hour=0, minute=0, second=0, microsecond=0)
+        days[d] = days.get(d, 0.0) + io_requests(info, u)[0]
+    if len(days) < 2:
+        return None
+    xs = [(d - min(days)).total_seconds() / 86400 for d in sorted(days)]
+    ys = [days[d] for d in sorted(days)]
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    den = sum((x - mx) ** 2 for x in xs)
+    if den == 0 or my == 0:
+        return None
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / den
+    return 100 * slope / my
+
+
+def _by_hour_of_day(by_hour: Sequence[tuple[datetime, Usage]], info: ObjectInfo) -> tuple[float, ...]:
+    if not by_hour:
+        return ()
+    req = [0.0] * 24
+    secs = [0.0] * 24
+    for t, u in by_hour:
+        req[t.hour] += io_requests(info, u)[0]
+        secs[t.hour] += u.seconds
+    return tuple(r / s if s else 0.0 for r, s in zip(req, secs, strict=True))
+
+
+def est_cache_hit_share(
+    avg_read_ms: float | None, tier_read_ms: float | None, hit_ms: float = 0.2
+) -> float | None:
+    """Share of reads that must have been array-cache hits for the average to be this low.
+
+    avg = h * hit_ms + (1 - h) * service  =>  h = (service - avg) / (service - hit_ms).
+    """
+    if avg_read_ms is None or tier_read_ms is None or tier_read_ms <= hit_ms:
+        return None
+    return min(max((tier_read_ms - avg_read_ms) / (tier_read_ms - hit_ms), 0.0), 1.0)
+
+
+def compute_features(
+    window: ObjectWindow, *, db_heat: float | None, tier_read_ms: float | None = None
+) -> Features:
+    info, u = window.info, window.total
+    c, x = u.counters, u.extra
+    secs = u.seconds or 1.0
+    reads, writes = _n(c.get("reads")), _n(c.get("writes"))
+    br, bw = c.get("bytes_read"), c.get("bytes_written")
+    rt, wt = c.get("read_time_ms"), c.get("write_time_ms")
+    avg_read_ms = rt / reads if rt is not None and reads else None
+    heat = heat_of(info, u)
+    miss, miss_basis = _read_miss(info, x)
+    p_reads = _sum(x, DB2_P_READS)
+    prefetch = _sum(x, DB2_ASYNC_READS) / p_reads if info.engine == "db2" and p_reads > 0 else None
+    lookups, scans = x.get("singleton_lookup_count"), x.get("range_scan_count")
+    singleton = (
+        lookups / (lookups + scans) if lookups is not None and scans is not None and lookups + scans else None
+    )
+    return Features(
+        read_iops=reads / secs,
+        write_iops=writes / secs,
+        read_mb_s=_n(br) / 2**20 / secs,
+        write_mb_s=_n(bw) / 2**20 / secs,
+        avg_read_bytes=br / reads if br is not None and reads else None,
+        avg_write_bytes=bw / writes if bw is not None and writes else None,
+        avg_read_ms=avg_read_ms,
+        avg_write_ms=wt / writes if wt is not None and writes else None,
+        read_pct=100 * reads / (reads + writes) if reads + writes else None,
+        heat=heat,
+        heat_ratio=heat / db_heat if db_heat else None,
+        heat_basis=io_requests(info, u)[1],
+        io_rate=io_requests(info, u)[0] / secs,
+        read_miss_ratio=miss,
+        read_miss_basis=miss_basis,
+        prefetch_share=prefetch,
+        singleton_share=singleton,
+        est_cache_hit_share=est_cache_hit_share(avg_read_ms, tier_read_ms) if miss is None else None,
+        trend_pct_per_day=_trend(window.by_hour, info),
+        by_hour_of_day=_by_hour_of_day(window.by_hour, info),
+        hours=u.seconds / 3600,
+    )
+
+
+def combine(windows: Sequence[ObjectWindow], info: ObjectInfo) -> ObjectWindow:
+    """One window for a group of objects that move together (a filegroup's files, tempdb's files)."""
+    total = windows[0].total
+    for w in windows[1:]:
+        total = total + w.total
+    hours: dict[datetime, Usage] = {}
+    for w in windows:
+        for t, usage in w.by_hour:
+            hours[t] = hours[t] + usage if t in hours else usage
+    size = sum(w.info.size_bytes or 0 for w in windows)
+    return ObjectWindow(replace(info, size_bytes=size), total, tuple(sorted(hours.items())))

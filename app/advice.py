@@ -1,0 +1,205 @@
+"""Feeding the advisors: snapshots (from import files) -> per-object windows -> advice JSON."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from advisors.advise import Advice, AdviceReport
+from advisors.deltas import CounterPoint, interval_between
+from advisors.features import ObjectInfo, ObjectWindow, Usage
+from connectors.records import CORE_COUNTERS, ObjectRef, Snapshot
+from policies.model import Policy
+
+INFO_FIELDS = (
+    "physical_name",
+    "logical_name",
+    "file_id",
+    "filegroup",
+    "storage_group",
+    "tablespace",
+    "table_name",
+    "partition_number",
+    "partition_scheme",
+    "partition_function",
+    "range_low",
+    "range_high",
+)
+
+
+class AdviceInputError(Exception):
+    pass
+
+
+def object_info(ref: ObjectRef, policy: Policy) -> ObjectInfo:
+    tier = policy.tier_of_location(
+        engine=str(ref.engine), physical_name=ref.physical_name, storage_group=ref.storage_group
+    )
+    return ObjectInfo(
+        key=ref.key,
+        engine=str(ref.engine),
+        server=ref.server,
+        database=ref.database,
+        kind=str(ref.kind),
+        name=ref.name,
+        size_bytes=ref.size_bytes,
+        current_tier=tier,
+        **{f: getattr(ref, f) for f in INFO_FIELDS},
+    )
+
+
+def _hour(t: datetime) -> datetime:
+    return t.replace(minute=0, second=0, microsecond=0)
+
+
+def _add(a: dict[str, int | None], b: dict[str, int | None]) -> None:
+    for k, v in b.items():
+        if v is None:
+            a.setdefault(k, None)
+        else:
+            a[k] = (a.get(k) or 0) + v
+
+
+def windows_from_snapshots(snapshots: Iterable[Snapshot], policy: Policy) -> list[ObjectWindow]:
+    """Interval deltas per object, summed over everything given and per hour (by interval end)."""
+    series: dict[tuple[str, str], list[tuple[Snapshot, int]]] = defaultdict(list)
+    snaps = sorted(snapshots, key=lambda s: s.sample_time)
+    for snap in snaps:
+        for i, sample in enumerate(snap.samples):
+            series[(snap.server, sample.ref.key)].append((snap, i))
+    windows: list[ObjectWindow] = []
+    for (_server, key), points in series.items():
+        prev: CounterPoint | None = None
+        counters: dict[str, int | None] = {}
+        extra: dict[str, int] = {}
+        hours: dict[datetime, tuple[float, dict[str, int | None], dict[str, int]]] = {}
+        seconds = 0.0
+        ref = points[-1][0].samples[points[-1][1]].ref
+        for snap, i in points:
+            s = snap.samples[i]
+            cur = CounterPoint(
+                snap.sample_time,
+                snap.instance_start,
+                {c: s.counters.get(c) for c in CORE_COUNTERS},
+                dict(s.extra),
+            )
+            judged = interval_between(prev, cur)
+            if judged.interval is not None:
+                iv = judged.interval
+                seconds += iv.seconds
+                _add(counters, iv.counters)
+                for k, v in iv.extra.items():
+                    extra[k] = extra.get(k, 0) + v
+                h = _hour(iv.end)
+                hs, hc, hx = hours.get(h, (0.0, {}, {}))
+                _add(hc, iv.counters)
+                for k, v in iv.extra.items():
+                    hx[k] = hx.get(k, 0) + v
+                hours[h] = (hs + iv.seconds, hc, hx)
+            if judged.outcome.value != "duplicate":
+                prev = cur
+        if seconds <= 0:
+            raise AdviceInputError(
+                f"{ref.server}/{key}: needs at least two samples of one series (same instance start) to measure I/O"
+            )
+        windows.append(
+            ObjectWindow(
+                info=object_info(ref, policy),
+                total=Usage(seconds, counters, extra),
+                by_hour=tuple((h, Usage(v[0], v[1], v[2])) for h, v in sorted(hours.items())),
+            )
+        )
+    return windows
+
+
+def _round(v: float | None, digits: int = 3) -> float | None:
+    return None if v is None else round(v, digits)
+
+
+def advice_json(a: Advice) -> dict[str, Any]:
+    i, f = a.info, a.features
+    location = {k: getattr(i, k) for k in INFO_FIELDS if getattr(i, k) is not None}
+    if i.files:
+        location["files"] = list(i.files)
+    return {
+        "engine": i.engine,
+        "server": i.server,
+        "database": i.database,
+        "kind": i.kind,
+        "name": i.name,
+        "key": i.key,
+        "size_bytes": i.size_bytes,
+        "profile": a.verdict.profile,
+        "rule": a.verdict.rule,
+        "current_tier": i.current_tier,
+        "recommended_tier": a.recommended_tier,
+        "placement_unit": a.placement_unit,
+        "metrics": {
+            "read_iops": _round(f.read_iops),
+            "write_iops": _round(f.write_iops),
+            "avg_read_bytes": _round(f.avg_read_bytes, 1),
+            "avg_write_bytes": _round(f.avg_write_bytes, 1),
+            "avg_read_ms": _round(f.avg_read_ms),
+            "avg_write_ms": _round(f.avg_write_ms),
+            "read_pct": _round(f.read_pct, 1),
+            "read_miss_ratio": _round(f.read_miss_ratio, 4),
+            "heat": _round(f.heat),
+            "heat_ratio": _round(f.heat_ratio),
+            "prefetch_share": _round(f.prefetch_share, 4),
+            "singleton_share": _round(f.singleton_share, 4),
+            "est_cache_hit_share": _round(f.est_cache_hit_share, 4),
+            "trend_pct_per_day": _round(f.trend_pct_per_day, 2),
+            "read_mb_s": _round(f.read_mb_s),
+            "write_mb_s": _round(f.write_mb_s),
+            "hours": _round(f.hours, 2),
+        },
+        "predicted": {
+            "io_ms_per_s_now": _round(a.io_ms_per_s_now),
+            "io_ms_per_s_after": _round(a.io_ms_per_s_after),
+        },
+        "reasons": list(a.reasons),
+        **location,
+    }
+
+
+def report_json(report: AdviceReport, policy: Policy) -> dict[str, Any]:
+    units = [a for a in report.objects if a.placement_unit == a.info.key]
+    moves = [
+        a for a in units if a.info.current_tier is not None and a.recommended_tier != a.info.current_tier
+    ]
+    by_tier: dict[str, float] = defaultdict(float)
+    for a in units:
+        by_tier[a.recommended_tier] += (a.info.size_bytes or 0) / 1024**3
+    now_ms = sum(a.io_ms_per_s_now or 0.0 for a in units)
+    after_ms = sum(a.io_ms_per_s_after for a in units)
+    profiles: dict[str, int] = defaultdict(int)
+    for a in units:
+        profiles[a.verdict.profile] += 1
+    p = report.placement
+    return {
+        "objects": [advice_json(a) for a in report.objects],
+        "summary": {
+            "policy": policy.name,
+            "objects": len(report.objects),
+            "placement_units": len(units),
+            "moves": len(moves),
+            "profiles": dict(sorted(profiles.items())),
+            "gb_by_recommended_tier": {t: round(v, 2) for t, v in sorted(by_tier.items())},
+            "flash_gb_needed": round(by_tier.get(report.flash_tier, 0.0), 2),
+            "io_ms_per_s_now": round(now_ms, 1),
+            "io_ms_per_s_after": round(after_ms, 1),
+            "placement": {
+                "status": p.status,
+                "objective": round(p.objective, 3),
+                "lower_bound": round(p.lower_bound, 3),
+                "gap": round(p.gap, 6),
+                "method": p.method,
+            },
+            "flash_curve": [
+                {"flash_gb": round(g, 2), "io_time_saved_share": round(s, 4)} for g, s in report.flash_curve
+            ],
+            "notes": list(report.notes),
+        },
+    }

@@ -1,0 +1,109 @@
+"""`tierwise advise`: the JSON contract on import files, the table, and bad input."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from app.cli import app
+from tests.conftest import FIXTURES
+
+runner = CliRunner()
+IMPORT = FIXTURES / "import"
+OBJECT_KEYS = {
+    "engine", "server", "database", "kind", "name", "size_bytes", "profile", "current_tier",
+    "recommended_tier", "metrics", "reasons",
+}  # fmt: skip
+METRIC_KEYS = {
+    "read_iops", "write_iops", "avg_read_bytes", "avg_write_bytes", "avg_read_ms", "avg_write_ms", "read_pct",
+    "read_miss_ratio", "heat",
+}  # fmt: skip
+
+
+def _advise(*args: str) -> dict:  # type: ignore[type-arg]
+    r = runner.invoke(app, ["advise", *args])
+    assert r.exit_code == 0, r.output
+    return json.loads(r.stdout)
+
+
+def test_json_contract_for_sqlserver_files() -> None:
+    doc = _advise("--input", str(IMPORT / "sqlserver_file_stats.csv"))
+    assert set(doc) == {"objects", "summary"}
+    objs = doc["objects"]
+    assert objs
+    for o in objs:
+        assert set(o) >= OBJECT_KEYS, o
+        assert set(o["metrics"]) >= METRIC_KEYS
+        assert o["engine"] == "sqlserver"
+        assert o["kind"] in ("data_file", "log_file", "filegroup", "partition", "tablespace", "tempdb")
+        assert o["recommended_tier"] in ("flash", "fc", "sata")
+        assert o["reasons"] and all(isinstance(r, str) for r in o["reasons"])
+    sales = next(o for o in objs if o["database"] == "Sales" and o["name"] == "PRIMARY")
+    assert sales["kind"] == "filegroup" and sales["filegroup"] == "PRIMARY"
+    assert sales["files"] and all(f.startswith("Sales/file/") for f in sales["files"])
+    # the numbers equal the file's own deltas: 10:00 -> 10:05 (the 10:10 sample follows a restart)
+    rows = [
+        r
+        for r in csv.DictReader((IMPORT / "sqlserver_file_stats.csv").open())
+        if r["server_name"] == "SQLPROD01"
+        and r["database_name"] == "Sales"
+        and r["filegroup_name"] == "PRIMARY"
+    ]
+    first = [r for r in rows if r["sample_time"].startswith("2024-05-01T10:00")]
+    second = [r for r in rows if r["sample_time"].startswith("2024-05-01T10:05")]
+
+    def total(rs: list[dict[str, str]], col: str) -> int:
+        return sum(int(r[col]) for r in rs)
+
+    reads = total(second, "num_of_reads") - total(first, "num_of_reads")
+    m = sales["metrics"]
+    assert m["avg_read_bytes"] == round(
+        (total(second, "num_of_bytes_read") - total(first, "num_of_bytes_read")) / reads, 1
+    )
+    assert m["avg_read_ms"] == round(
+        (total(second, "io_stall_read_ms") - total(first, "io_stall_read_ms")) / reads, 3
+    )
+    assert m["read_pct"] is not None and 0 < m["read_pct"] <= 100
+    log = next(o for o in objs if o["name"] == "Sales_log")
+    assert (log["kind"], log["profile"]) == ("log_file", "log_write") and log["recommended_tier"] != "sata"
+    system = next(o for o in objs if o["database"] == "master")
+    assert system["recommended_tier"] == "fc"  # pinned by the default policy
+    s = doc["summary"]
+    assert s["placement"]["status"] in ("optimal", "feasible")
+    assert s["placement"]["objective"] >= s["placement"]["lower_bound"] - 1e-6
+
+
+def test_several_files_after_one_input_and_the_table() -> None:
+    files = [
+        str(IMPORT / f)
+        for f in ("db2_tablespaces.csv", "db2_transaction_log.csv", "db2_table_partitions.csv")
+    ]
+    doc = _advise("--input", *files)
+    kinds = {o["kind"] for o in doc["objects"]}
+    assert {"tablespace", "log_file", "partition"} <= kinds
+    part = next(o for o in doc["objects"] if o["kind"] == "partition")
+    assert part["placement_unit"].startswith("SALESDB/tablespace/")
+    r = runner.invoke(app, ["advise", "--input", *files, "--format", "table"])
+    assert r.exit_code == 0
+    assert "TS_ORDERS_2024" in r.stdout and "placement optimal" in r.stdout
+
+
+def test_bad_inputs_are_clear_errors(tmp_path: Path) -> None:
+    one_sample = tmp_path / "one.csv"
+    lines = (IMPORT / "sqlserver_file_stats.csv").read_text().splitlines()
+    one_sample.write_text("\n".join(lines[:2]) + "\n")
+    r = runner.invoke(app, ["advise", "--input", str(one_sample)])
+    assert r.exit_code == 2 and "needs at least two samples" in r.output
+    bad_policy = tmp_path / "p.yaml"
+    bad_policy.write_text("tiers: []\n")
+    r = runner.invoke(
+        app, ["advise", "--input", str(IMPORT / "sqlserver_file_stats.csv"), "--policy", str(bad_policy)]
+    )
+    assert r.exit_code == 2 and "p.yaml: tiers" in r.output
+    r = runner.invoke(app, ["advise", "--input", str(tmp_path / "none.csv")])
+    assert r.exit_code == 2 and "none.csv" in r.output
+    r = runner.invoke(app, ["advise", "--input", str(IMPORT / "sqlserver_file_stats.csv"), "--format", "xml"])
+    assert r.exit_code == 2 and "--format" in r.output
