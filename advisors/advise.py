@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime
 
 from advisors.classify import Verdict, classify, describe_partition
 from advisors.features import (
@@ -22,6 +23,7 @@ from advisors.features import (
     compute_features,
     database_heat,
 )
+from advisors.hysteresis import holds
 from advisors.placement import PlacementObject, PlacementResult, PlacementTier, flash_curve, place
 from policies.model import Policy
 
@@ -45,6 +47,7 @@ class AdviceReport:
     flash_curve: tuple[tuple[float, float], ...]
     flash_tier: str
     notes: tuple[str, ...]
+    flash_curve_by_database: dict[tuple[str, str], tuple[tuple[float, float], ...]]
 
 
 def _unit_key(info: ObjectInfo) -> str | None:
@@ -180,9 +183,20 @@ def _place_within_limits(
     return replace(capacity_only, notes=(*capacity_only.notes, *notes)), notes
 
 
+def _server_key(placement_id: str) -> tuple[str, str]:
+    server, _, key = placement_id.partition("|")
+    return server, key
+
+
 def advise(
-    windows: Sequence[ObjectWindow], policy: Policy, *, time_limit_s: float = 10.0, curve_points: int = 10
+    windows: Sequence[ObjectWindow],
+    policy: Policy,
+    *,
+    now: datetime | None = None,
+    time_limit_s: float = 10.0,
+    curve_points: int = 10,
 ) -> AdviceReport:
+    """`now` is the data's clock (e.g. the newest sample), used for minimum residency."""
     units, member_of = build_units(windows)
     heat = database_heat(units)
     tiers = {t.name: t for t in policy.tiers}
@@ -215,18 +229,52 @@ def advise(
     chosen = {
         uid(u.info): result.assignment.get(uid(u.info), verdicts[uid(u.info)].preferred_tier) for u in units
     }
-    flash = policy.tiers[0].name
-    curve = (
-        tuple(flash_curve(objects, ptiers, flash_tier=flash, points=curve_points))
-        if len(ptiers) > 1 and curve_points
-        else ()
+    held = holds(
+        units,
+        {(u.info.server, u.info.key): chosen[uid(u.info)] for u in units},
+        {(u.info.server, u.info.key): verdicts[uid(u.info)].allowed_tiers for u in units},
+        policy,
+        now=now,
     )
+    if held:
+        pinned = [
+            replace(o, allowed_tiers=frozenset({held[k].tier})) if (k := _server_key(o.id)) in held else o
+            for o in objects
+        ]
+        again, again_notes = _place_within_limits(pinned, ptiers, time_limit_s)
+        if again.status != "infeasible":
+            result, notes, objects = again, again_notes, pinned
+            chosen = {uid(u.info): again.assignment[uid(u.info)] for u in units}
+        else:
+            notes.append(
+                "hysteresis holds could not all be kept within the tier limits: moves shown without them"
+            )
+            held = {}
+    flash = policy.tiers[0].name
+    curve: tuple[tuple[float, float], ...] = ()
+    by_db: dict[tuple[str, str], tuple[tuple[float, float], ...]] = {}
+    if len(ptiers) > 1 and curve_points:
+        curve = tuple(flash_curve(objects, ptiers, flash_tier=flash, points=curve_points))
+        databases = {(u.info.server, u.info.database) for u in units}
+        if len(databases) > 1:
+            for server, database in sorted(databases):
+                subset = [
+                    o
+                    for o, u in zip(objects, units, strict=True)
+                    if (u.info.server, u.info.database) == (server, database)
+                ]
+                by_db[(server, database)] = tuple(
+                    flash_curve(subset, ptiers, flash_tier=flash, points=curve_points)
+                )
     out: list[Advice] = []
     unit_by_uid = {uid(u.info): u for u in units}
     for u in units:
         f, v, target = feats[uid(u.info)], verdicts[uid(u.info)], chosen[uid(u.info)]
         reasons = list(v.reasons)
-        if target != v.preferred_tier:
+        hold = held.get((u.info.server, u.info.key))
+        if hold is not None:
+            reasons.append(hold.reason)
+        elif target != v.preferred_tier:
             reasons.append(
                 f"placed on {target} rather than {v.preferred_tier}: tier capacity or IOPS limits "
                 f"leave more I/O time saved elsewhere"
@@ -244,4 +292,4 @@ def advise(
                     w, unit_by_uid.get(member_of.get(uid(w.info), "")), verdicts, chosen, heat, policy
                 )
             )
-    return AdviceReport(tuple(out), result, curve, flash, tuple(notes))
+    return AdviceReport(tuple(out), result, curve, flash, tuple(notes), by_db)

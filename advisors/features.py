@@ -36,6 +36,7 @@ class ObjectInfo:
     range_low: str | None = None
     range_high: str | None = None
     files: tuple[str, ...] = ()  # keys of member files for a filegroup / tempdb
+    location_since: datetime | None = None  # when it was last seen to move (None: unknown)
 
 
 @dataclass(frozen=True, slots=True)

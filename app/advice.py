@@ -154,6 +154,7 @@ def advice_json(a: Advice) -> dict[str, Any]:
             "read_mb_s": _round(f.read_mb_s),
             "write_mb_s": _round(f.write_mb_s),
             "hours": _round(f.hours, 2),
+            "io_per_s_by_hour_of_day": [round(v, 3) for v in f.by_hour_of_day],
         },
         "predicted": {
             "io_ms_per_s_now": _round(a.io_ms_per_s_now),
@@ -162,6 +163,10 @@ def advice_json(a: Advice) -> dict[str, Any]:
         "reasons": list(a.reasons),
         **location,
     }
+
+
+def _curve(points: tuple[tuple[float, float], ...]) -> list[dict[str, float]]:
+    return [{"flash_gb": round(g, 2), "io_time_saved_share": round(v, 4)} for g, v in points]
 
 
 def report_json(report: AdviceReport, policy: Policy) -> dict[str, Any]:
@@ -197,8 +202,10 @@ def report_json(report: AdviceReport, policy: Policy) -> dict[str, Any]:
                 "gap": round(p.gap, 6),
                 "method": p.method,
             },
-            "flash_curve": [
-                {"flash_gb": round(g, 2), "io_time_saved_share": round(s, 4)} for g, s in report.flash_curve
+            "flash_curve": _curve(report.flash_curve),
+            "flash_curve_by_database": [
+                {"server": server, "database": database, "curve": _curve(points)}
+                for (server, database), points in report.flash_curve_by_database.items()
             ],
             "notes": list(report.notes),
         },

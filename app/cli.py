@@ -270,7 +270,8 @@ def advise(
     except (PolicyError, ImportFileError, AdviceInputError, OSError) as exc:
         _fail(str(exc))
     with native_stdout_silenced():
-        report = run_advice(windows, policy, time_limit_s=time_limit)
+        newest = max((snap.sample_time for snap in snapshots), default=None)
+        report = run_advice(windows, policy, now=newest, time_limit_s=time_limit)
     doc = report_json(report, policy)
     if output_format == "json":
         typer.echo(json.dumps(doc, indent=2))

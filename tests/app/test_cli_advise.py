@@ -72,6 +72,12 @@ def test_json_contract_for_sqlserver_files() -> None:
     system = next(o for o in objs if o["database"] == "master")
     assert system["recommended_tier"] == "fc"  # pinned by the default policy
     s = doc["summary"]
+    dbs = {(c["server"], c["database"]) for c in s["flash_curve_by_database"]}
+    assert ("SQLPROD01", "Sales") in dbs and ("SQLPROD02\\OLTP", "OLTP") in dbs
+    for c in s["flash_curve_by_database"]:
+        shares = [p["io_time_saved_share"] for p in c["curve"]]
+        assert shares == sorted(shares)
+    assert len(sales["metrics"]["io_per_s_by_hour_of_day"]) == 24
     assert s["placement"]["status"] in ("optimal", "feasible")
     assert s["placement"]["objective"] >= s["placement"]["lower_bound"] - 1e-6
 
