@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from advisors.advise import Advice, AdviceReport
@@ -63,9 +63,15 @@ def _add(a: dict[str, int | None], b: dict[str, int | None]) -> None:
 
 
 def windows_from_snapshots(snapshots: Iterable[Snapshot], policy: Policy) -> list[ObjectWindow]:
-    """Interval deltas per object, summed over everything given and per hour (by interval end)."""
+    """Interval deltas per object over the policy's window (the last `window_days` of the input),
+    summed and per hour (by interval end)."""
     series: dict[tuple[str, str], list[tuple[Snapshot, int]]] = defaultdict(list)
     snaps = sorted(snapshots, key=lambda s: s.sample_time)
+    if snaps:
+        # the sample that opens the window's first interval is kept
+        since = snaps[-1].sample_time - timedelta(days=policy.window_days)
+        opening = max((s.sample_time for s in snaps if s.sample_time <= since), default=snaps[0].sample_time)
+        snaps = [s for s in snaps if s.sample_time >= opening]
     for snap in snaps:
         for i, sample in enumerate(snap.samples):
             series[(snap.server, sample.ref.key)].append((snap, i))

@@ -113,3 +113,18 @@ def test_bad_inputs_are_clear_errors(tmp_path: Path) -> None:
     assert r.exit_code == 2 and "none.csv" in r.output
     r = runner.invoke(app, ["advise", "--input", str(IMPORT / "sqlserver_file_stats.csv"), "--format", "xml"])
     assert r.exit_code == 2 and "--format" in r.output
+
+
+def test_window_days_limits_the_input() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from app.advice import windows_from_snapshots
+    from connectors.simulator import demo_fleet
+    from policies.loader import load_policy
+
+    origin = datetime(2026, 11, 1, tzinfo=UTC)
+    fleet = demo_fleet(origin)
+    snaps = [s for h in range(31, 31 + 10 * 24 + 1) for s in fleet.snapshots(origin + timedelta(hours=h))]
+    policy = load_policy()
+    windows = windows_from_snapshots(snaps, policy)
+    assert {round(w.total.seconds / 86400, 3) for w in windows} == {policy.window_days}
