@@ -104,7 +104,7 @@ def build_units(windows: Sequence[ObjectWindow]) -> tuple[list[ObjectWindow], di
             current_tier=_group_tier(members),
             filegroup=first.filegroup,
             physical_name=first.physical_name,
-            files=tuple(m.info.key for m in members),
+            files=tuple(m.info for m in members),
         )
         units[(server, uk)] = combine(members, info)
         for m in members:

@@ -35,7 +35,7 @@ class ObjectInfo:
     partition_function: str | None = None
     range_low: str | None = None
     range_high: str | None = None
-    files: tuple[str, ...] = ()  # keys of member files for a filegroup / tempdb
+    files: tuple[ObjectInfo, ...] = ()  # member files of a filegroup / tempdb (scripts move each)
     location_since: datetime | None = None  # when it was last seen to move (None: unknown)
 
 

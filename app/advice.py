@@ -128,7 +128,17 @@ def advice_json(a: Advice) -> dict[str, Any]:
     i, f = a.info, a.features
     location = {k: getattr(i, k) for k in INFO_FIELDS if getattr(i, k) is not None}
     if i.files:
-        location["files"] = list(i.files)
+        location["files"] = [
+            {
+                "key": f.key,
+                "file_id": f.file_id,
+                "logical_name": f.logical_name,
+                "physical_name": f.physical_name,
+                "size_bytes": f.size_bytes,
+                "current_tier": f.current_tier,
+            }
+            for f in i.files
+        ]
     return {
         "engine": i.engine,
         "server": i.server,

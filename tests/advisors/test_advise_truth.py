@@ -30,7 +30,7 @@ def _truth_of(a, truth):  # type: ignore[no-untyped-def]
     key = f"{a.info.server}|{a.info.key}"
     if key in truth:
         return truth[key]
-    return truth[f"{a.info.server}|{a.info.files[0]}"]  # a filegroup / tempdb: its files' truth
+    return truth[f"{a.info.server}|{a.info.files[0].key}"]  # a filegroup / tempdb: its files' truth
 
 
 def test_placement_is_feasible_and_bounded(week: tuple[AdviceReport, dict[str, ObjectTruth]]) -> None:

@@ -43,7 +43,8 @@ def test_json_contract_for_sqlserver_files() -> None:
         assert o["reasons"] and all(isinstance(r, str) for r in o["reasons"])
     sales = next(o for o in objs if o["database"] == "Sales" and o["name"] == "PRIMARY")
     assert sales["kind"] == "filegroup" and sales["filegroup"] == "PRIMARY"
-    assert sales["files"] and all(f.startswith("Sales/file/") for f in sales["files"])
+    assert sales["files"] and all(f["key"].startswith("Sales/file/") for f in sales["files"])
+    assert all(f["logical_name"] and f["physical_name"] and f["size_bytes"] for f in sales["files"])
     # the numbers equal the file's own deltas: 10:00 -> 10:05 (the 10:10 sample follows a restart)
     rows = [
         r
