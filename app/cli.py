@@ -20,6 +20,8 @@ app = typer.Typer(
 )
 targets_app = typer.Typer(help="Instances to poll.", no_args_is_help=True)
 app.add_typer(targets_app, name="targets")
+users_app = typer.Typer(help="Local accounts for the web UI and API.", no_args_is_help=True)
+app.add_typer(users_app, name="users")
 register_placement(app)
 
 
@@ -166,6 +168,48 @@ def targets_remove(name: str, yes: bool = typer.Option(False, "--yes", help="do 
     except TargetError as exc:
         _fail(str(exc))
     typer.echo(f"removed {name}")
+
+
+@users_app.command("add")
+def users_add(
+    username: str = typer.Argument(..., help="login name"),
+    role: str = typer.Option("viewer", help="viewer, approver or admin"),
+    admin: bool = typer.Option(False, "--admin", help="same as --role admin"),
+    password: str = typer.Option(
+        None, help="prompted (hidden, twice) when omitted; prefer the prompt over the shell history"
+    ),
+) -> None:
+    """Create an account. The first admin is created here; later ones too."""
+    from app.store.users import UserError, add_user
+
+    _, store, _ = _runtime()
+    if password is None:
+        password = typer.prompt("password", hide_input=True, confirmation_prompt=True)
+    try:
+        with store.session() as s:
+            add_user(
+                s,
+                username=username,
+                password=password,
+                role="admin" if admin else role,
+                now=datetime.now(UTC),
+            )
+    except UserError as exc:
+        _fail(str(exc))
+    typer.echo(f"added user {username} ({'admin' if admin else role})")
+
+
+@users_app.command("list")
+def users_list() -> None:
+    """Accounts and their roles."""
+    from sqlalchemy import select
+
+    from app.store.models import User
+
+    _, store, _ = _runtime()
+    with store.session() as s:
+        for u in s.scalars(select(User).order_by(User.username)):
+            typer.echo(f"{u.username:<24} {u.role:<9} {'disabled' if u.disabled else ''}")
 
 
 @app.command()

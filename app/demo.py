@@ -14,6 +14,19 @@ from app.store.ingest import IngestResult, ingest_snapshots
 from app.store.models import DbObject, Sample, Target
 from app.store.targets import add_target
 
+DEMO_USER = "demo"
+DEMO_PASSWORD = "tierwise-demo"  # documented in README: the demo fleet is simulated, nothing to protect
+
+
+def ensure_demo_user(store: Store) -> None:
+    """The documented demo login (admin), created once."""
+    from app.store.models import User
+    from app.store.users import add_user
+
+    with store.session() as s:
+        if s.scalar(select(User.id).where(User.username == DEMO_USER)) is None:
+            add_user(s, username=DEMO_USER, password=DEMO_PASSWORD, role="admin", now=datetime.now(UTC))
+
 
 def _origin(now: datetime, hours: int) -> datetime:
     return (now - timedelta(hours=hours)).replace(minute=0, second=0, microsecond=0)

@@ -76,6 +76,14 @@ def retention_job() -> None:
     log.info("retention removed %d samples, %d intervals, %d roll-ups", r.samples, r.intervals, r.rollups)
 
 
+def evaluate_job() -> None:
+    from app.evaluate import evaluate
+    from policies.loader import load_policy
+
+    rt = _rt()
+    evaluate(rt.store, load_policy(rt.settings.policy_file), now=datetime.now(UTC))
+
+
 class SchedulerLock:
     """Held for the scheduler's life; released when the process exits."""
 
@@ -144,6 +152,13 @@ class Scheduler:
             id="rollup",
             replace_existing=True,
             misfire_grace_time=600,
+        )
+        self.scheduler.add_job(
+            evaluate_job,
+            IntervalTrigger(minutes=s.evaluate_interval_minutes),
+            id="evaluate",
+            replace_existing=True,
+            misfire_grace_time=3600,
         )
         self.scheduler.add_job(
             retention_job,

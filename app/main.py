@@ -1,49 +1,51 @@
-"""FastAPI application factory: store, scheduler and (demo) fleet wired into one process."""
+"""FastAPI application factory: store, scheduler, (demo) fleet, JSON API and web pages in one process."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
+from fastapi.responses import RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
 from sqlalchemy import func, select
+from starlette.middleware.sessions import SessionMiddleware
 
-from app.demo import ensure_demo_fleet
+from app.api.routes import router as api_router
+from app.demo import DEMO_PASSWORD, DEMO_USER, ensure_demo_fleet, ensure_demo_user
+from app.evaluate import evaluate
 from app.jobs import Runtime, Scheduler
 from app.secrets import Vault, load_key
 from app.settings import Settings, get_settings
 from app.store.db import Store
 from app.store.models import DbObject, IoInterval, Sample, Target
+from app.web.auth import LoginRequired, session_secret
+from app.web.pages import router as pages_router
+from app.web.state import AppState
+from policies.loader import load_policy
 
 log = logging.getLogger("tierwise")
 
 
-@dataclass
-class AppState:
-    settings: Settings
-    store: Store
-    vault: Vault
-    scheduler: Scheduler | None = None
-    notes: list[str] = field(default_factory=list)
-
-
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
+    key = load_key(settings)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         store = Store(settings.database_url)
-        vault = Vault(load_key(settings))
-        state = AppState(settings=settings, store=store, vault=vault)
+        state = AppState(settings=settings, store=store, vault=Vault(key))
         if settings.demo:
-            result = ensure_demo_fleet(store, vault, settings)
-            log.info(
-                "demo fleet ready: %d samples, %d intervals backfilled", result.samples, result.intervals
-            )
+            result = ensure_demo_fleet(store, state.vault, settings)
+            ensure_demo_user(store)
+            log.info("demo fleet ready: %d samples backfilled; log in as %s / %s", result.samples, DEMO_USER,
+                     DEMO_PASSWORD)  # fmt: skip
+            evaluate(store, load_policy(settings.policy_file), now=datetime.now(UTC))
         if settings.scheduler_enabled:
-            scheduler = Scheduler(Runtime(store=store, vault=vault, settings=settings))
+            scheduler = Scheduler(Runtime(store=store, vault=state.vault, settings=settings))
             if scheduler.start():
                 state.scheduler = scheduler
         app.state.tierwise = state
@@ -55,10 +57,25 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             store.dispose()
 
     app = FastAPI(title="tierwise", version="0.1.0", lifespan=lifespan)
+    app.add_middleware(
+        SessionMiddleware,
+        secret_key=session_secret(key),
+        session_cookie="tierwise_session",
+        same_site="lax",
+        https_only=settings.secure_cookies,
+        max_age=settings.session_hours * 3600,
+    )
+    app.mount("/static", StaticFiles(directory=str(Path(__file__).parent / "web" / "static")), name="static")
+    app.include_router(api_router)
+    app.include_router(pages_router)
+
+    @app.exception_handler(LoginRequired)
+    def to_login(request: Request, exc: LoginRequired) -> Response:
+        return RedirectResponse("/login", status_code=303)
 
     @app.get("/api/health")
     def health() -> dict[str, object]:
-        """Liveness and a count of what the store holds (no auth: nothing sensitive)."""
+        """Liveness and a count of what the store holds (no login: nothing sensitive)."""
         state: AppState = app.state.tierwise
         with state.store.session() as s:
             counts = {

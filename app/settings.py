@@ -44,6 +44,10 @@ class Settings(BaseSettings):
     demo_step_s: int = 900
     demo_poll_interval_s: int = 60
     log_level: str = "INFO"
+    policy_file: Path | None = Field(default=None, description="policy YAML; the shipped default when unset")
+    evaluate_interval_minutes: int = Field(default=60, description="how often the service re-runs the advice")
+    secure_cookies: bool = Field(default=False, description="send the session cookie over HTTPS only")
+    session_hours: int = Field(default=12, description="how long a login lasts")
 
 
 @lru_cache(maxsize=1)

@@ -15,6 +15,11 @@ from sqlalchemy.orm import Session, sessionmaker
 ALEMBIC_DIR = Path(__file__).parent / "alembic"
 
 
+def include_object(obj: object, name: str | None, type_: str, reflected: bool, compare_to: object) -> bool:
+    """APScheduler keeps its own job table in the same database; it is not ours to migrate."""
+    return not (type_ == "table" and name == "scheduler_job")
+
+
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cur = dbapi_conn.cursor()
     # WAL lets the web process read while the scheduler writes; foreign keys are off by default in SQLite.

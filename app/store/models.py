@@ -192,3 +192,67 @@ class ImportedFile(Base):
     imported_at: Mapped[datetime]
     snapshots: Mapped[int] = mapped_column(Integer)
     samples: Mapped[int] = mapped_column(Integer)
+
+
+class User(Base):
+    """A local account; roles: viewer < approver < admin."""
+
+    __tablename__ = "app_user"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    username: Mapped[str] = mapped_column(String(100), unique=True)
+    password_hash: Mapped[str] = mapped_column(String(300))
+    role: Mapped[str] = mapped_column(String(20))
+    created_at: Mapped[datetime]
+    disabled: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class Recommendation(Base):
+    """One piece of advice for one placement unit (filegroup, log, tempdb, table space) of a target.
+
+    Re-evaluation updates an open recommendation in place while its target tier is unchanged;
+    a different answer supersedes it, so what a DBA approved is never changed underneath them.
+    """
+
+    __tablename__ = "recommendation"
+    __table_args__ = (Index("ix_recommendation_open", "target_id", "key", "status"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    target_id: Mapped[int] = mapped_column(ForeignKey("target.id", ondelete="CASCADE"), index=True)
+    key: Mapped[str] = mapped_column(String(1200))
+    engine: Mapped[str] = mapped_column(String(20))
+    server: Mapped[str] = mapped_column(String(256))
+    database: Mapped[str] = mapped_column(String(256))
+    kind: Mapped[str] = mapped_column(String(20))
+    name: Mapped[str] = mapped_column(String(600))
+    from_tier: Mapped[str | None] = mapped_column(String(40), default=None)
+    to_tier: Mapped[str] = mapped_column(String(40))
+    profile: Mapped[str] = mapped_column(String(40))
+    rule: Mapped[str] = mapped_column(String(20))
+    size_bytes: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    io_ms_per_s_now: Mapped[float | None] = mapped_column(Float, default=None)
+    io_ms_per_s_after: Mapped[float | None] = mapped_column(Float, default=None)
+    evidence: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)  # the advice JSON object
+    status: Mapped[str] = mapped_column(
+        String(20), index=True
+    )  # open approved rejected deferred executed superseded withdrawn
+    created_at: Mapped[datetime]
+    updated_at: Mapped[datetime]
+    reviewed_by: Mapped[str | None] = mapped_column(String(100), default=None)
+    reviewed_at: Mapped[datetime | None] = mapped_column(default=None)
+    review_comment: Mapped[str | None] = mapped_column(Text, default=None)
+
+
+class AuditEvent(Base):
+    """Who did what, when: review actions, logins, target and policy changes."""
+
+    __tablename__ = "audit_event"
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    at: Mapped[datetime] = mapped_column(index=True)
+    username: Mapped[str] = mapped_column(String(100))
+    action: Mapped[str] = mapped_column(String(40))
+    subject_type: Mapped[str] = mapped_column(String(40))
+    subject_id: Mapped[str | None] = mapped_column(String(200), default=None)
+    summary: Mapped[str] = mapped_column(Text, default="")
+    comment: Mapped[str | None] = mapped_column(Text, default=None)

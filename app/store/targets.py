@@ -88,6 +88,7 @@ def pollable(session: Session) -> list[Target]:
 
 @dataclass(frozen=True)
 class TargetStatus:
+    id: int
     name: str
     engine: str
     source: str
@@ -120,6 +121,7 @@ def statuses(session: Session) -> list[TargetStatus]:
     )
     return [
         TargetStatus(
+            id=t.id,
             name=t.name,
             engine=t.engine,
             source=t.source,

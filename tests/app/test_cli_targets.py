@@ -87,3 +87,14 @@ def test_settings_come_from_a_config_file(tmp_path: Path, monkeypatch: pytest.Mo
         assert s.sample_retention_days == 21
     finally:
         get_settings.cache_clear()
+
+
+def test_users_add_and_list(cli_env: Path) -> None:
+    r = runner.invoke(app, ["users", "add", "root", "--admin", "--password", "a-long-secret"])
+    assert r.exit_code == 0 and "a-long-secret" not in r.output
+    r = runner.invoke(app, ["users", "add", "bob", "--role", "boss", "--password", "a-long-secret"])
+    assert r.exit_code == 2 and "role must be one of" in r.output
+    r = runner.invoke(app, ["users", "add", "eve", "--password", "short"])
+    assert r.exit_code == 2 and "at least 8 characters" in r.output
+    listed = runner.invoke(app, ["users", "list"]).output
+    assert "root" in listed and "admin" in listed and "eve" not in listed

@@ -1,0 +1,104 @@
+"""Sessions, roles, CSRF and the login rate limit for the web UI and the JSON API."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import threading
+import time
+from collections import defaultdict, deque
+from dataclasses import dataclass
+
+from fastapi import HTTPException, Request, status
+
+from app.store.users import role_at_least
+
+SESSION_USER = "user"
+SESSION_ROLE = "role"
+SESSION_CSRF = "csrf"
+
+
+def session_secret(fernet_key: bytes) -> str:
+    """A cookie-signing secret derived from the credentials key, so there is one secret to keep."""
+    return hmac.new(fernet_key, b"tierwise session cookies", hashlib.sha256).hexdigest()
+
+
+@dataclass(frozen=True)
+class CurrentUser:
+    username: str
+    role: str
+
+
+class LoginRequired(Exception):
+    """Raised for pages: the handler redirects to the login page."""
+
+
+def current_user(request: Request) -> CurrentUser | None:
+    user, role = request.session.get(SESSION_USER), request.session.get(SESSION_ROLE)
+    if not user or not role:
+        return None
+    return CurrentUser(str(user), str(role))
+
+
+def csrf_token(request: Request) -> str:
+    token = request.session.get(SESSION_CSRF)
+    if not token:
+        token = secrets.token_urlsafe(32)
+        request.session[SESSION_CSRF] = token
+    return str(token)
+
+
+def check_csrf(request: Request, submitted: str | None) -> None:
+    expected = request.session.get(SESSION_CSRF)
+    if not expected or not submitted or not hmac.compare_digest(str(expected), submitted):
+        raise HTTPException(
+            status.HTTP_403_FORBIDDEN, "missing or wrong CSRF token; reload the page and try again"
+        )
+
+
+def page_user(request: Request) -> CurrentUser:
+    user = current_user(request)
+    if user is None:
+        raise LoginRequired()
+    return user
+
+
+def api_user(request: Request) -> CurrentUser:
+    user = current_user(request)
+    if user is None:
+        raise HTTPException(status.HTTP_401_UNAUTHORIZED, "log in first")
+    return user
+
+
+def require(user: CurrentUser, role: str) -> None:
+    if not role_at_least(user.role, role):
+        raise HTTPException(status.HTTP_403_FORBIDDEN, f"this needs the {role} role (you are {user.role})")
+
+
+class LoginLimiter:
+    """At most `attempts` failed logins per user name and client address in `window_s`."""
+
+    def __init__(self, attempts: int = 5, window_s: float = 300.0) -> None:
+        self.attempts, self.window_s = attempts, window_s
+        self._failures: dict[tuple[str, str], deque[float]] = defaultdict(deque)
+        self._lock = threading.Lock()
+
+    def _recent(self, key: tuple[str, str], now: float) -> deque[float]:
+        q = self._failures[key]
+        while q and now - q[0] > self.window_s:
+            q.popleft()
+        return q
+
+    def blocked(self, username: str, client: str) -> bool:
+        with self._lock:
+            return len(self._recent((username.lower(), client), time.monotonic())) >= self.attempts
+
+    def failed(self, username: str, client: str) -> None:
+        with self._lock:
+            now = time.monotonic()
+            self._recent((username.lower(), client), now).append(now)
+
+    def succeeded(self, username: str, client: str) -> None:
+        with self._lock:
+            self._failures.pop((username.lower(), client), None)

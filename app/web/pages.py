@@ -1,0 +1,216 @@
+"""Server-rendered pages: login, fleet, recommendations with review actions, audit log."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Depends, Form, HTTPException, Request, status
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.templating import Jinja2Templates
+from sqlalchemy import select
+
+from app.store.models import Recommendation
+from app.store.recommendations import (
+    REVIEW_ACTIONS,
+    RecommendationFilter,
+    ReviewError,
+    audit,
+    list_recommendations,
+    open_counts,
+    recent_audit,
+    review,
+)
+from app.store.targets import statuses
+from app.store.users import authenticate
+from app.web.auth import (
+    SESSION_ROLE,
+    SESSION_USER,
+    CurrentUser,
+    check_csrf,
+    csrf_token,
+    page_user,
+    require,
+)
+from app.web.state import AppState, app_state
+
+templates = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
+router = APIRouter()
+PAGE_SIZE = 50
+
+
+def _bytes(n: int | None) -> str:
+    if n is None:
+        return "–"
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if abs(n) < 1024 or unit == "TB":
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n = n / 1024  # type: ignore[assignment]
+    return str(n)
+
+
+def _when(t: datetime | None) -> str:
+    return "never" if t is None else t.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+templates.env.filters["bytes"] = _bytes
+templates.env.filters["when"] = _when
+
+
+def render(
+    request: Request, name: str, user: CurrentUser | None, *, status_code: int = 200, **context: Any
+) -> HTMLResponse:
+    state = app_state(request)
+    return templates.TemplateResponse(
+        request,
+        name,
+        {"user": user, "csrf": csrf_token(request), "demo": state.settings.demo, **context},
+        status_code=status_code,
+    )
+
+
+@router.get("/login", response_class=HTMLResponse)
+def login_form(request: Request, error: str | None = None) -> HTMLResponse:
+    return render(request, "login.html", None, error=error)
+
+
+@router.post("/login")
+def login(
+    request: Request,
+    username: str = Form(...),
+    password: str = Form(...),
+    csrf_token_field: str = Form(..., alias="csrf_token"),
+    state: AppState = Depends(app_state),
+) -> Response:
+    check_csrf(request, csrf_token_field)
+    client = request.client.host if request.client else "?"
+    if state.limiter.blocked(username, client):
+        return render(request, "login.html", None, status_code=status.HTTP_429_TOO_MANY_REQUESTS,
+                      error="Too many failed logins: wait five minutes.")  # fmt: skip
+    now = datetime.now(UTC)
+    with state.store.session() as s:
+        user = authenticate(s, username, password)
+        if user is None:
+            state.limiter.failed(username, client)
+            return render(request, "login.html", None, error="Wrong user name or password.")
+        audit(s, at=now, username=user.username, action="login", subject_type="user", subject_id=user.username,
+              summary=f"logged in from {client}")  # fmt: skip
+        name, role = user.username, user.role
+    state.limiter.succeeded(username, client)
+    request.session.clear()  # a fresh session (and CSRF token) at every login
+    request.session[SESSION_USER], request.session[SESSION_ROLE] = name, role
+    return RedirectResponse("/", status_code=status.HTTP_303_SEE_OTHER)
+
+
+@router.post("/logout")
+def logout(request: Request, csrf_token_field: str = Form(..., alias="csrf_token")) -> Response:
+    check_csrf(request, csrf_token_field)
+    request.session.clear()
+    return RedirectResponse("/login", status_code=status.HTTP_303_SEE_OTHER)
+
+
+@router.get("/", response_class=HTMLResponse)
+def fleet(
+    request: Request, user: CurrentUser = Depends(page_user), state: AppState = Depends(app_state)
+) -> HTMLResponse:
+    now = datetime.now(UTC)
+    with state.store.session() as s:
+        rows = statuses(s)
+        counts = open_counts(s)
+    targets = [{"status": r, "state": r.state(now), "open": counts.get(r.id, 0)} for r in rows]
+    return render(request, "fleet.html", user, targets=targets, now=now)
+
+
+@router.get("/recommendations", response_class=HTMLResponse)
+def recommendations(
+    request: Request,
+    engine: str | None = None,
+    server: str | None = None,
+    status_filter: str | None = None,
+    to_tier: str | None = None,
+    page: int = 1,
+    user: CurrentUser = Depends(page_user),
+    state: AppState = Depends(app_state),
+) -> HTMLResponse:
+    status_filter = status_filter or request.query_params.get("status") or None
+    f = RecommendationFilter(engine or None, server or None, status_filter, to_tier or None)
+    page = max(page, 1)
+    with state.store.session() as s:
+        rows, total = list_recommendations(s, f, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE)
+        events = recent_audit(s, limit=30)
+        servers = list(s.scalars(select(Recommendation.server).distinct().order_by(Recommendation.server)))
+    query = {
+        k: v
+        for k, v in {"engine": engine, "server": server, "status": status_filter, "to_tier": to_tier}.items()
+        if v
+    }
+    return render(
+        request,
+        "recommendations.html",
+        user,
+        rows=rows,
+        total=total,
+        page=page,
+        pages=max(1, -(-total // PAGE_SIZE)),
+        filters=f,
+        query=urlencode(query),
+        servers=servers,
+        events=events,
+        actions=list(REVIEW_ACTIONS),
+        can_review=user.role in ("approver", "admin"),
+        message=request.query_params.get("message"),
+    )
+
+
+@router.get("/recommendations/{rec_id}", response_class=HTMLResponse)
+def recommendation_detail(
+    rec_id: int,
+    request: Request,
+    user: CurrentUser = Depends(page_user),
+    state: AppState = Depends(app_state),
+) -> HTMLResponse:
+    with state.store.session() as s:
+        rec = s.get(Recommendation, rec_id)
+        if rec is None:
+            raise HTTPException(status.HTTP_404_NOT_FOUND, f"no recommendation #{rec_id}")
+        events = [
+            e
+            for e in recent_audit(s, limit=500)
+            if e.subject_type == "recommendation" and e.subject_id == str(rec_id)
+        ]
+    return render(request, "recommendation.html", user, rec=rec, events=events,
+                  can_review=user.role in ("approver", "admin"), actions=list(REVIEW_ACTIONS))  # fmt: skip
+
+
+@router.post("/recommendations/review")
+async def review_form(
+    request: Request, user: CurrentUser = Depends(page_user), state: AppState = Depends(app_state)
+) -> Response:
+    form = await request.form()
+    check_csrf(request, str(form.get("csrf_token") or ""))
+    require(user, "approver")
+    action = str(form.get("action") or "")
+    comment = str(form.get("comment") or "").strip() or None
+    ids = [int(str(v)) for v in form.getlist("ids") if str(v).isdigit()]
+    back = str(form.get("back") or "/recommendations")
+    if not back.startswith("/"):  # never redirect off-site
+        back = "/recommendations"
+    if not ids:
+        return _back(back, "Select at least one recommendation.")
+    now = datetime.now(UTC)
+    try:
+        with state.store.session() as s:
+            for rec_id in ids:
+                review(s, rec_id, action=action, username=user.username, comment=comment, now=now)
+    except ReviewError as exc:
+        return _back(back, str(exc))
+    return _back(back, f"{action}: {len(ids)} recommendation(s) by {user.username}")
+
+
+def _back(url: str, message: str) -> RedirectResponse:
+    sep = "&" if "?" in url else "?"
+    return RedirectResponse(
+        f"{url}{sep}{urlencode({'message': message})}", status_code=status.HTTP_303_SEE_OTHER
+    )
