@@ -183,11 +183,15 @@ def _read_miss(info: ObjectInfo, x: Mapping[str, int]) -> tuple[float | None, st
 
 
 def _trend(by_hour: Sequence[tuple[datetime, Usage]], info: ObjectInfo) -> float | None:
-    """Least-squares slope of daily I/O, as % of the mean per day (None with under 2 days)."""
-    days: dict[datetime, float] = {}
+    """Least-squares slope of daily I/O rate, as % of the mean per day (None with under 2 days
+    that are at least 90 % covered: a partial day would read as a trend)."""
+    io: dict[datetime, float] = {}
+    covered: dict[datetime, float] = {}
     for t, u in by_hour:
         d = t.replace(hour=0, minute=0, second=0, microsecond=0)
-        days[d] = days.get(d, 0.0) + io_requests(info, u)[0]
+        io[d] = io.get(d, 0.0) + io_requests(info, u)[0]
+        covered[d] = covered.get(d, 0.0) + u.seconds
+    days = {d: io[d] / covered[d] for d in io if covered[d] >= 0.9 * 86400}
     if len(days) < 2:
         return None
     xs = [(d - min(days)).total_seconds() / 86400 for d in sorted(days)]

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the test suite needs and makes sure PostgreSQL listens on 127.0.0.1:5432.
+# Installs the Debian packages the test suite needs (ODBC + FreeTDS for the driver tests, Chromium for
+# the browser tests) and makes sure PostgreSQL listens on 127.0.0.1:5432.
 set -euo pipefail
 
 need=()
 fresh_postgres=0
-for pkg in unixodbc tdsodbc; do
+for pkg in unixodbc tdsodbc chromium fonts-dejavu-core; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 command -v pg_ctlcluster >/dev/null 2>&1 || need+=(postgresql)

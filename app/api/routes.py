@@ -87,6 +87,7 @@ def recommendations(
     server: str | None = None,
     status_filter: str | None = Query(None, alias="status"),
     to_tier: str | None = None,
+    target: str | None = None,
     limit: int = Query(100, ge=1, le=1000),
     offset: int = Query(0, ge=0),
     user: CurrentUser = Depends(api_user),
@@ -94,7 +95,10 @@ def recommendations(
 ) -> dict[str, Any]:
     with state.store.session() as s:
         rows, total = list_recommendations(
-            s, RecommendationFilter(engine, server, status_filter, to_tier), limit=limit, offset=offset
+            s,
+            RecommendationFilter(engine, server, status_filter, to_tier, target),
+            limit=limit,
+            offset=offset,
         )
         items = [recommendation_json(r) for r in rows]
     return {"total": total, "items": items}

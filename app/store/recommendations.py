@@ -151,6 +151,7 @@ class RecommendationFilter:
     server: str | None = None
     status: str | None = None
     to_tier: str | None = None
+    target: str | None = None  # the target's name, as on the fleet page
 
 
 def list_recommendations(
@@ -167,6 +168,8 @@ def list_recommendations(
         q = q.where(Recommendation.status.not_in(("superseded", "withdrawn")))
     if f.to_tier:
         q = q.where(Recommendation.to_tier == f.to_tier)
+    if f.target:
+        q = q.join(Target, Target.id == Recommendation.target_id).where(Target.name == f.target)
     total = session.scalar(select(func.count()).select_from(q.subquery())) or 0
     rows = session.scalars(
         q.order_by(Recommendation.io_ms_per_s_now.desc().nulls_last(), Recommendation.id)

@@ -130,12 +130,13 @@ def recommendations(
     server: str | None = None,
     status_filter: str | None = None,
     to_tier: str | None = None,
+    target: str | None = None,
     page: int = 1,
     user: CurrentUser = Depends(page_user),
     state: AppState = Depends(app_state),
 ) -> HTMLResponse:
     status_filter = status_filter or request.query_params.get("status") or None
-    f = RecommendationFilter(engine or None, server or None, status_filter, to_tier or None)
+    f = RecommendationFilter(engine or None, server or None, status_filter, to_tier or None, target or None)
     page = max(page, 1)
     with state.store.session() as s:
         rows, total = list_recommendations(s, f, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE)
@@ -143,7 +144,13 @@ def recommendations(
         servers = list(s.scalars(select(Recommendation.server).distinct().order_by(Recommendation.server)))
     query = {
         k: v
-        for k, v in {"engine": engine, "server": server, "status": status_filter, "to_tier": to_tier}.items()
+        for k, v in {
+            "engine": engine,
+            "server": server,
+            "status": status_filter,
+            "to_tier": to_tier,
+            "target": target,
+        }.items()
         if v
     }
     return render(
@@ -181,7 +188,8 @@ def recommendation_detail(
             if e.subject_type == "recommendation" and e.subject_id == str(rec_id)
         ]
     return render(request, "recommendation.html", user, rec=rec, events=events,
-                  can_review=user.role in ("approver", "admin"), actions=list(REVIEW_ACTIONS))  # fmt: skip
+                  can_review=user.role in ("approver", "admin"), actions=list(REVIEW_ACTIONS),
+                  message=request.query_params.get("message"))  # fmt: skip
 
 
 @router.post("/recommendations/review")

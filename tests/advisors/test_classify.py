@@ -201,3 +201,26 @@ def test_cache_hit_estimate_from_latency() -> None:
     assert est_cache_hit_share(0.2, 6.0) == 1
     assert est_cache_hit_share(3.1, 6.0) == pytest.approx(0.5)
     assert est_cache_hit_share(None, 6.0) is None
+
+
+def test_trend_ignores_partial_days_and_sees_growth() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    def hourly(rates: list[float], start: datetime) -> tuple[tuple[datetime, Usage], ...]:
+        return tuple(
+            (start + timedelta(hours=h), Usage(HOUR, {"reads": int(r * HOUR), "writes": 0}))
+            for h, r in enumerate(rates)
+        )
+
+    info = ObjectInfo("k", "sqlserver", "S", "D", "filegroup", "FG", size_bytes=GB)
+    start = datetime(2026, 11, 1, 18, tzinfo=UTC)  # 6 hours of one day, 3 hours of the next
+    partial = ObjectWindow(
+        info, Usage(9 * HOUR, {"reads": 9 * 3600 * 100}), hourly([200] * 6 + [10] * 3, start)
+    )
+    assert compute_features(partial, db_heat=None).trend_pct_per_day is None
+    days = [100.0] * 24 + [110.0] * 24 + [121.0] * 24  # +10 % a day
+    growing = ObjectWindow(
+        info, Usage(72 * HOUR, {"reads": 0}), hourly(days, datetime(2026, 11, 1, tzinfo=UTC))
+    )
+    trend = compute_features(growing, db_heat=None).trend_pct_per_day
+    assert trend is not None and trend == pytest.approx(100 * 10.5 / 110.33, rel=0.01)
