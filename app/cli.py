@@ -199,6 +199,26 @@ def users_add(
     typer.echo(f"added user {username} ({'admin' if admin else role})")
 
 
+@users_app.command("token")
+def users_token(
+    username: str = typer.Argument(..., help="the account the token acts as"),
+    name: str = typer.Option("api", help="what the token is for, e.g. prometheus"),
+) -> None:
+    """Create an API token (shown once; only its SHA-256 is stored). Use `Authorization: Bearer …`."""
+    from sqlalchemy import select
+
+    from app.store.models import User
+    from app.store.tokens import create_token
+
+    _, store, _ = _runtime()
+    with store.session() as s:
+        user = s.scalar(select(User).where(User.username == username))
+        if user is None:
+            _fail(f"no user named {username!r}")
+        token = create_token(s, user=user, name=name, now=datetime.now(UTC))
+    typer.echo(token)
+
+
 @users_app.command("list")
 def users_list() -> None:
     """Accounts and their roles."""

@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from app.metrics import record_poll
 from app.secrets import Vault, scrub
 from app.settings import Settings
 from app.store.db import Store
@@ -131,6 +132,7 @@ def poll_target(
             fresh.consecutive_failures = 0
             fresh.next_attempt_at = None
         log.info("polled %s: %d samples, %d intervals", name, result.samples, result.intervals)
+        record_poll(target.engine, True, time.monotonic() - started)
         return PollOutcome(name, True, result=result, seconds=time.monotonic() - started)
     except Exception as exc:
         message = str(exc) if isinstance(exc, SourceError) else scrub(f"{type(exc).__name__}: {exc}")
@@ -145,4 +147,5 @@ def poll_target(
                 fresh.next_attempt_at = now + backoff_delay(
                     fresh.consecutive_failures, fresh.poll_interval_s, settings.max_backoff_s
                 )
+        record_poll(target.engine, False, time.monotonic() - started)
         return PollOutcome(name, False, error=message, seconds=time.monotonic() - started)

@@ -78,10 +78,12 @@ def retention_job() -> None:
 
 def evaluate_job() -> None:
     from app.evaluate import evaluate
-    from policies.loader import load_policy
+    from app.store.policies import current_policy
 
     rt = _rt()
-    evaluate(rt.store, load_policy(rt.settings.policy_file), now=datetime.now(UTC))
+    with rt.store.session() as s:
+        policy = current_policy(s, rt.settings.policy_file)
+    evaluate(rt.store, policy, now=datetime.now(UTC))
 
 
 class SchedulerLock:

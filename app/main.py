@@ -22,10 +22,11 @@ from app.secrets import Vault, load_key
 from app.settings import Settings, get_settings
 from app.store.db import Store
 from app.store.models import DbObject, IoInterval, Sample, Target
+from app.store.policies import current_policy
+from app.web.admin import router as admin_router
 from app.web.auth import LoginRequired, session_secret
 from app.web.pages import router as pages_router
 from app.web.state import AppState
-from policies.loader import load_policy
 
 log = logging.getLogger("tierwise")
 
@@ -43,7 +44,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             ensure_demo_user(store)
             log.info("demo fleet ready: %d samples backfilled; log in as %s / %s", result.samples, DEMO_USER,
                      DEMO_PASSWORD)  # fmt: skip
-            evaluate(store, load_policy(settings.policy_file), now=datetime.now(UTC))
+            with store.session() as s:
+                policy = current_policy(s, settings.policy_file)
+            evaluate(store, policy, now=datetime.now(UTC))
         if settings.scheduler_enabled:
             scheduler = Scheduler(Runtime(store=store, vault=state.vault, settings=settings))
             if scheduler.start():
@@ -67,6 +70,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.mount("/static", StaticFiles(directory=str(Path(__file__).parent / "web" / "static")), name="static")
     app.include_router(api_router)
+    app.include_router(admin_router)
     app.include_router(pages_router)
 
     @app.exception_handler(LoginRequired)

@@ -118,7 +118,8 @@ def review_recommendation(
     user: CurrentUser = Depends(api_user),
     state: AppState = Depends(app_state),
 ) -> dict[str, Any]:
-    check_csrf(request, x_csrf_token)
+    if not user.via_token:
+        check_csrf(request, x_csrf_token)
     require(user, "approver")
     try:
         with state.store.session() as s:

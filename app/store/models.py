@@ -256,3 +256,29 @@ class AuditEvent(Base):
     subject_id: Mapped[str | None] = mapped_column(String(200), default=None)
     summary: Mapped[str] = mapped_column(Text, default="")
     comment: Mapped[str | None] = mapped_column(Text, default=None)
+
+
+class ApiToken(Base):
+    """A bearer token for scripts and Prometheus; only its SHA-256 is stored."""
+
+    __tablename__ = "api_token"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(100))
+    user_id: Mapped[int] = mapped_column(ForeignKey("app_user.id", ondelete="CASCADE"), index=True)
+    token_sha256: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime]
+    last_used_at: Mapped[datetime | None] = mapped_column(default=None)
+    revoked: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class PolicyVersion(Base):
+    """The policy the service uses: the newest version wins; every edit is a new row (audited)."""
+
+    __tablename__ = "policy_version"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    yaml_text: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime]
+    created_by: Mapped[str] = mapped_column(String(100))
+    comment: Mapped[str | None] = mapped_column(Text, default=None)

@@ -28,6 +28,7 @@ def session_secret(fernet_key: bytes) -> str:
 class CurrentUser:
     username: str
     role: str
+    via_token: bool = False  # bearer-token requests carry no cookie, so no CSRF check applies
 
 
 class LoginRequired(Exception):
@@ -65,9 +66,25 @@ def page_user(request: Request) -> CurrentUser:
 
 
 def api_user(request: Request) -> CurrentUser:
+    """A session (cookie) or an API token (`Authorization: Bearer tw_…`)."""
+    header = request.headers.get("authorization", "")
+    if header.lower().startswith("bearer "):
+        from datetime import UTC, datetime
+
+        from app.store.tokens import user_for_token
+
+        with request.app.state.tierwise.store.session() as s:
+            owner = user_for_token(s, header[7:].strip(), now=datetime.now(UTC))
+            if owner is None:
+                raise HTTPException(
+                    status.HTTP_401_UNAUTHORIZED,
+                    "unknown or revoked API token",
+                    {"WWW-Authenticate": "Bearer"},
+                )
+            return CurrentUser(owner.username, owner.role, via_token=True)
     user = current_user(request)
     if user is None:
-        raise HTTPException(status.HTTP_401_UNAUTHORIZED, "log in first")
+        raise HTTPException(status.HTTP_401_UNAUTHORIZED, "log in first", {"WWW-Authenticate": "Bearer"})
     return user
 
 

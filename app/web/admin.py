@@ -1,0 +1,231 @@
+"""Targets (add/test/remove, credentials write-only), policy view/edit, exports and /metrics."""
+
+from __future__ import annotations
+
+import csv
+import io
+from datetime import UTC, datetime
+from typing import Any
+
+from fastapi import APIRouter, Depends, Form, Query, Request, status
+from fastapi.responses import HTMLResponse, Response
+from openpyxl import Workbook
+
+from app.api.routes import recommendation_json
+from app.collect import read_target
+from app.metrics import render as render_metrics
+from app.store.policies import current_policy_text, history, save_policy
+from app.store.recommendations import RecommendationFilter, audit, list_recommendations
+from app.store.targets import TargetError, add_target, get_by_name, statuses
+from app.web.auth import CurrentUser, api_user, check_csrf, page_user, require
+from app.web.pages import _back, render
+from app.web.state import AppState, app_state
+from connectors.records import SourceError
+from policies.loader import PolicyError
+
+router = APIRouter()
+
+EXPORT_COLUMNS = (
+    "id", "status", "engine", "server", "database", "kind", "name", "from_tier", "to_tier", "profile", "rule",
+    "size_bytes", "io_ms_per_s_now", "io_ms_per_s_after", "reviewed_by", "reviewed_at", "review_comment",
+)  # fmt: skip
+
+
+# ---- targets -------------------------------------------------------------------------------
+
+
+@router.get("/targets", response_class=HTMLResponse)
+def targets_page(
+    request: Request, user: CurrentUser = Depends(page_user), state: AppState = Depends(app_state)
+) -> HTMLResponse:
+    with state.store.session() as s:
+        rows = statuses(s)
+    return render(request, "targets.html", user, rows=rows, now=datetime.now(UTC), is_admin=user.role == "admin",
+                  message=request.query_params.get("message"))  # fmt: skip
+
+
+@router.post("/targets")
+def add_target_form(
+    request: Request,
+    name: str = Form(...),
+    engine: str = Form(...),
+    connection: str = Form(...),
+    password_env: str = Form(""),
+    interval: int = Form(300),
+    csrf_token_field: str = Form(..., alias="csrf_token"),
+    user: CurrentUser = Depends(page_user),
+    state: AppState = Depends(app_state),
+) -> Response:
+    check_csrf(request, csrf_token_field)
+    require(user, "admin")
+    now = datetime.now(UTC)
+    try:
+        with state.store.session() as s:
+            add_target(s, name=name.strip(), engine=engine, source="live",
+                       connection_encrypted=state.vault.encrypt(connection),
+                       password_env=password_env.strip() or None, poll_interval_s=interval, now=now)  # fmt: skip
+            audit(s, at=now, username=user.username, action="add_target", subject_type="target", subject_id=name,
+                  summary=f"added {engine} target {name} (polled every {interval} s)")  # fmt: skip
+    except TargetError as exc:
+        return _back("/targets", str(exc))
+    if state.scheduler is not None:
+        state.scheduler.sync_targets()
+    return _back("/targets", f"added {name}; the connection string is stored encrypted and will not be shown")
+
+
+@router.post("/targets/{name}/test")
+def test_target_form(
+    name: str,
+    request: Request,
+    csrf_token_field: str = Form(..., alias="csrf_token"),
+    user: CurrentUser = Depends(page_user),
+    state: AppState = Depends(app_state),
+) -> Response:
+    check_csrf(request, csrf_token_field)
+    require(user, "admin")
+    try:
+        with state.store.session() as s:
+            target = get_by_name(s, name)
+            s.expunge(target)
+        snap = read_target(
+            target, state.vault, now=datetime.now(UTC), timeout_s=state.settings.poll_timeout_s
+        )
+    except (TargetError, SourceError) as exc:
+        return _back("/targets", f"{name}: test failed: {exc}")
+    return _back("/targets", f"{name}: ok, server {snap.server}, {len(snap.samples)} objects")
+
+
+@router.post("/targets/{name}/remove")
+def remove_target_form(
+    name: str,
+    request: Request,
+    csrf_token_field: str = Form(..., alias="csrf_token"),
+    user: CurrentUser = Depends(page_user),
+    state: AppState = Depends(app_state),
+) -> Response:
+    check_csrf(request, csrf_token_field)
+    require(user, "admin")
+    now = datetime.now(UTC)
+    try:
+        with state.store.session() as s:
+            s.delete(get_by_name(s, name))
+            audit(s, at=now, username=user.username, action="remove_target", subject_type="target",
+                  subject_id=name, summary=f"removed target {name} and its samples")  # fmt: skip
+    except TargetError as exc:
+        return _back("/targets", str(exc))
+    if state.scheduler is not None:
+        state.scheduler.sync_targets()
+    return _back("/targets", f"removed {name}")
+
+
+# ---- policy --------------------------------------------------------------------------------
+
+
+@router.get("/policies", response_class=HTMLResponse)
+def policy_page(
+    request: Request, user: CurrentUser = Depends(page_user), state: AppState = Depends(app_state)
+) -> HTMLResponse:
+    with state.store.session() as s:
+        text, source = current_policy_text(s, state.settings.policy_file)
+        versions = history(s)
+    return render(request, "policies.html", user, text=text, source=source, versions=versions,
+                  is_admin=user.role == "admin", error=None, message=request.query_params.get("message"))  # fmt: skip
+
+
+@router.post("/policies", response_model=None)
+def save_policy_form(
+    request: Request,
+    yaml_text: str = Form(...),
+    comment: str = Form(""),
+    csrf_token_field: str = Form(..., alias="csrf_token"),
+    user: CurrentUser = Depends(page_user),
+    state: AppState = Depends(app_state),
+) -> Response:
+    check_csrf(request, csrf_token_field)
+    require(user, "admin")
+    now = datetime.now(UTC)
+    try:
+        with state.store.session() as s:
+            policy = save_policy(
+                s, yaml_text=yaml_text, username=user.username, comment=comment or None, now=now
+            )
+            audit(s, at=now, username=user.username, action="edit_policy", subject_type="policy",
+                  subject_id=policy.name, summary=f"saved policy {policy.name} ({len(policy.tiers)} tiers)",
+                  comment=comment or None)  # fmt: skip
+    except PolicyError as exc:
+        with state.store.session() as s:
+            versions = history(s)
+        return render(request, "policies.html", user, text=yaml_text, source="your edit (not saved)",
+                      versions=versions, is_admin=True, error=str(exc), message=None,
+                      status_code=status.HTTP_422_UNPROCESSABLE_CONTENT)  # fmt: skip
+    return _back("/policies", "policy saved; the next advice run uses it")
+
+
+# ---- exports and metrics -----------------------------------------------------------------
+
+
+def _export_rows(state: AppState, f: RecommendationFilter) -> list[dict[str, Any]]:
+    with state.store.session() as s:
+        rows, _ = list_recommendations(s, f, limit=100_000)
+        return [recommendation_json(r) for r in rows]
+
+
+def _filter(engine: str | None, server: str | None, status_: str | None, to_tier: str | None,
+            target: str | None) -> RecommendationFilter:  # fmt: skip
+    return RecommendationFilter(engine, server, status_, to_tier, target)
+
+
+@router.get("/api/recommendations.csv")
+def export_csv(
+    engine: str | None = None,
+    server: str | None = None,
+    status_filter: str | None = Query(None, alias="status"),
+    to_tier: str | None = None,
+    target: str | None = None,
+    user: CurrentUser = Depends(api_user),
+    state: AppState = Depends(app_state),
+) -> Response:
+    buf = io.StringIO()
+    writer = csv.writer(buf)
+    writer.writerow(EXPORT_COLUMNS)
+    for r in _export_rows(state, _filter(engine, server, status_filter, to_tier, target)):
+        writer.writerow([_cell(r[c]) for c in EXPORT_COLUMNS])
+    return Response(buf.getvalue(), media_type="text/csv; charset=utf-8",
+                    headers={"Content-Disposition": 'attachment; filename="recommendations.csv"'})  # fmt: skip
+
+
+def _cell(v: Any) -> Any:
+    # a leading = + - @ would make a spreadsheet evaluate a name taken from a monitored server
+    if isinstance(v, str) and v[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + v
+    return v
+
+
+@router.get("/api/recommendations.xlsx")
+def export_xlsx(
+    engine: str | None = None,
+    server: str | None = None,
+    status_filter: str | None = Query(None, alias="status"),
+    to_tier: str | None = None,
+    target: str | None = None,
+    user: CurrentUser = Depends(api_user),
+    state: AppState = Depends(app_state),
+) -> Response:
+    wb = Workbook()
+    ws = wb.active
+    assert ws is not None
+    ws.title = "recommendations"
+    ws.append(list(EXPORT_COLUMNS))
+    for r in _export_rows(state, _filter(engine, server, status_filter, to_tier, target)):
+        ws.append([_cell(r[c]) for c in EXPORT_COLUMNS])
+    buf = io.BytesIO()
+    wb.save(buf)
+    return Response(buf.getvalue(),
+                    media_type="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+                    headers={"Content-Disposition": 'attachment; filename="recommendations.xlsx"'})  # fmt: skip
+
+
+@router.get("/metrics")
+def metrics(user: CurrentUser = Depends(api_user), state: AppState = Depends(app_state)) -> Response:
+    """Prometheus exposition; scrape with an API token (`tierwise users token`)."""
+    return Response(render_metrics(state.store), media_type="text/plain; version=0.0.4; charset=utf-8")
