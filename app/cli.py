@@ -306,6 +306,50 @@ def import_(
         raise typer.Exit(1)
 
 
+report_app = typer.Typer(help="Report emails.", no_args_is_help=True)
+app.add_typer(report_app, name="report")
+
+
+@report_app.command("render")
+def report_render(
+    out: Path = typer.Option(..., "--out", help="write the message here (.eml), without sending"),
+    scope: str = typer.Option("fleet", help="fleet, target:NAME or database:TARGET/DB"),
+    to: str = typer.Option("dba@example.invalid", help="recipients shown in the message"),
+) -> None:
+    """Render the report email to a file, to look at it before anyone gets it."""
+    from app.mail.content import Scope
+    from app.mail.service import SubscriptionError, compose, parse_recipients
+
+    settings, store, _ = _runtime()
+    try:
+        msg, _ = compose(store, settings, Scope.parse(scope), parse_recipients(to), now=datetime.now(UTC))
+    except (ValueError, SubscriptionError) as exc:
+        _fail(str(exc))
+    out.write_bytes(bytes(msg))
+    typer.echo(f"{out}: {msg['Subject']}")
+
+
+@report_app.command("send")
+def report_send(
+    to: str = typer.Option(..., "--to", help="recipient address(es), comma-separated"),
+    scope: str = typer.Option("fleet", help="fleet, target:NAME or database:TARGET/DB"),
+) -> None:
+    """Send the report now over the configured SMTP server; the delivery is recorded either way."""
+    from app.mail.content import Scope
+    from app.mail.service import SubscriptionError, compose, deliver, parse_recipients
+
+    settings, store, _ = _runtime()
+    now = datetime.now(UTC)
+    try:
+        msg, _ = compose(store, settings, Scope.parse(scope), parse_recipients(to), now=now)
+    except (ValueError, SubscriptionError) as exc:
+        _fail(str(exc))
+    result = deliver(store, settings, msg, now=now)
+    if not result.ok:
+        _fail(f"not delivered: {result.error} (recorded as delivery #{result.delivery_id})", code=1)
+    typer.echo(f"sent to {msg['To']} (delivery #{result.delivery_id})")
+
+
 @app.command()
 def advise(
     input_files: list[Path] = typer.Option(

@@ -76,6 +76,13 @@ def retention_job() -> None:
     log.info("retention removed %d samples, %d intervals, %d roll-ups", r.samples, r.intervals, r.rollups)
 
 
+def reports_job() -> None:
+    from app.mail.service import run_due
+
+    rt = _rt()
+    run_due(rt.store, rt.settings, now=datetime.now(UTC))
+
+
 def evaluate_job() -> None:
     from app.evaluate import evaluate
     from app.store.policies import current_policy
@@ -154,6 +161,15 @@ class Scheduler:
             id="rollup",
             replace_existing=True,
             misfire_grace_time=600,
+        )
+        # every minute; a run missed while the service was down is due at once, and sent once
+        self.scheduler.add_job(
+            reports_job,
+            IntervalTrigger(minutes=1),
+            id="reports",
+            replace_existing=True,
+            misfire_grace_time=60,
+            next_run_time=datetime.now(UTC),
         )
         self.scheduler.add_job(
             evaluate_job,

@@ -48,6 +48,17 @@ class Settings(BaseSettings):
     evaluate_interval_minutes: int = Field(default=60, description="how often the service re-runs the advice")
     secure_cookies: bool = Field(default=False, description="send the session cookie over HTTPS only")
     session_hours: int = Field(default=12, description="how long a login lasts")
+    smtp_host: str = Field(default="localhost", description="SMTP server for report emails")
+    smtp_port: int = 25
+    smtp_starttls: bool = Field(default=False, description="upgrade the connection with STARTTLS")
+    smtp_ssl: bool = Field(default=False, description="connect with implicit TLS (usually port 465)")
+    smtp_username: str | None = None
+    smtp_password: str | None = Field(default=None, repr=False)
+    smtp_from: str = "tierwise@localhost"
+    smtp_timeout_s: float = 30.0
+    smtp_attempts: int = Field(default=4, description="tries per message before it is recorded as failed")
+    smtp_backoff_s: float = Field(default=30.0, description="first retry delay; doubles each try")
+    base_url: str = Field(default="http://127.0.0.1:8080", description="link target in report emails")
 
 
 @lru_cache(maxsize=1)

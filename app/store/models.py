@@ -282,3 +282,40 @@ class PolicyVersion(Base):
     created_at: Mapped[datetime]
     created_by: Mapped[str] = mapped_column(String(100))
     comment: Mapped[str | None] = mapped_column(Text, default=None)
+
+
+class ReportSubscription(Base):
+    """A scheduled report email: who gets it, about what, and when (cron in a time zone)."""
+
+    __tablename__ = "report_subscription"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    recipients: Mapped[str] = mapped_column(Text)  # comma-separated addresses
+    scope: Mapped[str] = mapped_column(
+        String(600), default="fleet"
+    )  # fleet | target:NAME | database:TARGET/DB
+    cron: Mapped[str] = mapped_column(String(120))  # five-field cron, e.g. "0 7 * * 1"
+    timezone: Mapped[str] = mapped_column(String(64), default="UTC")
+    enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_by: Mapped[str] = mapped_column(String(100))
+    created_at: Mapped[datetime]
+    last_run_at: Mapped[datetime | None] = mapped_column(default=None)
+
+
+class Delivery(Base):
+    """One attempt to deliver one report (scheduled or sent by hand), with its outcome."""
+
+    __tablename__ = "delivery"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    subscription_id: Mapped[int | None] = mapped_column(
+        ForeignKey("report_subscription.id", ondelete="SET NULL"), default=None, index=True
+    )
+    at: Mapped[datetime] = mapped_column(index=True)
+    recipients: Mapped[str] = mapped_column(Text)
+    subject: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(20))  # sent | failed
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    error: Mapped[str | None] = mapped_column(Text, default=None)
+    message_id: Mapped[str | None] = mapped_column(String(300), default=None)

@@ -1,0 +1,185 @@
+"""What a report says: figures gathered from the store for one scope, as plain data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from app.store.models import DbObject, IoInterval, Recommendation, Target
+from app.store.targets import statuses
+
+LIVE = ("open", "approved", "deferred")
+
+
+@dataclass(frozen=True)
+class Scope:
+    """fleet | target:NAME | database:TARGET/DB"""
+
+    kind: str
+    target: str | None = None
+    database: str | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> Scope:
+        text = (text or "fleet").strip()
+        if text == "fleet":
+            return cls("fleet")
+        kind, _, value = text.partition(":")
+        if kind == "target" and value:
+            return cls("target", value)
+        if kind == "database" and "/" in value:
+            target, _, db = value.rpartition("/")
+            return cls("database", target, db)
+        raise ValueError(f"scope must be 'fleet', 'target:NAME' or 'database:TARGET/DB', not {text!r}")
+
+    def label(self) -> str:
+        if self.kind == "fleet":
+            return "the fleet"
+        if self.kind == "target":
+            return f"target {self.target}"
+        return f"database {self.database} on {self.target}"
+
+
+@dataclass(frozen=True)
+class RecLine:
+    id: int
+    server: str
+    database: str
+    kind: str
+    name: str
+    from_tier: str | None
+    to_tier: str
+    status: str
+    size_gb: float
+    saving_ms_per_s: float
+    reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ReportContent:
+    scope: Scope
+    generated_at: datetime
+    period_hours: int
+    read_iops: float
+    write_iops: float
+    avg_read_ms: float | None
+    avg_write_ms: float | None
+    counts: dict[str, int]
+    predicted_saving_ms_per_s: float
+    flash_gb_recommended: float
+    top: tuple[RecLine, ...]
+    gb_by_tier_now: dict[str, float]
+    gb_by_tier_after: dict[str, float]
+    skew: tuple[tuple[float, float], ...]  # (share of capacity, share of I/O), hottest first
+    failing_targets: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+
+
+def _objects_query(scope: Scope):  # type: ignore[no-untyped-def]
+    q = select(DbObject).join(Target)
+    if scope.target:
+        q = q.where(Target.name == scope.target)
+    if scope.database:
+        q = q.where(DbObject.database == scope.database)
+    return q
+
+
+def gather(
+    session: Session, scope: Scope, *, now: datetime, period_hours: int = 24, top_n: int = 10
+) -> ReportContent:
+    objects = {o.id: o for o in session.scalars(_objects_query(scope))}
+    since = now - timedelta(hours=period_hours)
+    sums = session.execute(
+        select(
+            IoInterval.object_id,
+            func.sum(IoInterval.reads),
+            func.sum(IoInterval.writes),
+            func.sum(IoInterval.read_time_ms),
+            func.sum(IoInterval.write_time_ms),
+        )
+        .where(IoInterval.end_time > since, IoInterval.end_time <= now)
+        .group_by(IoInterval.object_id)
+    ).all()
+    reads = writes = read_ms = write_ms = 0
+    io_by_object: dict[int, float] = {}
+    for oid, n_reads, n_writes, rt, wt in sums:
+        obj = objects.get(oid)
+        if obj is None or obj.kind == "partition":  # partitions' I/O is in their files already
+            continue
+        reads, writes = reads + (n_reads or 0), writes + (n_writes or 0)
+        read_ms, write_ms = read_ms + (rt or 0), write_ms + (wt or 0)
+        io_by_object[oid] = float((n_reads or 0) + (n_writes or 0))
+    seconds = period_hours * 3600
+    recs_q = (
+        select(Recommendation).join(Target).where(Recommendation.status.in_((*LIVE, "executed", "rejected")))
+    )
+    if scope.target:
+        recs_q = recs_q.where(Target.name == scope.target)
+    if scope.database:
+        recs_q = recs_q.where(Recommendation.database == scope.database)
+    recs = list(session.scalars(recs_q))
+    counts = {
+        s: sum(1 for r in recs if r.status == s)
+        for s in ("open", "approved", "deferred", "rejected", "executed")
+    }
+    live = [r for r in recs if r.status in ("open", "approved")]
+
+    def saving(r: Recommendation) -> float:
+        return max((r.io_ms_per_s_now or 0.0) - (r.io_ms_per_s_after or 0.0), 0.0)
+
+    top = sorted(live, key=saving, reverse=True)[:top_n]
+    gb_now: dict[str, float] = {}
+    gb_after: dict[str, float] = {}
+    for r in live:
+        gb = (r.size_bytes or 0) / 1024**3
+        if r.from_tier:
+            gb_now[r.from_tier] = gb_now.get(r.from_tier, 0.0) + gb
+        gb_after[r.to_tier] = gb_after.get(r.to_tier, 0.0) + gb
+    sized = [(objects[oid].size_bytes or 0, io) for oid, io in io_by_object.items()]
+    sized.sort(key=lambda x: x[1] / max(x[0], 1), reverse=True)
+    total_size = sum(s for s, _ in sized) or 1
+    total_io = sum(io for _, io in sized) or 1.0
+    skew: list[tuple[float, float]] = [(0.0, 0.0)]
+    acc_s = acc_io = 0.0
+    for size, io in sized:
+        acc_s, acc_io = acc_s + size, acc_io + io
+        skew.append((acc_s / total_size, acc_io / total_io))
+    failing = tuple(
+        (t.name, t.last_error or "")
+        for t in statuses(session)
+        if t.consecutive_failures and (scope.target is None or t.name == scope.target)
+    )
+    return ReportContent(
+        scope=scope,
+        generated_at=now,
+        period_hours=period_hours,
+        read_iops=reads / seconds,
+        write_iops=writes / seconds,
+        avg_read_ms=read_ms / reads if reads else None,
+        avg_write_ms=write_ms / writes if writes else None,
+        counts=counts,
+        predicted_saving_ms_per_s=sum(saving(r) for r in live),
+        flash_gb_recommended=sum((r.size_bytes or 0) / 1024**3 for r in live if r.to_tier == "flash"),
+        top=tuple(
+            RecLine(
+                r.id,
+                r.server,
+                r.database,
+                r.kind,
+                r.name,
+                r.from_tier,
+                r.to_tier,
+                r.status,
+                (r.size_bytes or 0) / 1024**3,
+                saving(r),
+                tuple((r.evidence or {}).get("reasons", [])),
+            )
+            for r in top
+        ),
+        gb_by_tier_now=gb_now,
+        gb_by_tier_after=gb_after,
+        skew=tuple(skew),
+        failing_targets=failing,
+    )

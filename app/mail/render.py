@@ -1,0 +1,86 @@
+"""The report email: HTML and plain-text parts, charts inline by Content-ID, scripts attached."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from email.message import EmailMessage
+from email.utils import formatdate, make_msgid
+from pathlib import Path
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+from app.mail.charts import skew_chart, tier_chart
+from app.mail.content import ReportContent
+
+_env = Environment(
+    loader=FileSystemLoader(str(Path(__file__).parent / "templates")),
+    autoescape=select_autoescape(["html"]),
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+ZIP_ABOVE = 6  # attach scripts one by one up to this many, zipped beyond
+
+
+@dataclass(frozen=True)
+class Attachment:
+    filename: str
+    content: bytes
+    mime: str = "text/plain"
+
+
+def _fmt(v: float | None, digits: int = 1) -> str:
+    return "n/a" if v is None else f"{v:,.{digits}f}"
+
+
+_env.filters["num"] = _fmt
+
+
+def subject_for(content: ReportContent) -> str:
+    c = content.counts
+    return (
+        f"tierwise: {c['open']} open, {c['approved']} approved recommendations for {content.scope.label()}"
+        f" ({content.generated_at:%Y-%m-%d})"
+    )
+
+
+def build_message(
+    content: ReportContent,
+    *,
+    sender: str,
+    recipients: Sequence[str],
+    base_url: str,
+    attachments: Sequence[Attachment] = (),
+) -> EmailMessage:
+    msg = EmailMessage()
+    msg["Subject"] = subject_for(content)
+    msg["From"] = sender
+    msg["To"] = ", ".join(recipients)
+    msg["Date"] = formatdate(content.generated_at.timestamp(), usegmt=True)
+    msg["Message-ID"] = make_msgid(domain="tierwise")
+    skew_cid, tier_cid = make_msgid(domain="tierwise"), make_msgid(domain="tierwise")
+    context = {
+        "c": content,
+        "base_url": base_url.rstrip("/"),
+        "skew_cid": skew_cid[1:-1],
+        "tier_cid": tier_cid[1:-1],
+    }
+    msg.set_content(_env.get_template("report.txt").render(**context))
+    msg.add_alternative(_env.get_template("report.html").render(**context), subtype="html")
+    html_part = msg.get_body(preferencelist=("html",))
+    assert isinstance(html_part, EmailMessage)
+    html_part.add_related(skew_chart(content), "image", "png", cid=skew_cid, filename="skew.png")
+    html_part.add_related(tier_chart(content), "image", "png", cid=tier_cid, filename="tiers.png")
+    if len(attachments) > ZIP_ABOVE:
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+            for a in attachments:
+                zf.writestr(a.filename, a.content)
+        msg.add_attachment(buf.getvalue(), maintype="application", subtype="zip", filename="scripts.zip")
+    else:
+        for a in attachments:
+            maintype, _, subtype = a.mime.partition("/")
+            msg.add_attachment(a.content, maintype=maintype, subtype=subtype, filename=a.filename)
+    return msg

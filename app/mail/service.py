@@ -1,0 +1,144 @@
+"""Reports: render and send one now, and the scheduled subscriptions (missed runs sent once)."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from email.message import EmailMessage
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from apscheduler.triggers.cron import CronTrigger
+from sqlalchemy import select
+
+from app.mail.content import ReportContent, Scope, gather
+from app.mail.render import Attachment, build_message
+from app.mail.send import send
+from app.settings import Settings
+from app.store.db import Store
+from app.store.models import Delivery, ReportSubscription
+
+log = logging.getLogger("tierwise.reports")
+
+PRESETS = {"daily": "0 7 * * *", "weekly": "0 7 * * mon", "monthly": "0 7 1 * *"}
+_DAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat", "sun")
+
+
+def _standard_weekdays(expr: str) -> str:
+    """Standard cron counts weekdays from 0 = Sunday; APScheduler 3's numbers start at Monday.
+    Numbers in the day-of-week field are turned into names so `1` means Monday, as in crontab."""
+    fields = expr.split()
+    if len(fields) == 5:
+        fields[4] = re.sub(
+            r"\d+", lambda m: _DAYS[int(m.group())] if int(m.group()) < 8 else m.group(), fields[4]
+        )
+    return " ".join(fields)
+
+
+class SubscriptionError(Exception):
+    pass
+
+
+def trigger_for(cron: str, timezone: str) -> CronTrigger:
+    """A cron expression (five fields) or a preset (daily, weekly, monthly at 07:00) in a time zone."""
+    try:
+        tz = ZoneInfo(timezone)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise SubscriptionError(f"unknown time zone {timezone!r} (use e.g. Europe/Berlin or UTC)") from None
+    try:
+        return CronTrigger.from_crontab(
+            _standard_weekdays(PRESETS.get(cron.strip(), cron.strip())), timezone=tz
+        )
+    except ValueError as exc:
+        raise SubscriptionError(f"schedule {cron!r} is not a cron expression or preset: {exc}") from None
+
+
+def parse_recipients(text: str) -> list[str]:
+    out = [a.strip() for a in text.replace(";", ",").split(",") if a.strip()]
+    bad = [a for a in out if "@" not in a or any(ch in a for ch in "\r\n <>")]
+    if not out or bad:
+        raise SubscriptionError(
+            f"recipients must be e-mail addresses, comma-separated (bad: {', '.join(bad) or 'none given'})"
+        )
+    return out
+
+
+def due(sub: ReportSubscription, now: datetime) -> bool:
+    """True when a scheduled time has passed since the last run: a run missed while the service
+    was down is owed once, however many were missed."""
+    trigger = trigger_for(sub.cron, sub.timezone)
+    since = sub.last_run_at or sub.created_at
+    nxt = trigger.get_next_fire_time(None, since + timedelta(seconds=1))
+    return nxt is not None and nxt <= now
+
+
+@dataclass(frozen=True)
+class Sent:
+    delivery_id: int
+    ok: bool
+    error: str | None
+    message: EmailMessage
+
+
+def compose(store: Store, settings: Settings, scope: Scope, recipients: Sequence[str], *, now: datetime,
+            attachments: Sequence[Attachment] = ()) -> tuple[EmailMessage, ReportContent]:  # fmt: skip
+    with store.session() as s:
+        content = gather(s, scope, now=now)
+    msg = build_message(content, sender=settings.smtp_from, recipients=recipients, base_url=settings.base_url,
+                        attachments=attachments)  # fmt: skip
+    return msg, content
+
+
+def deliver(
+    store: Store,
+    settings: Settings,
+    message: EmailMessage,
+    *,
+    now: datetime,
+    subscription_id: int | None = None,
+    sleep: Callable[[float], None] | None = None,
+) -> Sent:
+    outcome = send(message, settings, sleep=sleep) if sleep is not None else send(message, settings)
+    with store.session() as s:
+        d = Delivery(subscription_id=subscription_id, at=now, recipients=str(message["To"]),
+                     subject=str(message["Subject"]), status="sent" if outcome.ok else "failed",
+                     attempts=outcome.attempts, error=outcome.error, message_id=str(message["Message-ID"]))  # fmt: skip
+        s.add(d)
+        s.flush()
+        delivery_id = d.id
+    if outcome.ok:
+        log.info("report %r sent to %s", message["Subject"], message["To"])
+    else:
+        log.error("report %r to %s FAILED after %d attempts: %s", message["Subject"], message["To"], outcome.attempts,
+                  outcome.error)  # fmt: skip
+    return Sent(delivery_id, outcome.ok, outcome.error, message)
+
+
+def run_due(
+    store: Store,
+    settings: Settings,
+    *,
+    now: datetime,
+    attachments_for: Callable[[Scope], Sequence[Attachment]] = lambda _scope: (),
+    sleep: Callable[[float], None] | None = None,
+) -> list[Sent]:
+    """Send every enabled subscription that is due, once each, and mark it run."""
+    with store.session() as s:
+        subs = [
+            (sub.id, sub.scope, sub.recipients)
+            for sub in s.scalars(select(ReportSubscription).where(ReportSubscription.enabled.is_(True)))
+            if due(sub, now)
+        ]
+        for sub_id, _, _ in subs:
+            row = s.get(ReportSubscription, sub_id)
+            assert row is not None
+            row.last_run_at = now  # claimed before sending: a crash never sends twice
+    sent: list[Sent] = []
+    for sub_id, scope_text, recipients in subs:
+        scope = Scope.parse(scope_text)
+        msg, _ = compose(store, settings, scope, parse_recipients(recipients), now=now,
+                         attachments=attachments_for(scope))  # fmt: skip
+        sent.append(deliver(store, settings, msg, now=now, subscription_id=sub_id, sleep=sleep))
+    return sent

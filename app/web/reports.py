@@ -1,0 +1,155 @@
+"""Report subscriptions and deliveries: a page and the JSON API (approvers manage, everyone sees)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from fastapi import APIRouter, Depends, Form, HTTPException, Request, status
+from fastapi.responses import HTMLResponse, Response
+from pydantic import BaseModel, Field
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.mail.content import Scope
+from app.mail.service import SubscriptionError, parse_recipients, trigger_for
+from app.store.models import Delivery, ReportSubscription
+from app.store.recommendations import audit
+from app.web.auth import CurrentUser, api_user, check_csrf, page_user, require
+from app.web.pages import _back, render
+from app.web.state import AppState, app_state
+
+router = APIRouter()
+
+
+class SubscriptionIn(BaseModel):
+    name: str = Field(min_length=1, max_length=200)
+    recipients: str = Field(min_length=3, max_length=4000, description="comma-separated addresses")
+    scope: str = Field(default="fleet", description="fleet, target:NAME or database:TARGET/DB")
+    cron: str = Field(default="weekly", description="five-field cron, or daily / weekly / monthly (07:00)")
+    timezone: str = "UTC"
+
+
+def _validate(body: SubscriptionIn) -> None:
+    parse_recipients(body.recipients)
+    Scope.parse(body.scope)
+    trigger_for(body.cron, body.timezone)
+
+
+def _create(session: Session, body: SubscriptionIn, user: CurrentUser, now: datetime) -> ReportSubscription:
+    if session.scalar(select(ReportSubscription.id).where(ReportSubscription.name == body.name)) is not None:
+        raise SubscriptionError(f"a subscription named {body.name!r} already exists")
+    sub = ReportSubscription(name=body.name, recipients=body.recipients, scope=body.scope, cron=body.cron,
+                             timezone=body.timezone, enabled=True, created_by=user.username, created_at=now)  # fmt: skip
+    session.add(sub)
+    session.flush()
+    audit(session, at=now, username=user.username, action="add_subscription", subject_type="subscription",
+          subject_id=str(sub.id), summary=f"{body.name}: {body.scope} to {body.recipients} at {body.cron} {body.timezone}")  # fmt: skip
+    return sub
+
+
+def _sub_json(s: ReportSubscription) -> dict[str, Any]:
+    return {"id": s.id, "name": s.name, "recipients": s.recipients, "scope": s.scope, "cron": s.cron,
+            "timezone": s.timezone, "enabled": s.enabled, "created_by": s.created_by,
+            "last_run_at": s.last_run_at.isoformat() if s.last_run_at else None}  # fmt: skip
+
+
+def _deliveries(session: Session, limit: int = 50) -> list[Delivery]:
+    return list(
+        session.scalars(select(Delivery).order_by(Delivery.at.desc(), Delivery.id.desc()).limit(limit))
+    )
+
+
+@router.get("/reports", response_class=HTMLResponse)
+def reports_page(
+    request: Request, user: CurrentUser = Depends(page_user), state: AppState = Depends(app_state)
+) -> HTMLResponse:
+    with state.store.session() as s:
+        subs = list(s.scalars(select(ReportSubscription).order_by(ReportSubscription.name)))
+        deliveries = _deliveries(s)
+    return render(request, "reports.html", user, subs=subs, deliveries=deliveries,
+                  can_manage=user.role in ("approver", "admin"), message=request.query_params.get("message"))  # fmt: skip
+
+
+@router.post("/reports")
+def add_subscription_form(
+    request: Request,
+    name: str = Form(...),
+    recipients: str = Form(...),
+    scope: str = Form("fleet"),
+    cron: str = Form("weekly"),
+    timezone: str = Form("UTC"),
+    csrf_token_field: str = Form(..., alias="csrf_token"),
+    user: CurrentUser = Depends(page_user),
+    state: AppState = Depends(app_state),
+) -> Response:
+    check_csrf(request, csrf_token_field)
+    require(user, "approver")
+    body = SubscriptionIn(name=name.strip(), recipients=recipients, scope=scope.strip(), cron=cron.strip(),
+                          timezone=timezone.strip())  # fmt: skip
+    try:
+        _validate(body)
+        with state.store.session() as s:
+            _create(s, body, user, datetime.now(UTC))
+    except (SubscriptionError, ValueError) as exc:
+        return _back("/reports", str(exc))
+    return _back("/reports", f"subscription {body.name} added")
+
+
+@router.post("/reports/{sub_id}/delete")
+def delete_subscription_form(
+    sub_id: int,
+    request: Request,
+    csrf_token_field: str = Form(..., alias="csrf_token"),
+    user: CurrentUser = Depends(page_user),
+    state: AppState = Depends(app_state),
+) -> Response:
+    check_csrf(request, csrf_token_field)
+    require(user, "approver")
+    now = datetime.now(UTC)
+    with state.store.session() as s:
+        sub = s.get(ReportSubscription, sub_id)
+        if sub is None:
+            return _back("/reports", f"no subscription #{sub_id}")
+        audit(s, at=now, username=user.username, action="delete_subscription", subject_type="subscription",
+              subject_id=str(sub_id), summary=f"deleted {sub.name}")  # fmt: skip
+        s.delete(sub)
+    return _back("/reports", "subscription deleted")
+
+
+@router.get("/api/subscriptions")
+def list_subscriptions(
+    user: CurrentUser = Depends(api_user), state: AppState = Depends(app_state)
+) -> list[dict[str, Any]]:
+    with state.store.session() as s:
+        return [_sub_json(x) for x in s.scalars(select(ReportSubscription).order_by(ReportSubscription.id))]
+
+
+@router.post("/api/subscriptions", status_code=status.HTTP_201_CREATED)
+def create_subscription(
+    body: SubscriptionIn,
+    request: Request,
+    user: CurrentUser = Depends(api_user),
+    state: AppState = Depends(app_state),
+) -> dict[str, Any]:
+    if not user.via_token:
+        check_csrf(request, request.headers.get("x-csrf-token"))
+    require(user, "approver")
+    try:
+        _validate(body)
+        with state.store.session() as s:
+            return _sub_json(_create(s, body, user, datetime.now(UTC)))
+    except (SubscriptionError, ValueError) as exc:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
+
+
+@router.get("/api/deliveries")
+def list_deliveries(
+    user: CurrentUser = Depends(api_user), state: AppState = Depends(app_state)
+) -> list[dict[str, Any]]:
+    with state.store.session() as s:
+        return [
+            {"id": d.id, "subscription_id": d.subscription_id, "at": d.at.isoformat(), "recipients": d.recipients,
+             "subject": d.subject, "status": d.status, "attempts": d.attempts, "error": d.error}
+            for d in _deliveries(s, limit=200)
+        ]  # fmt: skip
