@@ -387,6 +387,57 @@ def advise(
     _print_advice_table(doc)
 
 
+@app.command()
+def ilm(
+    input_files: list[Path] = typer.Option(
+        ..., "--input", help="import CSV files with partitions and their files"
+    ),
+    more_files: list[Path] = typer.Argument(None, hidden=True),
+    policy_file: Path = typer.Option(None, "--policy", help="policy YAML (default: the shipped policy)"),
+    months: int = typer.Option(None, "--months", help="plan horizon in months (default: the policy's, 12)"),
+    output_format: str = typer.Option("json", "--format", help="json or table"),
+) -> None:
+    """Plan when each date partition moves to which tier, with a capacity forecast per tier."""
+    from advisors.advise import advise as run_advice
+    from app.advice import AdviceInputError, windows_from_snapshots
+    from app.ilm import make_plan, plan_json
+    from connectors.files import read_import_file
+    from connectors.records import ImportFileError, Snapshot
+    from policies.loader import PolicyError, load_policy
+
+    if output_format not in ("json", "table"):
+        _fail("--format must be json or table")
+    if months is not None and not 1 <= months <= 120:
+        _fail("--months must be between 1 and 120")
+    try:
+        policy = load_policy(policy_file)
+        snapshots: list[Snapshot] = []
+        for path in [*input_files, *(more_files or [])]:
+            snapshots.extend(read_import_file(path))
+        windows = windows_from_snapshots(snapshots, policy)
+    except (PolicyError, ImportFileError, AdviceInputError, OSError) as exc:
+        _fail(str(exc))
+    newest = max(s.sample_time for s in snapshots)
+    with native_stdout_silenced():
+        report = run_advice(windows, policy, now=newest, curve_points=0)
+    doc = plan_json(make_plan(report, policy, now=newest, months=months))
+    if output_format == "json":
+        typer.echo(json.dumps(doc, indent=2))
+        return
+    for t in doc["tables"]:
+        fit = t["fit"]
+        typer.echo(
+            f"{t['server']} {t['database']} {t['table']}: heat halves every {fit['half_life_months']} months ({fit['method']}, r2 {fit['r2']})"
+        )
+        for p in t["partitions"]:
+            moves = ", ".join(f"{m['date']} -> {m['to_tier']}" for m in p["moves"]) or "stays"
+            typer.echo(
+                f"  {p['range_start'] or '...'} .. {p['range_end'] or '...'}  {'new' if p['new'] else (p['current_tier'] or '?')!s:<6} {moves}"
+            )
+    for name in doc["not_date_partitioned"]:
+        typer.echo(f"not date-partitioned (left to the ordinary advice): {name}")
+
+
 def _print_advice_table(doc: dict) -> None:  # type: ignore[type-arg]
     header = (
         f"{'server':<12} {'database':<10} {'kind':<10} {'name':<24} {'GB':>8} {'profile':<15} "

@@ -113,6 +113,31 @@ class Hysteresis(_Strict):
     min_residency_days: float = Field(default=14, ge=0)
 
 
+class AgeRule(_Strict):
+    older_than_months: float = Field(gt=0)
+    tier: str
+    read_only: bool = False
+
+
+class IlmPolicy(_Strict):
+    """Partition lifecycle: how heat is judged as partitions age (docs/ilm.md)."""
+
+    months: int = Field(default=12, ge=1, le=120)
+    default_half_life_months: float = Field(default=3.0, gt=0)
+    flash_io_share: float = Field(
+        default=0.7, gt=0, le=1, description="hottest partitions carrying this share of I/O"
+    )
+    middle_io_share: float = Field(
+        default=0.97, gt=0, le=1, description="the rest up to this share: middle tier"
+    )
+    capacity_share: float = Field(
+        default=1.0, gt=0, le=1, description="share of each tier's capacity for ILM"
+    )
+    age_rules: list[AgeRule] = Field(
+        default_factory=lambda: [AgeRule(older_than_months=24, tier="sata", read_only=True)]
+    )
+
+
 class Policy(_Strict):
     """Tiers are listed fastest first."""
 
@@ -122,6 +147,7 @@ class Policy(_Strict):
     pins: list[Pin] = Field(default_factory=list)
     classification: Classification = Field(default_factory=Classification)
     hysteresis: Hysteresis = Field(default_factory=Hysteresis)
+    ilm: IlmPolicy = Field(default_factory=IlmPolicy)
 
     @model_validator(mode="after")
     def _names(self) -> Policy:
@@ -136,6 +162,11 @@ class Policy(_Strict):
             left = [t for t in (pin.only or names) if t not in pin.forbid]
             if not left:
                 raise ValueError(f"pins[{i}] leaves no tier for the objects it matches")
+        for i, rule in enumerate(self.ilm.age_rules):
+            if rule.tier not in names:
+                raise ValueError(
+                    f"ilm.age_rules[{i}] names unknown tier {rule.tier!r} (tiers: {', '.join(names)})"
+                )
         return self
 
     def tier(self, name: str) -> Tier:

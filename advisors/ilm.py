@@ -1,0 +1,342 @@
+"""Information lifecycle plans: when each date partition should move to which tier.
+
+EMC's ILM appendix puts the current partitions of an orders table on flash, recent ones on FC and
+the oldest on SATA. tierwise plans the same from measurements: it fits how a table's partition heat
+decays with age (robust to a few outliers, e.g. a month re-read for an audit), projects each
+partition's own heat forward, places the partitions on tiers month by month within capacity, and
+never demotes a partition that is still hot, whatever its age.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from itertools import pairwise
+
+import numpy as np
+from sklearn.linear_model import HuberRegressor
+
+from policies.model import IlmPolicy, Policy
+
+_ISO = re.compile(r"^'?(\d{4})-(\d{2})-(\d{2})(?:[T ][\d:.]+)?(?:Z|[+-]\d{2}:?\d{2})?'?$")
+_YYYYMM = re.compile(r"^'?(\d{4})(\d{2})(\d{2})?'?$")
+
+
+def parse_boundary(text: str | None) -> date | None:
+    """A date from a partition boundary: ISO date/datetime, or an int key yyyymm / yyyymmdd."""
+    if text is None:
+        return None
+    t = text.strip()
+    m = _ISO.match(t)
+    if m:
+        y, mo, d = (int(g) for g in m.groups())
+    else:
+        m = _YYYYMM.match(t)
+        if not m:
+            return None
+        y, mo, d = int(m.group(1)), int(m.group(2)), int(m.group(3) or 1)
+    try:
+        return date(y, mo, d)
+    except ValueError:
+        return None
+
+
+def months_between(a: date, b: date) -> float:
+    return (b.year - a.year) * 12 + (b.month - a.month) + (b.day - a.day) / 30.0
+
+
+def add_months(d: date, n: int) -> date:
+    """The same day n months later, clamped to the month's end (a RANGE LEFT boundary on the 31st
+    stays a month-end boundary)."""
+    y, m = divmod(d.month - 1 + n, 12)
+    year, month = d.year + y, m + 1
+    last = (date(year + month // 12, month % 12 + 1, 1) - date(year, month, 1)).days
+    day = last if d.day >= _month_days(d) else min(d.day, last)
+    return date(year, month, day)
+
+
+def _month_days(d: date) -> int:
+    nxt = date(d.year + d.month // 12, d.month % 12 + 1, 1)
+    return (nxt - date(d.year, d.month, 1)).days
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionInput:
+    engine: str
+    server: str
+    database: str
+    table: str
+    partition: int
+    key: str
+    range_low: str | None
+    range_high: str | None
+    size_gb: float
+    heat: float  # I/O per GB-hour, measured (the partition's own counters or proxy)
+    read_share: float  # for physical IOPS in the forecast
+    current_tier: str | None
+    location: str | None = None  # filegroup or table space
+
+
+@dataclass(frozen=True, slots=True)
+class HeatFit:
+    method: str  # "huber" (fitted) or "policy default"
+    decay_per_month: float  # heat multiplies by this each month of age
+    half_life_months: float
+    r2: float | None
+    mae_log: float | None
+    points: int
+
+    def heat_at(self, heat_now: float, months: float) -> float:
+        return float(heat_now * self.decay_per_month**months)
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    date: date
+    to_tier: str
+    reason: str
+    read_only: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionPlan:
+    partition: int
+    key: str
+    range_start: date | None
+    range_end: date | None
+    current_tier: str | None
+    age_months: float
+    heat: float
+    size_gb: float
+    location: str | None
+    moves: tuple[Move, ...]
+    new: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TablePlan:
+    engine: str
+    server: str
+    database: str
+    table: str
+    period_months: int
+    fit: HeatFit
+    partitions: tuple[PartitionPlan, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class IlmPlan:
+    tables: tuple[TablePlan, ...]
+    not_date_partitioned: tuple[str, ...]
+    forecast: dict[str, list[dict[str, float | str]]]  # tier -> per month {month, gb, physical_iops}
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+def fit_heat(ages: Sequence[float], heats: Sequence[float], *, default_half_life: float) -> HeatFit:
+    """log(heat) = a + b * age, fitted with Huber loss so that one audited old month does not
+    bend the line; the policy's half-life when there is too little to fit or the fit makes no sense."""
+    pts = [(a, math.log(h)) for a, h in zip(ages, heats, strict=True) if h > 0]
+    fallback = HeatFit(
+        "policy default", 0.5 ** (1 / default_half_life), default_half_life, None, None, len(pts)
+    )
+    if len(pts) < 4:
+        return fallback
+    x = np.array([[a] for a, _ in pts])
+    y = np.array([v for _, v in pts])
+    model = HuberRegressor(epsilon=1.35, max_iter=500).fit(x, y)
+    slope = float(model.coef_[0])
+    if not slope < 0:
+        return fallback
+    pred = model.predict(x)
+    ss_res = float(np.sum((y - pred) ** 2))
+    ss_tot = float(np.sum((y - y.mean()) ** 2))
+    r2 = 1 - ss_res / ss_tot if ss_tot > 0 else None
+    return HeatFit(
+        "huber", math.exp(slope), math.log(0.5) / slope, r2, float(np.mean(np.abs(y - pred))), len(pts)
+    )
+
+
+@dataclass
+class _Track:
+    p: PartitionInput | None
+    key: str
+    partition: int
+    start: date | None
+    end: date | None
+    heat_now: float
+    born: int  # month index at which it exists (0 for existing)
+    size_gb: float
+    read_share: float
+    tier: str | None
+    location: str | None
+    last_move: int = -10_000
+    moves: list[Move] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class _Want:
+    tier: str
+    read_only: bool
+    why: str
+
+
+def _wants(
+    live: list[tuple[_Track, float]], month: date, ilm: IlmPolicy, fast: str, middle: str, slow: str
+) -> dict[int, _Want]:
+    """Tiers by each partition's share of the table's projected I/O, hottest first: the partitions
+    that carry the first `flash_io_share` of it belong on the fastest tier, those up to
+    `middle_io_share` on the middle one, the cold tail on the slowest. Scale-free, and an old
+    partition that is read again (an audit) ranks by its own heat, so it is not demoted."""
+    total = sum(h * t.size_gb for t, h in live) or 1.0
+    out: dict[int, _Want] = {}
+    before = 0.0
+    for t, h in sorted(live, key=lambda x: x[1] * x[0].size_gb, reverse=True):
+        share = before / total
+        before += h * t.size_gb
+        if share < ilm.flash_io_share:
+            want = _Want(
+                fast,
+                False,
+                f"among the partitions carrying the first {ilm.flash_io_share:.0%} of the table's projected I/O",
+            )
+        elif share < ilm.middle_io_share:
+            want = _Want(middle, False, f"{share:.1%} of the table's projected I/O is in hotter partitions")
+        else:
+            want = _Want(
+                slow, False, f"cold tail: {share:.1%} of the table's projected I/O is in hotter partitions"
+            )
+        age = max(0.0, months_between(t.end, month)) if t.end else 0.0
+        for rule in ilm.age_rules:
+            if age < rule.older_than_months:
+                continue
+            if want.tier == fast:
+                want = _Want(
+                    fast,
+                    False,
+                    f"{want.why}; older than {rule.older_than_months:g} months but still hot: not demoted",
+                )
+            else:
+                want = _Want(
+                    rule.tier, rule.read_only, f"older than {rule.older_than_months:g} months ({age:,.0f})"
+                )
+        out[id(t)] = want
+    return out
+
+
+def _period(bounds: list[date]) -> int:
+    if len(bounds) < 2:
+        return 1
+    gaps = sorted(round(months_between(a, b)) for a, b in pairwise(bounds))
+    return max(1, gaps[len(gaps) // 2])
+
+
+def plan_ilm(
+    partitions: Sequence[PartitionInput], policy: Policy, *, now: datetime, months: int | None = None
+) -> IlmPlan:
+    ilm = policy.ilm
+    horizon = months if months is not None else ilm.months
+    today = now.date()
+    by_table: dict[tuple[str, str, str, str], list[PartitionInput]] = defaultdict(list)
+    for p in partitions:
+        by_table[(p.engine, p.server, p.database, p.table)].append(p)
+    tiers = [t.name for t in policy.tiers]
+    fast, slow = tiers[0], tiers[-1]
+    middle = tiers[1] if len(tiers) > 2 else slow
+    not_dated: list[str] = []
+    plans: list[tuple[tuple[str, str, str, str], int, HeatFit, list[_Track]]] = []
+    for tkey, parts in sorted(by_table.items()):
+        parts = sorted(parts, key=lambda p: p.partition)
+        lows = [parse_boundary(p.range_low) for p in parts]
+        highs = [parse_boundary(p.range_high) for p in parts]
+        if not any(lows) and not any(highs):
+            not_dated.append(f"{tkey[1]}/{tkey[2]}/{tkey[3]}")
+            continue
+        bounds = sorted({d for d in (*lows, *highs) if d is not None})
+        period = _period(bounds)
+        tracks: list[_Track] = []
+        for p, lo, hi in zip(parts, lows, highs, strict=True):
+            start = lo or (add_months(hi, -period) if hi else None)
+            end = hi or (add_months(lo, period) if lo else None)
+            tracks.append(_Track(p, p.key, p.partition, start, end, p.heat, 0, p.size_gb, p.read_share,
+                                 p.current_tier, p.location))  # fmt: skip
+        ages = [max(0.0, months_between(t.end, today)) if t.end else 0.0 for t in tracks]
+        fit = fit_heat(ages, [t.heat_now for t in tracks], default_half_life=ilm.default_half_life_months)
+        # the leading edge: partitions that will be created during the horizon, on the hot tier
+        newest = [t for t in tracks if t.end is not None]
+        if newest:
+            last_end = max(t.end for t in newest if t.end is not None)
+            recent = sorted(newest, key=lambda t: t.end or today)[-3:]
+            size = sum(t.size_gb for t in recent) / len(recent)
+            # a new partition starts with the I/O rate of the newest one (heat x size), spread over the
+            # average size: the current partition is still filling, so its heat per GB overstates it
+            hot = recent[-1].heat_now * recent[-1].size_gb / max(size, 1e-6)
+            k = 0
+            while last_end <= add_months(today, horizon):
+                k += 1
+                start, last_end = last_end, add_months(last_end, period)
+                born = max(0, math.ceil(months_between(today, start)))
+                tracks.append(_Track(None, f"{tkey[2]}/{tkey[3]}/new/{start.isoformat()}", parts[-1].partition + k,
+                                     start, last_end, hot, born, size, recent[-1].read_share, None, None))  # fmt: skip
+        plans.append((tkey, period, fit, tracks))
+
+    # month by month over all tables: shared tier capacity
+    capacity = {t.name: t.capacity_gb * ilm.capacity_share for t in policy.tiers}
+    raid = {t.name: t.raid_factor for t in policy.tiers}
+    forecast: dict[str, list[dict[str, float | str]]] = {t: [] for t in tiers}
+    notes: list[str] = []
+    residency_months = math.ceil(policy.hysteresis.min_residency_days / 30)
+    for m in range(horizon + 1):
+        month = add_months(today.replace(day=1), m) if m else today  # moves on the 1st of each month
+        wanted: list[tuple[float, _Track, _Want]] = []
+        for _tkey, _period_m, fit, tracks in plans:
+            live = [(t, fit.heat_at(t.heat_now, m - t.born)) for t in tracks if t.born <= m]
+            wants = _wants(live, month, ilm, fast, middle, slow)
+            wanted.extend((h, t, wants[id(t)]) for t, h in live)
+        # capacity: densest heat first into each wanted tier, overflowing to the next slower tier
+        used = dict.fromkeys(tiers, 0.0)
+        iops = dict.fromkeys(tiers, 0.0)
+        for projected, t, w in sorted(wanted, key=lambda x: x[0], reverse=True):
+            idx, why = tiers.index(w.tier), w.why
+            while idx < len(tiers) - 1 and used[tiers[idx]] + t.size_gb > capacity[tiers[idx]]:
+                idx += 1
+                why += f"; {tiers[idx - 1]} full"
+            tier = tiers[idx]
+            if (
+                t.p is not None
+                and t.tier is not None
+                and tier != t.tier
+                and m - t.last_move < residency_months
+            ):
+                tier, why = t.tier, f"held on {t.tier}: minimum residency"
+            elif m and t.tier is not None and tiers.index(tier) < tiers.index(t.tier):
+                tier = t.tier  # projections only cool down: a planned promotion would be a rank tie, not heat
+            used[tier] += t.size_gb
+            io = projected * t.size_gb / 3600
+            iops[tier] += io * t.read_share + io * (1 - t.read_share) * raid[tier]
+            if t.tier != tier:
+                if t.p is None and t.tier is None:
+                    why = f"new partition created on {tier} ahead of time"
+                t.moves.append(Move(month, tier, why, w.read_only))
+                t.tier, t.last_move = tier, m
+        for tier in tiers:
+            forecast[tier].append({"month": month.isoformat()[:7],
+                                   "gb": round(used[tier], 2), "physical_iops": round(iops[tier], 1),
+                                   "capacity_gb": round(capacity[tier], 2)})  # fmt: skip
+            if used[tier] > capacity[tier] + 1e-6:
+                notes.append(f"{tier} needs {used[tier]:,.0f} GB in {forecast[tier][-1]['month']}, more than its "
+                             f"{capacity[tier]:,.0f} GB")  # fmt: skip
+
+    tables = []
+    for (engine, server, database, table), period, fit, tracks in plans:
+        out = []
+        for t in tracks:
+            age = max(0.0, months_between(t.end, today)) if t.end else 0.0
+            current = t.p.current_tier if t.p is not None else None
+            out.append(PartitionPlan(t.partition, t.key, t.start, t.end, current, round(age, 2), t.heat_now, t.size_gb,
+                                     t.location, tuple(t.moves), new=t.p is None))  # fmt: skip
+        tables.append(TablePlan(engine, server, database, table, period, fit, tuple(out)))
+    return IlmPlan(tuple(tables), tuple(not_dated), forecast, tuple(dict.fromkeys(notes)))

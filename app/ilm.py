@@ -1,0 +1,104 @@
+"""ILM plans from advice: partitions with their measured heat -> advisors.ilm -> JSON / table."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import datetime
+from typing import Any
+
+from advisors.advise import Advice, AdviceReport
+from advisors.ilm import IlmPlan, PartitionInput, plan_ilm
+from policies.model import Policy
+
+GB = 1024**3
+
+
+def partition_inputs(report: AdviceReport) -> list[PartitionInput]:
+    """The partitions of the advice, each on the tier of the filegroup / table space that holds it."""
+    units = {(a.info.server, a.info.key): a for a in report.objects if a.placement_unit == a.info.key}
+    # SQL Server lists each partition once per index; aligned indexes move together, so a table's
+    # partition is the sum of its indexes' (size, and I/O = heat x size)
+    grouped: dict[tuple[str, str, str, int], list[Advice]] = defaultdict(list)
+    for a in report.objects:
+        i = a.info
+        if i.kind == "partition" and i.table_name and i.partition_number is not None:
+            grouped[(i.server, i.database, i.table_name, i.partition_number)].append(a)
+    out: list[PartitionInput] = []
+    for (_server, _db, table, number), parts in grouped.items():
+        first = min(parts, key=lambda a: a.info.key).info
+        size = sum((a.info.size_bytes or 0) / GB for a in parts)
+        io = sum(a.features.heat * (a.info.size_bytes or 0) / GB for a in parts)
+        unit = units.get((first.server, parts[0].placement_unit))
+        read_pct = unit.features.read_pct if unit is not None else None
+        out.append(
+            PartitionInput(
+                engine=first.engine,
+                server=first.server,
+                database=first.database,
+                table=table,
+                partition=number,
+                key=first.key,
+                range_low=first.range_low,
+                range_high=first.range_high,
+                size_gb=size,
+                heat=io / size if size > 0 else 0.0,
+                read_share=(read_pct / 100) if read_pct is not None else 0.9,
+                current_tier=first.current_tier,
+                location=first.filegroup or first.tablespace,
+            )
+        )
+    return out
+
+
+def make_plan(report: AdviceReport, policy: Policy, *, now: datetime, months: int | None) -> IlmPlan:
+    return plan_ilm(partition_inputs(report), policy, now=now, months=months)
+
+
+def plan_json(plan: IlmPlan) -> dict[str, Any]:
+    return {
+        "tables": [
+            {
+                "engine": t.engine,
+                "server": t.server,
+                "database": t.database,
+                "table": t.table,
+                "period_months": t.period_months,
+                "fit": {
+                    "method": t.fit.method,
+                    "half_life_months": round(t.fit.half_life_months, 2),
+                    "decay_per_month": round(t.fit.decay_per_month, 4),
+                    "r2": None if t.fit.r2 is None else round(t.fit.r2, 3),
+                    "mae_log": None if t.fit.mae_log is None else round(t.fit.mae_log, 3),
+                    "points": t.fit.points,
+                },
+                "partitions": [
+                    {
+                        "partition": p.partition,
+                        "key": p.key,
+                        "new": p.new,
+                        "location": p.location,
+                        "range_start": p.range_start.isoformat() if p.range_start else None,
+                        "range_end": p.range_end.isoformat() if p.range_end else None,
+                        "age_months": p.age_months,
+                        "size_gb": round(p.size_gb, 2),
+                        "heat": round(p.heat, 3),
+                        "current_tier": p.current_tier,
+                        "moves": [
+                            {
+                                "date": m.date.isoformat(),
+                                "to_tier": m.to_tier,
+                                "read_only": m.read_only,
+                                "reason": m.reason,
+                            }
+                            for m in p.moves
+                        ],
+                    }
+                    for p in t.partitions
+                ],
+            }
+            for t in plan.tables
+        ],
+        "not_date_partitioned": list(plan.not_date_partitioned),
+        "forecast": plan.forecast,
+        "notes": list(plan.notes),
+    }
