@@ -9,11 +9,12 @@ from datetime import datetime, timedelta
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from advisors.advise import advise
+from advisors.advise import AdviceReport, advise
 from advisors.features import ObjectInfo, ObjectWindow, Usage
 from app.advice import INFO_FIELDS, report_json
+from app.ilm import make_plan, plan_changes, plan_json
 from app.store.db import Store
-from app.store.models import COUNTER_COLUMNS, DbObject, IoInterval, Target
+from app.store.models import COUNTER_COLUMNS, DbObject, IlmPlanRecord, IoInterval, Target
 from app.store.recommendations import SyncResult, sync_recommendations
 from policies.model import Policy
 
@@ -80,6 +81,20 @@ def windows_from_store(
     return windows, target_by_server
 
 
+def _refresh_ilm(session: Session, report: AdviceReport, policy: Policy, now: datetime) -> None:
+    """Re-plan partition lifecycles once a day and record what changed since the last plan."""
+    latest = session.scalar(select(IlmPlanRecord).order_by(IlmPlanRecord.id.desc()).limit(1))
+    if latest is not None and now - latest.created_at < timedelta(hours=20):
+        return
+    doc = plan_json(make_plan(report, policy, now=now, months=None))
+    if not doc["tables"] and latest is None:
+        return
+    changes = plan_changes(latest.plan if latest is not None else None, doc)
+    session.add(IlmPlanRecord(created_at=now, plan=doc, changes=changes))
+    if changes:
+        log.info("ILM plan re-evaluated: %d partitions' next move changed", len(changes))
+
+
 def evaluate(store: Store, policy: Policy, *, now: datetime, time_limit_s: float = 10.0) -> SyncResult:
     """Re-run the advice over every enabled target and update the stored recommendations."""
     with store.session() as s:
@@ -90,6 +105,7 @@ def evaluate(store: Store, policy: Policy, *, now: datetime, time_limit_s: float
     doc = report_json(report, policy)
     with store.session() as s:
         result = sync_recommendations(s, target_by_server, doc["objects"], now)
+        _refresh_ilm(s, report, policy, now)
     log.info(
         "advice evaluated: %d created, %d updated, %d superseded, %d withdrawn",
         result.created,

@@ -102,3 +102,32 @@ def plan_json(plan: IlmPlan) -> dict[str, Any]:
         "forecast": plan.forecast,
         "notes": list(plan.notes),
     }
+
+
+def _first_moves(doc: dict[str, Any]) -> dict[str, tuple[str, str] | None]:
+    out: dict[str, tuple[str, str] | None] = {}
+    for t in doc.get("tables", []):
+        for p in t["partitions"]:
+            if p.get("new"):
+                continue
+            label = f"{t['server']}/{t['database']}/{t['table']} p{p['partition']}"
+            out[label] = (p["moves"][0]["date"], p["moves"][0]["to_tier"]) if p["moves"] else None
+    return out
+
+
+def plan_changes(previous: dict[str, Any] | None, current: dict[str, Any]) -> list[dict[str, Any]]:
+    """What changed since the previous plan, per partition: its next move (date, tier) — e.g. a
+    partition that stayed hot is no longer demoted on schedule."""
+    if previous is None:
+        return []
+    before, after = _first_moves(previous), _first_moves(current)
+    changes = []
+    for label in sorted(set(before) | set(after)):
+        a, b = before.get(label), after.get(label)
+        if a != b:
+            changes.append({
+                "partition": label,
+                "before": None if a is None else {"date": a[0], "to_tier": a[1]},
+                "after": None if b is None else {"date": b[0], "to_tier": b[1]},
+            })  # fmt: skip
+    return changes

@@ -319,3 +319,14 @@ class Delivery(Base):
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     error: Mapped[str | None] = mapped_column(Text, default=None)
     message_id: Mapped[str | None] = mapped_column(String(300), default=None)
+
+
+class IlmPlanRecord(Base):
+    """A stored ILM plan (re-evaluated daily) and how it differs from the previous one."""
+
+    __tablename__ = "ilm_plan"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    created_at: Mapped[datetime] = mapped_column(index=True)
+    plan: Mapped[dict[str, Any]] = mapped_column(JSON)
+    changes: Mapped[list[Any]] = mapped_column(JSON, default=list)

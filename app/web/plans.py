@@ -1,0 +1,62 @@
+"""ILM plans: the latest stored plan as a timeline per table, the capacity forecast, and changes."""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import HTMLResponse
+from sqlalchemy import select
+
+from app.store.models import IlmPlanRecord
+from app.web.auth import CurrentUser, api_user, page_user
+from app.web.pages import render
+from app.web.state import AppState, app_state
+
+router = APIRouter()
+
+
+def _latest(state: AppState) -> IlmPlanRecord | None:
+    with state.store.session() as s:
+        return s.scalar(select(IlmPlanRecord).order_by(IlmPlanRecord.id.desc()).limit(1))
+
+
+def timeline(table: dict[str, Any], months: list[str]) -> list[dict[str, Any]]:
+    """Per partition, its tier in each month of the horizon (for the grid on the page)."""
+    rows = []
+    for p in table["partitions"]:
+        moves = sorted(p["moves"], key=lambda m: m["date"])
+        cells = []
+        for month in months:
+            tier = p["current_tier"]
+            for m in moves:
+                if m["date"][:7] <= month:
+                    tier = m["to_tier"]
+            exists = not p["new"] or (p["range_start"] or "")[:7] <= month
+            cells.append(tier if exists else None)
+        rows.append({"partition": p, "cells": cells})
+    return rows
+
+
+@router.get("/ilm", response_class=HTMLResponse)
+def ilm_page(
+    request: Request, user: CurrentUser = Depends(page_user), state: AppState = Depends(app_state)
+) -> HTMLResponse:
+    rec = _latest(state)
+    tables: list[dict[str, Any]] = []
+    months: list[str] = []
+    if rec is not None:
+        months = [m["month"] for m in next(iter(rec.plan["forecast"].values()), [])]
+        tables = [{"table": t, "rows": timeline(t, months)} for t in rec.plan["tables"]]
+    return render(
+        request, "ilm.html", user, rec=rec, tables=tables, months=months, today=date.today().isoformat()
+    )
+
+
+@router.get("/api/ilm")
+def ilm_api(user: CurrentUser = Depends(api_user), state: AppState = Depends(app_state)) -> dict[str, Any]:
+    rec = _latest(state)
+    if rec is None:
+        return {"created_at": None, "plan": None, "changes": []}
+    return {"created_at": rec.created_at.isoformat(), "plan": rec.plan, "changes": rec.changes}
