@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from app.store.models import DbObject, IoInterval, Recommendation, Target
+from app.store.models import DbObject, IlmPlanRecord, IoInterval, Recommendation, Target
 from app.store.targets import statuses
 
 LIVE = ("open", "approved", "deferred")
@@ -75,6 +75,7 @@ class ReportContent:
     gb_by_tier_after: dict[str, float]
     skew: tuple[tuple[float, float], ...]  # (share of capacity, share of I/O), hottest first
     failing_targets: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+    ilm_due: tuple[tuple[str, str, str], ...] = field(default_factory=tuple)  # (partition, date, to tier)
 
 
 def _objects_query(scope: Scope):  # type: ignore[no-untyped-def]
@@ -146,6 +147,7 @@ def gather(
     for size, io in sized:
         acc_s, acc_io = acc_s + size, acc_io + io
         skew.append((acc_s / total_size, acc_io / total_io))
+    ilm_due = _ilm_due(session, scope, now=now, days=31)
     failing = tuple(
         (t.name, t.last_error or "")
         for t in statuses(session)
@@ -182,4 +184,33 @@ def gather(
         gb_by_tier_after=gb_after,
         skew=tuple(skew),
         failing_targets=failing,
+        ilm_due=ilm_due,
     )
+
+
+def _ilm_due(session: Session, scope: Scope, *, now: datetime, days: int) -> tuple[tuple[str, str, str], ...]:
+    """Partition moves the latest ILM plan schedules within the next `days`."""
+    rec = session.scalar(select(IlmPlanRecord).order_by(IlmPlanRecord.id.desc()).limit(1))
+    if rec is None:
+        return ()
+    until = (now + timedelta(days=days)).date().isoformat()
+    servers = None
+    if scope.target:
+        servers = {
+            o.server
+            for o in session.scalars(select(DbObject).join(Target).where(Target.name == scope.target))
+        }
+    due = []
+    for t in rec.plan.get("tables", []):
+        if servers is not None and t["server"] not in servers:
+            continue
+        if scope.database and t["database"] != scope.database:
+            continue
+        for p in t["partitions"]:
+            for m in p["moves"]:
+                if now.date().isoformat() <= m["date"] <= until:
+                    label = f"{t['server']}/{t['database']}/{t['table']} " + (
+                        f"new {p['range_start']}" if p["new"] else f"p{p['partition']}"
+                    )
+                    due.append((label, m["date"], m["to_tier"]))
+    return tuple(sorted(due, key=lambda x: x[1]))

@@ -217,3 +217,11 @@ def test_cli_render_and_send(tmp_path: Any, monkeypatch: pytest.MonkeyPatch, smt
         assert r.exit_code == 2 and "recipients must be e-mail addresses" in r.output
     finally:
         get_settings.cache_clear()
+
+
+def test_ilm_moves_due_are_in_the_report(demo_store: Store, settings: Settings) -> None:
+    msg, content = compose(demo_store, settings, Scope.parse("fleet"), ["x@example.test"], now=NOW)
+    assert content.ilm_due, "the demo's Orders plan moves partitions this month"
+    text = msg.get_body(preferencelist=("plain",)).get_content()  # type: ignore[union-attr]
+    label, when, tier = content.ilm_due[0]
+    assert "Partition moves due in the next month" in text and f"{when}  {label} -> {tier}" in text
