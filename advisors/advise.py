@@ -50,6 +50,9 @@ class AdviceReport:
     flash_curve_by_database: dict[tuple[str, str], tuple[tuple[float, float], ...]]
 
 
+PLACEABLE = frozenset({"data_file", "log_file", "filegroup", "partition", "tablespace", "tempdb"})
+
+
 def _unit_key(info: ObjectInfo) -> str | None:
     """Key of the placement unit an object belongs to (None: it is its own unit)."""
     if info.engine == "sqlserver":
@@ -81,6 +84,8 @@ def build_units(windows: Sequence[ObjectWindow]) -> tuple[list[ObjectWindow], di
     units: dict[tuple[str, str], ObjectWindow] = {}
     member_of: dict[str, str] = {}
     for w in windows:
+        if w.info.kind not in PLACEABLE:
+            continue  # buffer pools, instance counters: context for the features, not storage to place
         uk = _unit_key(w.info)
         if w.info.kind == "partition":
             if uk is not None:

@@ -66,7 +66,45 @@ def describe_partition(f: Features) -> str:
     return ", ".join(parts)
 
 
+def latency_for_tier(info: ObjectInfo, f: Features, policy: Policy) -> tuple[str | None, bool]:
+    """Judge latency against the band expected of the tier the object is on, not one global
+    threshold: (the finding in words, whether it is slow for its tier)."""
+    tier = next((t for t in policy.tiers if t.name == info.current_tier), None)
+    if tier is None:
+        return None, False
+    slow: list[str] = []
+    parts: list[str] = []
+    for what, value, band in (("read", f.avg_read_ms, tier.read_latency_band_ms),
+                              ("write", f.avg_write_ms, tier.write_latency_band_ms)):  # fmt: skip
+        if value is None or band is None:
+            continue
+        parts.append(f"{value:,.1f} ms per {what} (normal on {tier.name}: {band[0]:g}-{band[1]:g} ms)")
+        if value > band[1]:
+            slow.append(what)
+    if not parts:
+        return None, False
+    if slow:
+        return f"slow for its tier: {'; '.join(parts)}", True
+    return f"normal for its tier: {'; '.join(parts)}", False
+
+
 def classify(info: ObjectInfo, f: Features, policy: Policy) -> Verdict:
+    """The rule verdict, with the latency judged against the current tier's band; an object that
+    is slow on the fastest tier is a storage problem to report (TW801), not a placement to change."""
+    v = _classify(info, f, policy)
+    finding, slow = latency_for_tier(info, f, policy)
+    if finding is None:
+        return v
+    if slow and info.current_tier == policy.tiers[0].name and info.current_tier in v.allowed_tiers:
+        why = (f"TW801 {finding}: on the fastest tier already, so this is a storage problem to "
+               f"investigate (queueing, path, array), not a placement to change")  # fmt: skip
+        return Verdict(v.profile, "TW801", (info.current_tier,), info.current_tier, (why, *v.reasons))
+    return Verdict(
+        v.profile, v.rule, v.allowed_tiers, v.preferred_tier, (*v.reasons[:-1], finding, v.reasons[-1])
+    )
+
+
+def _classify(info: ObjectInfo, f: Features, policy: Policy) -> Verdict:
     rules = policy.classification
     allowed = tuple(policy.allowed_tiers(info.kind, info.engine, database=info.database, name=info.name))
     fastest, slowest = allowed[0], allowed[-1]

@@ -39,6 +39,10 @@ class Tier(_Strict):
     raid_level: Literal[0, 1, 5, 6, 10]
     read_latency_ms: float = Field(gt=0, description="service time of a random 8 KB read at light load")
     write_latency_ms: float = Field(gt=0)
+    read_latency_band_ms: tuple[float, float] | None = Field(
+        default=None, description="expected average read latency (low, high); above high is slow for the tier"
+    )
+    write_latency_band_ms: tuple[float, float] | None = None
     capacity_gb: float = Field(gt=0, description="usable capacity after RAID")
     cost_per_gb: float = Field(ge=0)
     locations: TierLocations = Field(default_factory=TierLocations)

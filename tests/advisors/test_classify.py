@@ -224,3 +224,24 @@ def test_trend_ignores_partial_days_and_sees_growth() -> None:
     )
     trend = compute_features(growing, db_heat=None).trend_pct_per_day
     assert trend is not None and trend == pytest.approx(100 * 10.5 / 110.33, rel=0.01)
+
+
+@pytest.mark.parametrize(
+    ("tier", "read_ms", "rule", "finding"),
+    [
+        ("flash", 15.0, "TW801", "slow for its tier: 15.0 ms per read (normal on flash: 0-2 ms)"),
+        ("flash", 0.8, "TW705", "normal for its tier: 0.8 ms per read (normal on flash: 0-2 ms)"),
+        ("fc", 6.5, "TW701", "normal for its tier: 6.5 ms per read (normal on fc: 5-8 ms)"),
+        ("fc", 17.0, "TW701", "slow for its tier: 17.0 ms per read (normal on fc: 5-8 ms)"),
+    ],
+)
+def test_latency_is_judged_against_the_tier(tier: str, read_ms: float, rule: str, finding: str) -> None:
+    c = Case(rule, "random_read", reads_s=2000, read_ms=read_ms, write_ms=1.0)
+    w = window(c)
+    w = ObjectWindow(ObjectInfo(**{**{f: getattr(w.info, f) for f in w.info.__slots__}, "current_tier": tier}),
+                     w.total)  # fmt: skip
+    v = classify(w.info, compute_features(w, db_heat=None), POLICY)
+    assert v.rule == rule
+    assert any(finding in r for r in v.reasons), v.reasons
+    if rule == "TW801":
+        assert v.allowed_tiers == ("flash",) and "storage problem" in v.reasons[0]
