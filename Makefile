@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint check-system bench clean
+.PHONY: run test lint check-system bench golden clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,10 @@ check-system:
 bench: check-system $(STAMP)
 	$(BIN)/python -m bench.poll_cycle
 	$(BIN)/python -m bench.placement
+
+## golden: regenerate the golden migration scripts (review the diff)
+golden: $(STAMP)
+	$(BIN)/python scripts/regen_golden.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .mypy_cache .ruff_cache .pytest_cache

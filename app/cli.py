@@ -13,6 +13,7 @@ import typer
 
 from app.cli_placement import native_stdout_silenced
 from app.cli_placement import register as register_placement
+from app.cli_script import register as register_script
 from app.settings import Settings, get_settings
 
 app = typer.Typer(
@@ -23,6 +24,7 @@ app.add_typer(targets_app, name="targets")
 users_app = typer.Typer(help="Local accounts for the web UI and API.", no_args_is_help=True)
 app.add_typer(users_app, name="users")
 register_placement(app)
+register_script(app)
 
 
 def _fail(message: str, code: int = 2) -> None:

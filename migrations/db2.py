@@ -1,0 +1,355 @@
+"""DB2 LUW dialect: CLP scripts with `@` as the statement terminator (`db2 -td@ -vsf FILE`).
+
+- The file starts with `--#SET TERMINATOR @` and `UPDATE COMMAND OPTIONS USING S ON`, so the CLP
+  stops at the first failing statement even when `-s` was forgotten.
+- Pre-checks are `SELECT RAISE_ERROR('75001', '…') FROM … WHERE <bad>`: nothing happens when the
+  check passes; when it fails the statement errors and the CLP stops. RAISE_ERROR carries at
+  most 70 bytes, so each message starts with the check number that the header lists in full.
+- Conditional DDL (create a storage group only if missing, move only if not moved) is a compound
+  statement (BEGIN … END) with EXECUTE IMMEDIATE of a statement built here, so a second run
+  says "already done" (DBMS_OUTPUT, shown because of SET SERVEROUTPUT ON) instead of failing.
+- Names are delimited ("…" with `"` doubled) and compared with catalog values as '…' literals:
+  write names exactly as the catalog shows them. `@`, line breaks and other control characters
+  in names are refused (quoting.check_name).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from migrations.header import header_lines
+from migrations.plan import Move, MoveDataPartition, MoveTablespace, Options, StorageGroup, Unsupported
+from migrations.quoting import UnsafeNameError, check_db2_alias, comment_lines, db2_ident, db2_str
+
+SQLSTATE = "75001"
+MAX_MESSAGE = 70  # bytes RAISE_ERROR keeps
+
+
+def _num(x: float) -> str:
+    text = f"{x:.6f}".rstrip("0").rstrip(".")
+    return text or "0"
+
+
+class Db2Script:
+    def __init__(self, header: list[str], database: str) -> None:
+        self.header = header
+        self.statements: list[str] = []
+        self.checks: list[str] = []
+        try:
+            check_db2_alias(database, "database")
+        except UnsafeNameError as exc:
+            raise Unsupported(str(exc)) from exc
+        self.statements += [
+            "UPDATE COMMAND OPTIONS USING S ON@",
+            "SET SERVEROUTPUT ON@",
+            f"CONNECT TO {database}@",
+        ]
+
+    def comment(self, *lines: str) -> None:
+        self.statements.extend(comment_lines(list(lines), "db2"))
+
+    def statement(self, text: str) -> None:
+        self.statements.append(text.rstrip() + "@")
+
+    def check(self, description: str, bad_rows: str, short: str, *, where: str | None = None) -> None:
+        """A pre- or post-check: `bad_rows` is a FROM … [WHERE …] tail that returns rows when the
+        check fails. `short` is the message (cut to fit 70 bytes with the check number)."""
+        number = len(self.checks) + 1
+        self.checks.append(f"check {number}: {description}")
+        message = f"tierwise check {number} failed: {short}"
+        if len(message.encode("utf-8")) > MAX_MESSAGE:
+            message = f"tierwise check {number} failed (see the script header)"
+        self.comment(f"check {number}: {description}")
+        tail = bad_rows if where is None else f"{bad_rows} WHERE {where}"
+        self.statement(
+            f"SELECT RAISE_ERROR('{SQLSTATE}', {db2_str(message)}) FROM {tail} FETCH FIRST 1 ROW ONLY"
+        )
+
+    def say(self, text: str) -> str:
+        return f"CALL DBMS_OUTPUT.PUT_LINE({db2_str('tierwise: ' + text)});"
+
+    def text(self) -> str:
+        lines = ["--#SET TERMINATOR @", *comment_lines(self.header, "db2")]
+        if self.checks:
+            lines += comment_lines(["Checks (a failing check stops the script with its number):"], "db2")
+            lines += comment_lines([f"  {c}" for c in self.checks], "db2")
+        lines += self.statements
+        lines.append("CONNECT RESET@")
+        return "\n".join(lines) + "\n"
+
+
+def _where_sg(sg: StorageGroup) -> str:
+    return f"storage group {db2_ident(sg.name)}" + (f" ({', '.join(sg.paths)})" if sg.paths else "")
+
+
+def _identity_checks(s: Db2Script, move: Move) -> None:
+    db = move.target.database
+    s.check(
+        f"connected to database {db}",
+        "SYSIBM.SYSDUMMY1",
+        f"not connected to {db}",
+        where=f"UPPER(CURRENT SERVER) <> UPPER({db2_str(db)})",
+    )
+    if "/" in move.target.server:
+        instance = move.target.server.rsplit("/", 1)[1]
+        s.check(
+            f"instance {instance}",
+            "SYSIBMADM.ENV_INST_INFO",
+            f"not instance {instance}",
+            where=f"UPPER(INST_NAME) <> UPPER({db2_str(instance)})",
+        )
+    s.check(
+        "not an HADR database (the storage paths would have to exist on the standby too: review by hand)",
+        "TABLE(MON_GET_HADR(NULL)) AS H",
+        "HADR database: unsupported here, review",
+        where="H.HADR_ROLE <> 'STANDARD'",
+    )
+
+
+def _backup_check(s: Db2Script, move: Move, options: Options) -> None:
+    hours = max(1, round(options.backup_max_age_hours))
+    recent = (
+        "SELECT 1 FROM SYSIBMADM.DB_HISTORY WHERE OPERATION = 'B' AND OPERATIONTYPE IN ('F', 'N') "
+        f"AND COALESCE(SQLCODE, 0) >= 0 AND END_TIME >= VARCHAR_FORMAT(CURRENT TIMESTAMP - {hours} HOURS, 'YYYYMMDDHH24MISS')"
+    )
+    if options.backup_check == "error":
+        s.check(
+            f"a full backup of {move.target.database} finished in the last {hours} hours",
+            "SYSIBM.SYSDUMMY1",
+            f"no full backup in the last {hours} hours",
+            where=f"NOT EXISTS ({recent})",
+        )
+        return
+    s.comment(f"warning only: a full backup of {move.target.database} in the last {hours} hours")
+    s.statement(
+        "BEGIN\n"
+        f"  IF NOT EXISTS ({recent}) THEN\n"
+        f"    {s.say(f'warning: no full backup of {move.target.database} finished in the last {hours} hours')}\n"
+        "  END IF;\n"
+        "END"
+    )
+
+
+def create_stogroup_sql(sg: StorageGroup) -> str:
+    """CREATE STOGROUP with the tier's media attributes (domain.md §4.9)."""
+    if not sg.paths:
+        raise Unsupported(f"storage group {sg.name}: no paths to create it on")
+    sql = f"CREATE STOGROUP {db2_ident(sg.name)} ON " + ", ".join(db2_str(p) for p in sg.paths)
+    if sg.overhead_ms is not None:
+        sql += f" OVERHEAD {_num(sg.overhead_ms)}"
+    if sg.device_read_rate_mb_s is not None:
+        sql += f" DEVICE READ RATE {_num(sg.device_read_rate_mb_s)}"
+    if sg.data_tag is not None:
+        sql += f" DATA TAG {sg.data_tag}"
+    return sql
+
+
+def _ensure_group(s: Db2Script, sg: StorageGroup, step: str) -> None:
+    if not sg.paths:
+        s.check(
+            f"storage group {sg.name} exists",
+            "SYSIBM.SYSDUMMY1",
+            f"storage group {sg.name} missing",
+            where=f"NOT EXISTS (SELECT 1 FROM SYSCAT.STOGROUPS WHERE SGNAME = {db2_str(sg.name)})",
+        )
+        return
+    s.comment(f"{step}: storage group {sg.name}, created only if missing")
+    s.statement(
+        "BEGIN\n"
+        f"  IF EXISTS (SELECT 1 FROM SYSCAT.STOGROUPS WHERE SGNAME = {db2_str(sg.name)}) THEN\n"
+        f"    {s.say(f'{step}: already done: storage group {db2_ident(sg.name)} exists')}\n"
+        "  ELSE\n"
+        f"    {s.say(f'{step}: creating {_where_sg(sg)}')}\n"
+        f"    EXECUTE IMMEDIATE {db2_str(create_stogroup_sql(sg))};\n"
+        "  END IF;\n"
+        "END"
+    )
+
+
+def _tablespace_steps(
+    s: Db2Script, ts: str, source: StorageGroup | None, target: StorageGroup, options: Options
+) -> None:
+    lts, ltarget = db2_str(ts), db2_str(target.name)
+    src = db2_str(source.name) if source is not None else "''"
+    s.check(
+        f"table space {ts} exists",
+        "SYSIBM.SYSDUMMY1",
+        f"table space {ts} not found",
+        where=f"NOT EXISTS (SELECT 1 FROM SYSCAT.TABLESPACES WHERE TBSPACE = {lts})",
+    )
+    s.check(
+        f"table space {ts} is in storage group {source.name if source else '(none: DMS)'} or already in {target.name}",
+        "SYSCAT.TABLESPACES",
+        f"{ts} is elsewhere: advice out of date",
+        where=f"TBSPACE = {lts} AND COALESCE(SGNAME, '') NOT IN ({src}, {ltarget})",
+    )
+    s.check(
+        f"table space {ts} is a regular or large table space that can use a storage group",
+        "SYSCAT.TABLESPACES",
+        f"{ts}: temporary or SMS, unsupported",
+        where=f"TBSPACE = {lts} AND COALESCE(SGNAME, '') <> {ltarget} AND (DATATYPE IN ('T', 'U') OR (TBSPACETYPE = 'S' AND SGNAME IS NULL))",
+    )
+    moving = f"EXISTS (SELECT 1 FROM SYSCAT.TABLESPACES WHERE TBSPACE = {lts} AND COALESCE(SGNAME, '') <> {ltarget})"
+    s.check(
+        f"no rebalance is running on {ts}",
+        f"TABLE(MON_GET_REBALANCE_STATUS({lts}, -2)) AS R",
+        "a rebalance is running: wait for it",
+        where=moving,
+    )
+    _ensure_group(s, target, "step 1")
+    factor = 1 + options.headroom_pct / 100
+    s.check(
+        f"the paths of {target.name} have room for {ts} ({options.headroom_pct:g} % headroom; storage is striped over the paths)",
+        "SYSIBM.SYSDUMMY1",
+        f"not enough free space in {target.name}",
+        where=(
+            f"{moving} AND (SELECT MIN(P.STO_PATH_FREE_SIZE) * COUNT(*) FROM TABLE(ADMIN_GET_STORAGE_PATHS({ltarget}, -1)) AS P)"
+            f" < (SELECT SUM(T.TBSP_USED_PAGES * T.TBSP_PAGE_SIZE) FROM TABLE(MON_GET_TABLESPACE({lts}, -1)) AS T) * {factor:.2f}"
+        ),
+    )
+    move_sql = f"ALTER TABLESPACE {db2_ident(ts)} USING STOGROUP {db2_ident(target.name)}"
+    convert_sql = f"ALTER TABLESPACE {db2_ident(ts)} MANAGED BY AUTOMATIC STORAGE USING STOGROUP {db2_ident(target.name)}"
+    s.comment(
+        f"step 2: re-point {ts} at {target.name} (online; the rebalance runs in the background after the commit)"
+    )
+    s.statement(
+        "BEGIN\n"
+        "  DECLARE v_sg VARCHAR(128);\n"
+        f"  SELECT SGNAME INTO v_sg FROM SYSCAT.TABLESPACES WHERE TBSPACE = {lts};\n"
+        f"  IF v_sg = {ltarget} THEN\n"
+        f"    {s.say(f'step 2: already done: {db2_ident(ts)} uses storage group {db2_ident(target.name)}')}\n"
+        "  ELSEIF v_sg IS NULL THEN\n"
+        f"    {s.say(f'step 2: converting {db2_ident(ts)} to automatic storage in {db2_ident(target.name)}')}\n"
+        f"    EXECUTE IMMEDIATE {db2_str(convert_sql)};\n"
+        "  ELSE\n"
+        f"    {s.say(f'step 2: moving {db2_ident(ts)} to storage group {db2_ident(target.name)}')}\n"
+        f"    EXECUTE IMMEDIATE {db2_str(move_sql)};\n"
+        "  END IF;\n"
+        "END"
+    )
+    rebalance_sql = f"ALTER TABLESPACE {db2_ident(ts)} REBALANCE"
+    s.comment(
+        f"step 3: after a DMS conversion, REBALANCE moves {ts} off its old (non automatic storage) containers"
+    )
+    s.statement(
+        "BEGIN\n"
+        f"  IF EXISTS (SELECT 1 FROM TABLE(MON_GET_CONTAINER({lts}, -1)) AS C WHERE COALESCE(C.DB_STORAGE_PATH_ID, -1) < 0)\n"
+        f"     AND NOT EXISTS (SELECT 1 FROM TABLE(MON_GET_REBALANCE_STATUS({lts}, -2)) AS R) THEN\n"
+        f"    {s.say(f'step 3: rebalancing {db2_ident(ts)} off its old containers')}\n"
+        f"    EXECUTE IMMEDIATE {db2_str(rebalance_sql)};\n"
+        "  ELSE\n"
+        f"    {s.say('step 3: nothing to do: no containers outside the storage paths')}\n"
+        "  END IF;\n"
+        "END"
+    )
+    s.check(
+        f"post-check: table space {ts} uses storage group {target.name}",
+        "SYSCAT.TABLESPACES",
+        f"post-check: {ts} is not in {target.name}",
+        where=f"TBSPACE = {lts} AND COALESCE(SGNAME, '') <> {ltarget}",
+    )
+    s.comment(
+        "the rebalance progress (no rows: finished; the old containers are dropped when it is done); run it again to watch"
+    )
+    s.statement(
+        "SELECT VARCHAR(R.TBSP_NAME, 30) AS TBSP_NAME, R.REBALANCER_MODE, R.REBALANCER_STATUS, "
+        "R.REBALANCER_EXTENTS_REMAINING, R.REBALANCER_EXTENTS_PROCESSED, R.REBALANCER_START_TIME "
+        f"FROM TABLE(MON_GET_REBALANCE_STATUS({lts}, -2)) AS R"
+    )
+    s.statement(
+        "BEGIN\n"
+        f"  {s.say(f'finished: {db2_ident(ts)} uses {db2_ident(target.name)}; data moves in the background until the rebalance ends')}\n"
+        "END"
+    )
+
+
+def _exclusive_check(s: Db2Script, a: MoveDataPartition) -> None:
+    """The partition's table space holds nothing but this partition (its data, indexes, long data)."""
+    lts, ls, lt = db2_str(a.tablespace), db2_str(a.schema), db2_str(a.table)
+    tsid = f"(SELECT TBSPACEID FROM SYSCAT.TABLESPACES WHERE TBSPACE = {lts})"
+    s.check(
+        f"partition {a.partition_id} of {a.schema}.{a.table} is in table space {a.tablespace}",
+        "SYSIBM.SYSDUMMY1",
+        "partition not in its planned table space",
+        where=(
+            f"NOT EXISTS (SELECT 1 FROM SYSCAT.DATAPARTITIONS WHERE TABSCHEMA = {ls} AND TABNAME = {lt} "
+            f"AND DATAPARTITIONID = {a.partition_id} AND TBSPACEID = {tsid})"
+        ),
+    )
+    other_parts = (
+        f"SELECT 1 FROM SYSCAT.DATAPARTITIONS WHERE {tsid} IN (TBSPACEID, COALESCE(INDEX_TBSPACEID, -1), "
+        f"COALESCE(LONG_TBSPACEID, -1)) AND NOT (TABSCHEMA = {ls} AND TABNAME = {lt} AND DATAPARTITIONID = {a.partition_id})"
+    )
+    other_tables = (
+        f"SELECT 1 FROM SYSCAT.TABLES AS T WHERE {lts} IN (COALESCE(T.TBSPACE, ''), COALESCE(T.INDEX_TBSPACE, ''), "
+        "COALESCE(T.LONG_TBSPACE, '')) AND NOT EXISTS (SELECT 1 FROM SYSCAT.DATAPARTITIONS AS D "
+        "WHERE D.TABSCHEMA = T.TABSCHEMA AND D.TABNAME = T.TABNAME)"
+    )
+    global_indexes = (
+        f"SELECT 1 FROM SYSCAT.INDEXES AS I WHERE I.TBSPACEID = {tsid} AND NOT EXISTS "
+        "(SELECT 1 FROM SYSCAT.INDEXPARTITIONS AS P WHERE P.INDSCHEMA = I.INDSCHEMA AND P.INDNAME = I.INDNAME)"
+    )
+    s.check(
+        f"table space {a.tablespace} holds only this partition (else: unsupported here, review - see the header)",
+        "SYSIBM.SYSDUMMY1",
+        "table space shared: unsupported here, review",
+        where=f"EXISTS ({other_parts}) OR EXISTS ({other_tables}) OR EXISTS ({global_indexes})",
+    )
+
+
+def render(move: Move, direction: str, forward: Move, options: Options, generated_at: datetime) -> str:
+    a = move.action
+    if isinstance(a, MoveTablespace):
+        what = f"table space {db2_ident(a.tablespace)} of database {move.target.database}"
+        method = [
+            "ALTER TABLESPACE ... USING STOGROUP: online; new containers on the target paths, the old ones are",
+            "dropped after an asynchronous rebalance that starts at the commit. A DMS table space is converted",
+            "to automatic storage first (one-way) and then rebalanced.",
+        ]
+        limits = ["Not supported in pureScale.", "Needs SYSCTRL or SYSADM; Db2 10.5 or later (MON_GET_HADR)."]
+        if a.source is None:
+            limits.append(
+                "The table space is DMS today: the move converts it to automatic storage, which cannot be undone; "
+                "the rollback puts it in IBMSTOGROUP."
+            )
+        ts, source, target = a.tablespace, a.source, a.target
+    elif isinstance(a, MoveDataPartition):
+        table = f"{db2_ident(a.schema)}.{db2_ident(a.table)}"
+        what = f"data partition {a.partition_id} ({a.partition_name or 'unnamed'}) of {table}, in table space {db2_ident(a.tablespace)}"
+        method = [
+            f"when table space {a.tablespace} holds only this partition: ALTER TABLESPACE ... USING STOGROUP",
+            "(online, asynchronous rebalance), checked at run time. When it is shared the script stops:",
+            "unsupported here: review. The manual route (each step to be reviewed; not run by tierwise):",
+            f"  ALTER TABLE {table} DETACH PARTITION <name> INTO <staging table>; wait until it is a regular table,",
+            "  SYSPROC.ADMIN_MOVE_TABLE it into a table space in the target storage group, then",
+            f"  ALTER TABLE {table} ATTACH PARTITION <name> STARTING ... ENDING ... FROM <staging table>;",
+            f"  SET INTEGRITY FOR {table} ALLOW WRITE ACCESS IMMEDIATE CHECKED.",
+        ]
+        limits = ["Not supported in pureScale.", "Needs SYSCTRL or SYSADM; Db2 10.5 or later (MON_GET_HADR)."]
+        ts, source, target = a.tablespace, a.source, a.target
+    else:
+        raise Unsupported(f"{move.key}: {type(a).__name__} is a SQL Server action; it has no DB2 form")
+    header = header_lines(
+        move,
+        direction=direction,
+        forward=forward,
+        dialect_title="DB2 CLP",
+        what=what,
+        source=_where_sg(source) if source else "no storage group (DMS containers)",
+        destination=_where_sg(target),
+        method=method,
+        limits=limits,
+        run=[
+            f"db2 -td@ -vsf <this file>   (as the instance owner; it connects to {move.target.database} itself)",
+            "Read docs/running-scripts.md first.",
+        ],
+        options=options,
+        generated_at=generated_at,
+    )
+    s = Db2Script(header, move.target.database)
+    _identity_checks(s, move)
+    _backup_check(s, move, options)
+    if isinstance(a, MoveDataPartition):
+        _exclusive_check(s, a)
+    _tablespace_steps(s, ts, source, target, options)
+    return s.text()

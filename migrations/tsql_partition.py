@@ -1,0 +1,359 @@
+"""T-SQL: move one partition of a partitioned table to a filegroup on another tier (domain.md §3.4).
+
+The advice names the table, partition number, scheme, function and filegroup — not the index
+definitions, the partitioning column or the boundary values' types. The script reads those from
+the catalog at run time and builds the statements with QUOTENAME, so no generation-time name
+is ever spliced into dynamic SQL: names reach the server only as `N'…'` values of variables.
+
+The move itself is one transaction (XACT_ABORT, TRY/CATCH): staging table with the table's
+columns and indexes on the partition's filegroup; SWITCH the partition out; rebuild the
+staging indexes onto the target filegroup (DROP_EXISTING); MERGE the now-empty range, NEXT USED
+the target, SPLIT it again (metadata only, the range is empty); verify the partition now maps to
+the target; CHECK constraint from the boundaries; SWITCH back; verify the row count; drop the
+staging table. Any error — including a table shape this recipe does not cover — rolls everything
+back, so the table is either moved or untouched.
+
+What it refuses, before starting (each with "unsupported here: review"): heaps, columnstore,
+XML/spatial/filtered/disabled or non-aligned indexes, computed/sparse/FILESTREAM columns,
+foreign keys, schema-bound views, a scheme or function shared with other tables, and the first
+partition of a RANGE RIGHT function / last of a RANGE LEFT one (re-mapping those would move a
+neighbour's data).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from migrations.plan import Move, MovePartition, Options
+from migrations.quoting import dirname, tsql_ident, tsql_str
+from migrations.tsql import (
+    Batches,
+    backup_check,
+    directory_check,
+    fail,
+    fail_if_msg,
+    finish,
+    free_space_check,
+    gate,
+    ha_checks,
+    identity_checks,
+    make_header,
+    say,
+)
+from migrations.tsql_partition_sql import DISCOVER, MOVE, TYPE_AND_STYLE
+
+MB = 1024 * 1024
+LOCK_TIMEOUT_MS = 30000
+
+
+def _params(a: MovePartition) -> list[str]:
+    return [
+        f"DECLARE @schema sysname = {tsql_str(a.schema)}, @table sysname = {tsql_str(a.table)},",
+        f"    @scheme sysname = {tsql_str(a.scheme)}, @function sysname = {tsql_str(a.function)},",
+        f"    @source_fg sysname = {tsql_str(a.source_filegroup)}, @target_fg sysname = {tsql_str(a.target_filegroup)},",
+        f"    @n int = {a.partition_number};",
+    ]
+
+
+def _state_checks(a: MovePartition) -> list[str]:
+    """The objects are where the plan says (or already where it moves them)."""
+    table = f"{tsql_ident(a.schema)}.{tsql_ident(a.table)}"
+    return [
+        *fail(
+            "@object_id IS NULL",
+            tsql_str(
+                f"tierwise: pre-check failed: table {table} does not exist; the advice is out of date. Nothing was changed."
+            ),
+        ),
+        *fail(
+            "@scheme_id IS NULL",
+            tsql_str(
+                f"tierwise: pre-check failed: partition scheme {tsql_ident(a.scheme)} on function "
+                f"{tsql_ident(a.function)} does not exist; the advice is out of date. Nothing was changed."
+            ),
+        ),
+        *fail(
+            "@n > @fanout",
+            tsql_str(
+                f"tierwise: pre-check failed: {table} has no partition {a.partition_number}; the advice is out of date. Nothing was changed."
+            ),
+        ),
+        *fail(
+            "@current_fg NOT IN (@source_fg, @target_fg)",
+            f"{tsql_str(f'tierwise: pre-check failed: partition {a.partition_number} of {table} is on filegroup ')} + "
+            "QUOTENAME(@current_fg) + N', not on ' + QUOTENAME(@source_fg) + N' as planned; the advice is out of date. Nothing was changed.'",
+        ),
+    ]
+
+
+def _shape_checks(a: MovePartition) -> list[str]:
+    """Table shapes the recipe covers; anything else is refused before anything changes."""
+    table = f"{tsql_ident(a.schema)}.{tsql_ident(a.table)}"
+    review = "unsupported here: review (move this partition by hand). Nothing was changed."
+
+    def unsupported(condition: str, why: str) -> list[str]:
+        return fail(condition, tsql_str(f"tierwise: pre-check failed: {table}: {why}; {review}"))
+
+    return [
+        *unsupported(
+            "NOT EXISTS (SELECT 1 FROM sys.indexes WHERE object_id = @object_id AND index_id = 1 AND type = 1 AND data_space_id = @scheme_id)",
+            f"it is a heap or its clustered index is not a rowstore index on {tsql_ident(a.scheme)}",
+        ),
+        *unsupported(
+            "EXISTS (SELECT 1 FROM sys.indexes WHERE object_id = @object_id AND index_id > 0 "
+            "AND (type NOT IN (1, 2) OR data_space_id <> @scheme_id OR has_filter = 1 OR is_disabled = 1 OR is_hypothetical = 1))",
+            "it has a columnstore, XML, spatial, filtered, disabled or non-aligned index",
+        ),
+        *unsupported(
+            "EXISTS (SELECT 1 FROM sys.columns WHERE object_id = @object_id AND (is_computed = 1 OR is_sparse = 1 "
+            "OR is_column_set = 1 OR is_filestream = 1))",
+            "it has computed, sparse or FILESTREAM columns",
+        ),
+        *unsupported(
+            "EXISTS (SELECT 1 FROM sys.foreign_keys WHERE parent_object_id = @object_id OR referenced_object_id = @object_id)",
+            "it has or is referenced by foreign keys",
+        ),
+        *unsupported(
+            "EXISTS (SELECT 1 FROM sys.sql_expression_dependencies WHERE referenced_id = @object_id AND is_schema_bound_reference = 1)",
+            "schema-bound views or functions reference it",
+        ),
+        *unsupported(
+            "EXISTS (SELECT 1 FROM sys.indexes WHERE data_space_id = @scheme_id AND object_id <> @object_id) "
+            "OR EXISTS (SELECT 1 FROM sys.partition_schemes WHERE function_id = @function_id AND data_space_id <> @scheme_id)",
+            f"the scheme {tsql_ident(a.scheme)} or function {tsql_ident(a.function)} is shared with other "
+            "tables, whose data a MERGE/SPLIT would move",
+        ),
+        *unsupported(
+            "@boundary_id IS NULL",
+            f"partition {a.partition_number} is the first partition of a RANGE RIGHT function or the last of a "
+            "RANGE LEFT one; re-mapping it would move a neighbouring partition's data",
+        ),
+        *unsupported("@column IS NULL", "the partitioning column cannot be found on the clustered index"),
+        *fail(
+            "EXISTS (SELECT 1 FROM sys.filegroups WHERE name IN (@source_fg, @target_fg) AND is_read_only = 1)",
+            tsql_str(
+                f"tierwise: pre-check failed: {tsql_ident(a.source_filegroup)} or {tsql_ident(a.target_filegroup)} "
+                "is READ_ONLY; make it READ_WRITE first. Nothing was changed."
+            ),
+        ),
+    ]
+
+
+def render_partition(
+    move: Move, a: MovePartition, direction: str, forward: Move, options: Options, at: datetime
+) -> str:
+    db = move.target.database
+    qdb = tsql_ident(db)
+    table = f"{tsql_ident(a.schema)}.{tsql_ident(a.table)}"
+    what = f"partition {a.partition_number} of {table} in database {qdb} (all its aligned indexes)"
+    rng = f"range {a.range_low or '(open)'} .. {a.range_high or '(open)'}"
+    header = make_header(
+        move,
+        direction,
+        forward,
+        options,
+        at,
+        what=f"{what}, {rng}",
+        source=f"filegroup {tsql_ident(a.source_filegroup)}",
+        destination=f"filegroup {tsql_ident(a.target_filegroup)}"
+        + (f" (created if missing, file {a.create_target.path})" if a.create_target else ""),
+        method=[
+            "switch the partition out to a staging table, rebuild it onto the target filegroup, MERGE/NEXT USED/SPLIT",
+            "the empty range onto the target, CHECK constraint, switch back - in ONE transaction (all or nothing).",
+            "Index definitions, the partitioning column and boundary values are read from the catalog at run time.",
+        ],
+        limits=[
+            f"OFFLINE for this table: it is locked (Sch-M) from the switch-out until the commit; waits at most "
+            f"{LOCK_TIMEOUT_MS // 1000} s for the lock, then rolls back.",
+            "The rebuild is fully logged inside the transaction: the log needs room for about the partition's size.",
+            "No ONLINE rebuild (Enterprise only, and pointless on a staging table).",
+            "Refused (unsupported here: review): heaps, columnstore/XML/spatial/filtered indexes, computed or sparse "
+            "columns, foreign keys, schema-bound views, schemes/functions shared with other tables, and the first "
+            "(RANGE RIGHT) or last (RANGE LEFT) partition.",
+        ],
+    )
+    script = Batches(header)
+    script.add(gate())
+    script.add(
+        "USE [master];",
+        "SET NOCOUNT ON;",
+        "DECLARE @msg nvarchar(2048);",
+        say(f"{direction}: {what}: tier {move.from_tier or 'unknown'} -> {move.to_tier}"),
+        identity_checks(move),
+        *fail(
+            f"DATABASEPROPERTYEX({tsql_str(db)}, 'Status') <> N'ONLINE'",
+            tsql_str(f"tierwise: pre-check failed: database {qdb} is not ONLINE. Nothing was changed."),
+        ),
+        backup_check(move, options),
+    )
+    script.add(
+        f"USE {qdb};",
+        "SET NOCOUNT ON;",
+        "DECLARE @msg nvarchar(2048);",
+        *_params(a),
+        DISCOVER,
+        *_state_checks(a),
+        "IF @current_fg = @target_fg",
+        "BEGIN",
+        say(
+            f"already done: partition {a.partition_number} of {table} is on {tsql_ident(a.target_filegroup)}; the steps below change nothing.",
+            "    ",
+        ),
+        "    RETURN;",
+        "END;",
+        *_shape_checks(a),
+    )
+    if a.create_target is not None:
+        _create_filegroup(script, move, a, options)
+    script.add(
+        f"USE {qdb};",
+        "SET NOCOUNT ON;",
+        "SET XACT_ABORT ON;",
+        f"SET LOCK_TIMEOUT {LOCK_TIMEOUT_MS};",
+        "DECLARE @msg nvarchar(2048);",
+        *_params(a),
+        DISCOVER,
+        *_state_checks(a),
+        "IF @current_fg = @target_fg",
+        "BEGIN",
+        say(
+            f"step 2: already done: partition {a.partition_number} is on {tsql_ident(a.target_filegroup)}",
+            "    ",
+        ),
+        "    RETURN;",
+        "END;",
+        *_shape_checks(a),
+        *fail(
+            "FILEGROUP_ID(@target_fg) IS NULL OR NOT EXISTS (SELECT 1 FROM sys.database_files WHERE data_space_id = FILEGROUP_ID(@target_fg))",
+            tsql_str(
+                f"tierwise: pre-check failed: filegroup {tsql_ident(a.target_filegroup)} does not exist or has no files. Nothing was changed."
+            ),
+        ),
+        _capacity_check(),
+        MOVE.format(type_and_style=TYPE_AND_STYLE),
+    )
+    script.add(
+        f"USE {qdb};",
+        "DECLARE @msg nvarchar(2048);",
+        *_params(a),
+        DISCOVER,
+        *fail(
+            "@current_fg IS NULL OR @current_fg <> @target_fg",
+            tsql_str(
+                f"tierwise: post-check failed: partition {a.partition_number} of {table} is not on {tsql_ident(a.target_filegroup)}."
+            ),
+        ),
+        *fail(
+            "EXISTS (SELECT 1 FROM sys.partitions AS p JOIN sys.allocation_units AS au ON au.container_id = "
+            "CASE WHEN au.type = 2 THEN p.partition_id ELSE p.hobt_id END "
+            "WHERE p.object_id = @object_id AND p.partition_number = @n AND au.data_space_id <> FILEGROUP_ID(@target_fg))",
+            tsql_str(
+                f"tierwise: post-check failed: some pages of partition {a.partition_number} of {table} are outside {tsql_ident(a.target_filegroup)}."
+            ),
+        ),
+        say(
+            f"post-check passed: partition {a.partition_number} of {table} is on {tsql_ident(a.target_filegroup)} (tier {move.to_tier})."
+        ),
+    )
+    if a.remove_source is not None:
+        _remove_filegroup(script, move, a)
+    script.add(finish(f"finished: partition {a.partition_number} of {table} is on tier {move.to_tier}."))
+    return script.text()
+
+
+def _capacity_check() -> list[str]:
+    """Room for the partition's pages in the target filegroup: free space inside its files plus
+    what their volumes can still grow into."""
+    return [
+        "DECLARE @need_mb bigint, @room_mb bigint;",
+        "SELECT @need_mb = COALESCE(SUM(au.total_pages), 0) / 128 FROM sys.partitions AS p",
+        "JOIN sys.allocation_units AS au ON au.container_id = CASE WHEN au.type = 2 THEN p.partition_id ELSE p.hobt_id END",
+        "WHERE p.object_id = @object_id AND p.partition_number = @n;",
+        "SELECT @room_mb = SUM(CAST(df.size AS bigint) - COALESCE(FILEPROPERTY(df.name, 'SpaceUsed'), 0)) / 128",
+        "    + MIN(vs.available_bytes) / 1048576",
+        "FROM sys.database_files AS df",
+        "CROSS APPLY sys.dm_os_volume_stats(DB_ID(), df.file_id) AS vs",
+        "WHERE df.data_space_id = FILEGROUP_ID(@target_fg);",
+        *fail(
+            "@room_mb < @need_mb",
+            "N'tierwise: pre-check failed: the partition needs ' + CAST(@need_mb AS nvarchar(20)) + N' MB but filegroup '"
+            " + QUOTENAME(@target_fg) + N' and its volume have ' + CAST(@room_mb AS nvarchar(20)) + N' MB. Nothing was changed.'",
+        ),
+    ]
+
+
+def _create_filegroup(script: Batches, move: Move, a: MovePartition, options: Options) -> None:
+    assert a.create_target is not None
+    f = a.create_target
+    db = move.target.database
+    qdb, qfg, lfg = tsql_ident(db), tsql_ident(a.target_filegroup), tsql_str(a.target_filegroup)
+    directory = dirname(f.path)
+    size = max(options.min_file_mb, -(-f.size_bytes // MB))
+    script.add(
+        f"USE {qdb};",
+        "DECLARE @msg nvarchar(2048);",
+        f"IF EXISTS (SELECT 1 FROM sys.database_files WHERE data_space_id = FILEGROUP_ID({lfg}))",
+        "BEGIN",
+        "    SELECT TOP (1) @msg = N'tierwise: pre-check failed: filegroup ' + QUOTENAME(FILEGROUP_NAME(data_space_id)) + N' exists, but its file '",
+        f"        + QUOTENAME(name) + N' is at ' + physical_name + N', not under ' + {tsql_str(directory)} + N'. Nothing was changed.'",
+        "    FROM sys.database_files",
+        f"    WHERE data_space_id = FILEGROUP_ID({lfg}) AND LEFT(LOWER(physical_name), LEN({tsql_str(directory)})) <> LOWER({tsql_str(directory)});",
+        fail_if_msg("    "),
+        say(f"step 1: already done: filegroup {qfg} exists on tier {move.to_tier}", "    "),
+        "    RETURN;",
+        "END;",
+        say(f"step 1: creating filegroup {qfg} with file {f.path}"),
+        ha_checks(
+            move, "the file added on the primary is replayed on the secondaries, where the path must exist."
+        ),
+        *directory_check(directory, "target"),
+        *free_space_check(directory, str(size), options.headroom_pct, f"the new file of {qfg}"),
+    )
+    script.add(
+        f"USE {qdb};",
+        f"IF FILEGROUP_ID({lfg}) IS NULL",
+        "BEGIN",
+        f"    ALTER DATABASE {qdb} ADD FILEGROUP {qfg};",
+        "END;",
+    )
+    script.add(
+        f"USE {qdb};",
+        f"IF NOT EXISTS (SELECT 1 FROM sys.database_files WHERE data_space_id = FILEGROUP_ID({lfg}))",
+        "BEGIN",
+        f"    ALTER DATABASE {qdb} ADD FILE (NAME = {tsql_str(f.name)}, FILENAME = {tsql_str(f.path)}, SIZE = {size}MB, "
+        f"FILEGROWTH = {options.file_growth_mb}MB) TO FILEGROUP {qfg};",
+        "END;",
+    )
+
+
+def _remove_filegroup(script: Batches, move: Move, a: MovePartition) -> None:
+    """Rollback: remove the filegroup the forward script created, once nothing uses it."""
+    assert a.remove_source is not None
+    f = a.remove_source
+    qdb = tsql_ident(move.target.database)
+    fg = a.source_filegroup
+    qfg, lfg = tsql_ident(fg), tsql_str(fg)
+    used = (
+        f"EXISTS (SELECT 1 FROM sys.destination_data_spaces WHERE data_space_id = FILEGROUP_ID({lfg})) "
+        f"OR EXISTS (SELECT 1 FROM sys.allocation_units WHERE data_space_id = FILEGROUP_ID({lfg})) "
+        f"OR EXISTS (SELECT 1 FROM sys.indexes WHERE data_space_id = FILEGROUP_ID({lfg})) "
+        f"OR EXISTS (SELECT 1 FROM sys.database_files WHERE data_space_id = FILEGROUP_ID({lfg}) AND name <> {tsql_str(f.name)})"
+    )
+    script.add(
+        f"USE {qdb};",
+        f"IF FILEGROUP_ID({lfg}) IS NULL",
+        "BEGIN",
+        say(f"step 3: already done: filegroup {qfg} no longer exists", "    "),
+        "END",
+        f"ELSE IF {used}",
+        "BEGIN",
+        say(f"step 3: keeping filegroup {qfg}: other data or files use it", "    "),
+        "END",
+        "ELSE",
+        "BEGIN",
+        say(f"step 3: removing the empty filegroup {qfg} that the forward script created", "    "),
+        f"    IF EXISTS (SELECT 1 FROM sys.database_files WHERE name = {tsql_str(f.name)})",
+        f"        ALTER DATABASE {qdb} REMOVE FILE {tsql_ident(f.name)};",
+        f"    ALTER DATABASE {qdb} REMOVE FILEGROUP {qfg};",
+        "END;",
+    )

@@ -1,0 +1,99 @@
+--#SET TERMINATOR @
+-- ================================================================================================
+-- tierwise DB2 CLP migration script: ROLLBACK
+-- ================================================================================================
+-- Moves:      table space "TS_LEGACY" of database SALESDB
+-- Server:     db2host01/db2inst1
+-- Database:   SALESDB
+-- From:       tier sata: storage group "SG_SATA" (/db2/sata1)
+-- To:         tier (original): storage group "IBMSTOGROUP"
+-- Undoes:     the forward move of SALESDB/tablespace/TS_LEGACY (tier unknown -> sata)
+-- Object:     tablespace TS_LEGACY (key SALESDB/tablespace/TS_LEGACY)
+-- Why:        cold (TW401)
+--             - TW401 cold: 0.4 I/O per second; the cheapest tier serves it
+--             - (test fixture: a DMS table space with its own containers, in no storage group)
+-- Predicted:  I/O wait 3.2 ms/s now -> 9.8 ms/s on tier sata
+-- Size:       2.0 GB
+-- Method:
+--   ALTER TABLESPACE ... USING STOGROUP: online; new containers on the target paths, the old ones are
+--   dropped after an asynchronous rebalance that starts at the commit. A DMS table space is converted
+--   to automatic storage first (one-way) and then rebalanced.
+-- Limits and notes:
+--   - Not supported in pureScale.
+--   - Needs SYSCTRL or SYSADM; Db2 10.5 or later (MON_GET_HADR).
+--   - the current tier is unknown: the policy matches no tier to its location
+-- Generator:  tierwise (golden files) (migrations/1)
+-- Generated:  2024-05-02T06:00:00Z
+-- Plan:       sha256 0dd54d4fadf397b1b0dd766d5306ce68340e22bef55fb2e870e292df1548d989 (the forward plan; the rollback shows the same)
+-- Run:
+--   db2 -td@ -vsf <this file>   (as the instance owner; it connects to SALESDB itself)
+--   Read docs/running-scripts.md first.
+-- Safe to run twice: every step checks first and says 'already done' when there is nothing to do.
+-- ================================================================================================
+-- Checks (a failing check stops the script with its number):
+--   check 1: connected to database SALESDB
+--   check 2: instance db2inst1
+--   check 3: not an HADR database (the storage paths would have to exist on the standby too: review by hand)
+--   check 4: a full backup of SALESDB finished in the last 24 hours
+--   check 5: table space TS_LEGACY exists
+--   check 6: table space TS_LEGACY is in storage group SG_SATA or already in IBMSTOGROUP
+--   check 7: table space TS_LEGACY is a regular or large table space that can use a storage group
+--   check 8: no rebalance is running on TS_LEGACY
+--   check 9: storage group IBMSTOGROUP exists
+--   check 10: the paths of IBMSTOGROUP have room for TS_LEGACY (10 % headroom; storage is striped over the paths)
+--   check 11: post-check: table space TS_LEGACY uses storage group IBMSTOGROUP
+UPDATE COMMAND OPTIONS USING S ON@
+SET SERVEROUTPUT ON@
+CONNECT TO SALESDB@
+-- check 1: connected to database SALESDB
+SELECT RAISE_ERROR('75001', 'tierwise check 1 failed: not connected to SALESDB') FROM SYSIBM.SYSDUMMY1 WHERE UPPER(CURRENT SERVER) <> UPPER('SALESDB') FETCH FIRST 1 ROW ONLY@
+-- check 2: instance db2inst1
+SELECT RAISE_ERROR('75001', 'tierwise check 2 failed: not instance db2inst1') FROM SYSIBMADM.ENV_INST_INFO WHERE UPPER(INST_NAME) <> UPPER('db2inst1') FETCH FIRST 1 ROW ONLY@
+-- check 3: not an HADR database (the storage paths would have to exist on the standby too: review by hand)
+SELECT RAISE_ERROR('75001', 'tierwise check 3 failed: HADR database: unsupported here, review') FROM TABLE(MON_GET_HADR(NULL)) AS H WHERE H.HADR_ROLE <> 'STANDARD' FETCH FIRST 1 ROW ONLY@
+-- check 4: a full backup of SALESDB finished in the last 24 hours
+SELECT RAISE_ERROR('75001', 'tierwise check 4 failed: no full backup in the last 24 hours') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSIBMADM.DB_HISTORY WHERE OPERATION = 'B' AND OPERATIONTYPE IN ('F', 'N') AND COALESCE(SQLCODE, 0) >= 0 AND END_TIME >= VARCHAR_FORMAT(CURRENT TIMESTAMP - 24 HOURS, 'YYYYMMDDHH24MISS')) FETCH FIRST 1 ROW ONLY@
+-- check 5: table space TS_LEGACY exists
+SELECT RAISE_ERROR('75001', 'tierwise check 5 failed: table space TS_LEGACY not found') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TS_LEGACY') FETCH FIRST 1 ROW ONLY@
+-- check 6: table space TS_LEGACY is in storage group SG_SATA or already in IBMSTOGROUP
+SELECT RAISE_ERROR('75001', 'tierwise check 6 failed: TS_LEGACY is elsewhere: advice out of date') FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TS_LEGACY' AND COALESCE(SGNAME, '') NOT IN ('SG_SATA', 'IBMSTOGROUP') FETCH FIRST 1 ROW ONLY@
+-- check 7: table space TS_LEGACY is a regular or large table space that can use a storage group
+SELECT RAISE_ERROR('75001', 'tierwise check 7 failed: TS_LEGACY: temporary or SMS, unsupported') FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TS_LEGACY' AND COALESCE(SGNAME, '') <> 'IBMSTOGROUP' AND (DATATYPE IN ('T', 'U') OR (TBSPACETYPE = 'S' AND SGNAME IS NULL)) FETCH FIRST 1 ROW ONLY@
+-- check 8: no rebalance is running on TS_LEGACY
+SELECT RAISE_ERROR('75001', 'tierwise check 8 failed: a rebalance is running: wait for it') FROM TABLE(MON_GET_REBALANCE_STATUS('TS_LEGACY', -2)) AS R WHERE EXISTS (SELECT 1 FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TS_LEGACY' AND COALESCE(SGNAME, '') <> 'IBMSTOGROUP') FETCH FIRST 1 ROW ONLY@
+-- check 9: storage group IBMSTOGROUP exists
+SELECT RAISE_ERROR('75001', 'tierwise check 9 failed: storage group IBMSTOGROUP missing') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSCAT.STOGROUPS WHERE SGNAME = 'IBMSTOGROUP') FETCH FIRST 1 ROW ONLY@
+-- check 10: the paths of IBMSTOGROUP have room for TS_LEGACY (10 % headroom; storage is striped over the paths)
+SELECT RAISE_ERROR('75001', 'tierwise check 10 failed: not enough free space in IBMSTOGROUP') FROM SYSIBM.SYSDUMMY1 WHERE EXISTS (SELECT 1 FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TS_LEGACY' AND COALESCE(SGNAME, '') <> 'IBMSTOGROUP') AND (SELECT MIN(P.STO_PATH_FREE_SIZE) * COUNT(*) FROM TABLE(ADMIN_GET_STORAGE_PATHS('IBMSTOGROUP', -1)) AS P) < (SELECT SUM(T.TBSP_USED_PAGES * T.TBSP_PAGE_SIZE) FROM TABLE(MON_GET_TABLESPACE('TS_LEGACY', -1)) AS T) * 1.10 FETCH FIRST 1 ROW ONLY@
+-- step 2: re-point TS_LEGACY at IBMSTOGROUP (online; the rebalance runs in the background after the commit)
+BEGIN
+  DECLARE v_sg VARCHAR(128);
+  SELECT SGNAME INTO v_sg FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TS_LEGACY';
+  IF v_sg = 'IBMSTOGROUP' THEN
+    CALL DBMS_OUTPUT.PUT_LINE('tierwise: step 2: already done: "TS_LEGACY" uses storage group "IBMSTOGROUP"');
+  ELSEIF v_sg IS NULL THEN
+    CALL DBMS_OUTPUT.PUT_LINE('tierwise: step 2: converting "TS_LEGACY" to automatic storage in "IBMSTOGROUP"');
+    EXECUTE IMMEDIATE 'ALTER TABLESPACE "TS_LEGACY" MANAGED BY AUTOMATIC STORAGE USING STOGROUP "IBMSTOGROUP"';
+  ELSE
+    CALL DBMS_OUTPUT.PUT_LINE('tierwise: step 2: moving "TS_LEGACY" to storage group "IBMSTOGROUP"');
+    EXECUTE IMMEDIATE 'ALTER TABLESPACE "TS_LEGACY" USING STOGROUP "IBMSTOGROUP"';
+  END IF;
+END@
+-- step 3: after a DMS conversion, REBALANCE moves TS_LEGACY off its old (non automatic storage) containers
+BEGIN
+  IF EXISTS (SELECT 1 FROM TABLE(MON_GET_CONTAINER('TS_LEGACY', -1)) AS C WHERE COALESCE(C.DB_STORAGE_PATH_ID, -1) < 0)
+     AND NOT EXISTS (SELECT 1 FROM TABLE(MON_GET_REBALANCE_STATUS('TS_LEGACY', -2)) AS R) THEN
+    CALL DBMS_OUTPUT.PUT_LINE('tierwise: step 3: rebalancing "TS_LEGACY" off its old containers');
+    EXECUTE IMMEDIATE 'ALTER TABLESPACE "TS_LEGACY" REBALANCE';
+  ELSE
+    CALL DBMS_OUTPUT.PUT_LINE('tierwise: step 3: nothing to do: no containers outside the storage paths');
+  END IF;
+END@
+-- check 11: post-check: table space TS_LEGACY uses storage group IBMSTOGROUP
+SELECT RAISE_ERROR('75001', 'tierwise check 11 failed: post-check: TS_LEGACY is not in IBMSTOGROUP') FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TS_LEGACY' AND COALESCE(SGNAME, '') <> 'IBMSTOGROUP' FETCH FIRST 1 ROW ONLY@
+-- the rebalance progress (no rows: finished; the old containers are dropped when it is done); run it again to watch
+SELECT VARCHAR(R.TBSP_NAME, 30) AS TBSP_NAME, R.REBALANCER_MODE, R.REBALANCER_STATUS, R.REBALANCER_EXTENTS_REMAINING, R.REBALANCER_EXTENTS_PROCESSED, R.REBALANCER_START_TIME FROM TABLE(MON_GET_REBALANCE_STATUS('TS_LEGACY', -2)) AS R@
+BEGIN
+  CALL DBMS_OUTPUT.PUT_LINE('tierwise: finished: "TS_LEGACY" uses "IBMSTOGROUP"; data moves in the background until the rebalance ends');
+END@
+CONNECT RESET@

@@ -1,0 +1,639 @@
+-- ================================================================================================
+-- tierwise T-SQL migration script: FORWARD
+-- ================================================================================================
+-- Moves:      partition 3 of [dbo].[Orders] in database [Sales] (all its aligned indexes), range 2024-01-01 .. 2024-04-01
+-- Server:     SQLPROD01
+-- Database:   Sales
+-- From:       tier flash: filegroup [FG_ORDERS_2024]
+-- To:         tier fc: filegroup [FG_ORDERS_2024_fc] (created if missing, file F:\fc\Sales_FG_ORDERS_2024_fc.ndf)
+-- Object:     partition dbo.Orders p3 (key Sales/partition/dbo.Orders/1/3)
+-- Why:        random_read (TW703)
+--             - filegroup FG_ORDERS_2024: TW703 random but only 120 reads/s (flash from 180/s)
+--             - 0.3 page I/O latch waits (physical-read proxy) per second, 88 % of accesses are singleton lookups, 1 % read-miss, heat 2,016.5 per GB-hour (0.10x the database average)
+--             - moves with filegroup FG_ORDERS_2024 (recommended: fc)
+-- Predicted:  I/O wait n/a now -> 0.0 ms/s on tier fc
+-- Size:       0.8 GB
+-- Method:
+--   switch the partition out to a staging table, rebuild it onto the target filegroup, MERGE/NEXT USED/SPLIT
+--   the empty range onto the target, CHECK constraint, switch back - in ONE transaction (all or nothing).
+--   Index definitions, the partitioning column and boundary values are read from the catalog at run time.
+-- Limits and notes:
+--   - OFFLINE for this table: it is locked (Sch-M) from the switch-out until the commit; waits at most 30 s for the lock, then rolls back.
+--   - The rebuild is fully logged inside the transaction: the log needs room for about the partition's size.
+--   - No ONLINE rebuild (Enterprise only, and pointless on a staging table).
+--   - Refused (unsupported here: review): heaps, columnstore/XML/spatial/filtered indexes, computed or sparse columns, foreign keys, schema-bound views, schemes/functions shared with other tables, and the first (RANGE RIGHT) or last (RANGE LEFT) partition.
+-- Generator:  tierwise (golden files) (migrations/1)
+-- Generated:  2024-05-02T06:00:00Z
+-- Plan:       sha256 bd5b979cffd0226984058abbfebee86ffd1cb4503cb8041b6848987832352372 (the forward plan; the rollback shows the same)
+-- Run:
+--   sqlcmd -S SQLPROD01 -E -b -f 65001 -i <this file>   (or SSMS: Query > SQLCMD Mode)
+--   Never run it with sqlcmd -x. Read docs/running-scripts.md first.
+-- Safe to run twice: every step checks first and says 'already done' when there is nothing to do.
+-- ================================================================================================
+:on error exit
+:setvar TierwiseSqlcmdMode "on"
+GO
+IF N'$(TierwiseSqlcmdMode)' <> N'on'
+BEGIN
+    RAISERROR(N'%s', 16, 1, N'tierwise: run this script with sqlcmd -b, or in SSMS with Query > SQLCMD Mode switched on; never with sqlcmd -x. Nothing was changed.');
+    SET NOEXEC ON;
+    RETURN;
+END;
+GO
+USE [master];
+SET NOCOUNT ON;
+DECLARE @msg nvarchar(2048);
+PRINT N'tierwise: forward: partition 3 of [dbo].[Orders] in database [Sales] (all its aligned indexes): tier flash -> fc';
+IF UPPER(CAST(SERVERPROPERTY('ServerName') AS nvarchar(256))) <> UPPER(N'SQLPROD01')
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: this script is for server SQLPROD01, but the connection is to ' + CAST(SERVERPROPERTY('ServerName') AS nvarchar(256)) + N'. Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF CAST(PARSENAME(CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), 4) AS int) < 11
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: SQL Server 2012 or later is needed. Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF CAST(SERVERPROPERTY('EngineEdition') AS int) IN (5, 6, 8, 9, 11)
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: this is a managed cloud service; its files are not moved with ALTER DATABASE. Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF DB_ID(N'Sales') IS NULL
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: database [Sales] does not exist. Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF DATABASEPROPERTYEX(N'Sales', 'Status') <> N'ONLINE'
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: database [Sales] is not ONLINE. Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+DECLARE @last_full datetime;
+SELECT @last_full = MAX(backup_finish_date) FROM msdb.dbo.backupset
+WHERE database_name = N'Sales' AND type = 'D';
+IF @last_full IS NULL OR @last_full < DATEADD(MINUTE, -1440, GETDATE())
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: no full backup of [Sales] finished in the last 24 hours (last: ' + COALESCE(CONVERT(nvarchar(30), @last_full, 120), N'never') + N'). Take one first. Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+GO
+USE [Sales];
+SET NOCOUNT ON;
+DECLARE @msg nvarchar(2048);
+DECLARE @schema sysname = N'dbo', @table sysname = N'Orders',
+    @scheme sysname = N'ps_OrderDate', @function sysname = N'pf_OrderDate',
+    @source_fg sysname = N'FG_ORDERS_2024', @target_fg sysname = N'FG_ORDERS_2024_fc',
+    @n int = 3;
+DECLARE @qtable nvarchar(300) = QUOTENAME(@schema) + N'.' + QUOTENAME(@table);
+DECLARE @object_id int = OBJECT_ID(@qtable, N'U');
+DECLARE @scheme_id int, @function_id int, @fanout int, @right bit, @current_fg sysname;
+DECLARE @boundary_id int, @low_id int, @high_id int, @column sysname, @nullable bit;
+SELECT @scheme_id = ps.data_space_id, @function_id = pf.function_id, @fanout = pf.fanout,
+    @right = CAST(pf.boundary_value_on_right AS bit)
+FROM sys.partition_schemes AS ps
+JOIN sys.partition_functions AS pf ON pf.function_id = ps.function_id
+WHERE ps.name = @scheme AND pf.name = @function;
+SELECT @current_fg = fg.name
+FROM sys.destination_data_spaces AS dds
+JOIN sys.filegroups AS fg ON fg.data_space_id = dds.data_space_id
+WHERE dds.partition_scheme_id = @scheme_id AND dds.destination_id = @n;
+SET @low_id = CASE WHEN @n > 1 THEN @n - 1 END;
+SET @high_id = CASE WHEN @n < @fanout THEN @n END;
+SET @boundary_id = CASE WHEN @right = 1 THEN @low_id ELSE @high_id END;
+SELECT @column = c.name, @nullable = c.is_nullable
+FROM sys.index_columns AS ic
+JOIN sys.columns AS c ON c.object_id = ic.object_id AND c.column_id = ic.column_id
+WHERE ic.object_id = @object_id AND ic.index_id = 1 AND ic.partition_ordinal = 1;
+IF @object_id IS NULL
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: table [dbo].[Orders] does not exist; the advice is out of date. Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF @scheme_id IS NULL
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: partition scheme [ps_OrderDate] on function [pf_OrderDate] does not exist; the advice is out of date. Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF @n > @fanout
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders] has no partition 3; the advice is out of date. Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF @current_fg NOT IN (@source_fg, @target_fg)
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: partition 3 of [dbo].[Orders] is on filegroup ' + QUOTENAME(@current_fg) + N', not on ' + QUOTENAME(@source_fg) + N' as planned; the advice is out of date. Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF @current_fg = @target_fg
+BEGIN
+    PRINT N'tierwise: already done: partition 3 of [dbo].[Orders] is on [FG_ORDERS_2024_fc]; the steps below change nothing.';
+    RETURN;
+END;
+IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE object_id = @object_id AND index_id = 1 AND type = 1 AND data_space_id = @scheme_id)
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: it is a heap or its clustered index is not a rowstore index on [ps_OrderDate]; unsupported here: review (move this partition by hand). Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF EXISTS (SELECT 1 FROM sys.indexes WHERE object_id = @object_id AND index_id > 0 AND (type NOT IN (1, 2) OR data_space_id <> @scheme_id OR has_filter = 1 OR is_disabled = 1 OR is_hypothetical = 1))
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: it has a columnstore, XML, spatial, filtered, disabled or non-aligned index; unsupported here: review (move this partition by hand). Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF EXISTS (SELECT 1 FROM sys.columns WHERE object_id = @object_id AND (is_computed = 1 OR is_sparse = 1 OR is_column_set = 1 OR is_filestream = 1))
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: it has computed, sparse or FILESTREAM columns; unsupported here: review (move this partition by hand). Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF EXISTS (SELECT 1 FROM sys.foreign_keys WHERE parent_object_id = @object_id OR referenced_object_id = @object_id)
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: it has or is referenced by foreign keys; unsupported here: review (move this partition by hand). Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF EXISTS (SELECT 1 FROM sys.sql_expression_dependencies WHERE referenced_id = @object_id AND is_schema_bound_reference = 1)
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: schema-bound views or functions reference it; unsupported here: review (move this partition by hand). Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF EXISTS (SELECT 1 FROM sys.indexes WHERE data_space_id = @scheme_id AND object_id <> @object_id) OR EXISTS (SELECT 1 FROM sys.partition_schemes WHERE function_id = @function_id AND data_space_id <> @scheme_id)
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: the scheme [ps_OrderDate] or function [pf_OrderDate] is shared with other tables, whose data a MERGE/SPLIT would move; unsupported here: review (move this partition by hand). Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF @boundary_id IS NULL
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: partition 3 is the first partition of a RANGE RIGHT function or the last of a RANGE LEFT one; re-mapping it would move a neighbouring partition''s data; unsupported here: review (move this partition by hand). Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF @column IS NULL
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: the partitioning column cannot be found on the clustered index; unsupported here: review (move this partition by hand). Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF EXISTS (SELECT 1 FROM sys.filegroups WHERE name IN (@source_fg, @target_fg) AND is_read_only = 1)
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [FG_ORDERS_2024] or [FG_ORDERS_2024_fc] is READ_ONLY; make it READ_WRITE first. Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+GO
+USE [Sales];
+DECLARE @msg nvarchar(2048);
+IF EXISTS (SELECT 1 FROM sys.database_files WHERE data_space_id = FILEGROUP_ID(N'FG_ORDERS_2024_fc'))
+BEGIN
+    SELECT TOP (1) @msg = N'tierwise: pre-check failed: filegroup ' + QUOTENAME(FILEGROUP_NAME(data_space_id)) + N' exists, but its file '
+        + QUOTENAME(name) + N' is at ' + physical_name + N', not under ' + N'F:\fc\' + N'. Nothing was changed.'
+    FROM sys.database_files
+    WHERE data_space_id = FILEGROUP_ID(N'FG_ORDERS_2024_fc') AND LEFT(LOWER(physical_name), LEN(N'F:\fc\')) <> LOWER(N'F:\fc\');
+    IF @msg IS NOT NULL
+    BEGIN
+        RAISERROR(N'%s', 16, 1, @msg);
+        SET NOEXEC ON;
+        RETURN;
+    END;
+    PRINT N'tierwise: step 1: already done: filegroup [FG_ORDERS_2024_fc] exists on tier fc';
+    RETURN;
+END;
+PRINT N'tierwise: step 1: creating filegroup [FG_ORDERS_2024_fc] with file F:\fc\Sales_FG_ORDERS_2024_fc.ndf';
+IF EXISTS (SELECT 1 FROM sys.databases WHERE name = N'Sales' AND replica_id IS NOT NULL)
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [Sales] is in an availability group; the file added on the primary is replayed on the secondaries, where the path must exist. Move it per replica by hand (docs/running-scripts.md). Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF EXISTS (SELECT 1 FROM sys.database_mirroring WHERE database_id = DB_ID(N'Sales') AND mirroring_guid IS NOT NULL)
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [Sales] is mirrored; the file added on the primary is replayed on the secondaries, where the path must exist. Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF OBJECT_ID(N'msdb.dbo.log_shipping_primary_databases') IS NOT NULL
+    AND EXISTS (SELECT 1 FROM msdb.dbo.log_shipping_primary_databases WHERE primary_database = N'Sales')
+BEGIN
+    PRINT N'tierwise: warning: [Sales] is a log shipping primary; restores on the secondary need the new paths (RESTORE ... WITH MOVE) after this change.';
+END;
+DECLARE @dir_probe TABLE (file_exists int, is_directory int, parent_exists int);
+INSERT INTO @dir_probe EXEC master.dbo.xp_fileexist N'F:\fc';
+IF NOT EXISTS (SELECT 1 FROM @dir_probe WHERE is_directory = 1)
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: the target directory F:\fc\ does not exist, or the SQL Server service account cannot see it. Create it and grant the service account full control. Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+DECLARE @free_mb bigint, @need_mb bigint;
+SET @need_mb = CEILING((813) * 1.10);
+SELECT TOP (1) @free_mb = vs.available_bytes / 1048576
+FROM sys.master_files AS mf
+JOIN sys.databases AS d ON d.database_id = mf.database_id AND d.state = 0
+CROSS APPLY sys.dm_os_volume_stats(mf.database_id, mf.file_id) AS vs
+WHERE LEFT(LOWER(N'F:\fc\'), LEN(vs.volume_mount_point)) = LOWER(vs.volume_mount_point)
+ORDER BY LEN(vs.volume_mount_point) DESC;
+IF @free_mb IS NULL
+BEGIN
+    DECLARE @drives TABLE (drive nvarchar(5), mb_free bigint);
+    INSERT INTO @drives EXEC master.dbo.xp_fixeddrives;
+    SELECT @free_mb = mb_free FROM @drives WHERE UPPER(drive) = UPPER(N'F');
+END;
+IF @free_mb IS NULL
+BEGIN
+    PRINT N'tierwise: warning: cannot measure the free space under F:\fc\ (no database file on that volume yet); the new file of [FG_ORDERS_2024_fc] needs about ' + CAST(@need_mb AS nvarchar(20)) + N' MB there.';
+END;
+IF @free_mb < @need_mb
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: the new file of [FG_ORDERS_2024_fc] needs ' + CAST(@need_mb AS nvarchar(20)) + N' MB under ' + N'F:\fc\' + N' (10 % headroom included), but only ' + CAST(@free_mb AS nvarchar(20)) + N' MB are free. Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+GO
+USE [Sales];
+IF FILEGROUP_ID(N'FG_ORDERS_2024_fc') IS NULL
+BEGIN
+    ALTER DATABASE [Sales] ADD FILEGROUP [FG_ORDERS_2024_fc];
+END;
+GO
+USE [Sales];
+IF NOT EXISTS (SELECT 1 FROM sys.database_files WHERE data_space_id = FILEGROUP_ID(N'FG_ORDERS_2024_fc'))
+BEGIN
+    ALTER DATABASE [Sales] ADD FILE (NAME = N'FG_ORDERS_2024_fc_1', FILENAME = N'F:\fc\Sales_FG_ORDERS_2024_fc.ndf', SIZE = 813MB, FILEGROWTH = 1024MB) TO FILEGROUP [FG_ORDERS_2024_fc];
+END;
+GO
+USE [Sales];
+SET NOCOUNT ON;
+SET XACT_ABORT ON;
+SET LOCK_TIMEOUT 30000;
+DECLARE @msg nvarchar(2048);
+DECLARE @schema sysname = N'dbo', @table sysname = N'Orders',
+    @scheme sysname = N'ps_OrderDate', @function sysname = N'pf_OrderDate',
+    @source_fg sysname = N'FG_ORDERS_2024', @target_fg sysname = N'FG_ORDERS_2024_fc',
+    @n int = 3;
+DECLARE @qtable nvarchar(300) = QUOTENAME(@schema) + N'.' + QUOTENAME(@table);
+DECLARE @object_id int = OBJECT_ID(@qtable, N'U');
+DECLARE @scheme_id int, @function_id int, @fanout int, @right bit, @current_fg sysname;
+DECLARE @boundary_id int, @low_id int, @high_id int, @column sysname, @nullable bit;
+SELECT @scheme_id = ps.data_space_id, @function_id = pf.function_id, @fanout = pf.fanout,
+    @right = CAST(pf.boundary_value_on_right AS bit)
+FROM sys.partition_schemes AS ps
+JOIN sys.partition_functions AS pf ON pf.function_id = ps.function_id
+WHERE ps.name = @scheme AND pf.name = @function;
+SELECT @current_fg = fg.name
+FROM sys.destination_data_spaces AS dds
+JOIN sys.filegroups AS fg ON fg.data_space_id = dds.data_space_id
+WHERE dds.partition_scheme_id = @scheme_id AND dds.destination_id = @n;
+SET @low_id = CASE WHEN @n > 1 THEN @n - 1 END;
+SET @high_id = CASE WHEN @n < @fanout THEN @n END;
+SET @boundary_id = CASE WHEN @right = 1 THEN @low_id ELSE @high_id END;
+SELECT @column = c.name, @nullable = c.is_nullable
+FROM sys.index_columns AS ic
+JOIN sys.columns AS c ON c.object_id = ic.object_id AND c.column_id = ic.column_id
+WHERE ic.object_id = @object_id AND ic.index_id = 1 AND ic.partition_ordinal = 1;
+IF @object_id IS NULL
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: table [dbo].[Orders] does not exist; the advice is out of date. Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF @scheme_id IS NULL
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: partition scheme [ps_OrderDate] on function [pf_OrderDate] does not exist; the advice is out of date. Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF @n > @fanout
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders] has no partition 3; the advice is out of date. Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF @current_fg NOT IN (@source_fg, @target_fg)
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: partition 3 of [dbo].[Orders] is on filegroup ' + QUOTENAME(@current_fg) + N', not on ' + QUOTENAME(@source_fg) + N' as planned; the advice is out of date. Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF @current_fg = @target_fg
+BEGIN
+    PRINT N'tierwise: step 2: already done: partition 3 is on [FG_ORDERS_2024_fc]';
+    RETURN;
+END;
+IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE object_id = @object_id AND index_id = 1 AND type = 1 AND data_space_id = @scheme_id)
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: it is a heap or its clustered index is not a rowstore index on [ps_OrderDate]; unsupported here: review (move this partition by hand). Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF EXISTS (SELECT 1 FROM sys.indexes WHERE object_id = @object_id AND index_id > 0 AND (type NOT IN (1, 2) OR data_space_id <> @scheme_id OR has_filter = 1 OR is_disabled = 1 OR is_hypothetical = 1))
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: it has a columnstore, XML, spatial, filtered, disabled or non-aligned index; unsupported here: review (move this partition by hand). Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF EXISTS (SELECT 1 FROM sys.columns WHERE object_id = @object_id AND (is_computed = 1 OR is_sparse = 1 OR is_column_set = 1 OR is_filestream = 1))
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: it has computed, sparse or FILESTREAM columns; unsupported here: review (move this partition by hand). Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF EXISTS (SELECT 1 FROM sys.foreign_keys WHERE parent_object_id = @object_id OR referenced_object_id = @object_id)
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: it has or is referenced by foreign keys; unsupported here: review (move this partition by hand). Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF EXISTS (SELECT 1 FROM sys.sql_expression_dependencies WHERE referenced_id = @object_id AND is_schema_bound_reference = 1)
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: schema-bound views or functions reference it; unsupported here: review (move this partition by hand). Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF EXISTS (SELECT 1 FROM sys.indexes WHERE data_space_id = @scheme_id AND object_id <> @object_id) OR EXISTS (SELECT 1 FROM sys.partition_schemes WHERE function_id = @function_id AND data_space_id <> @scheme_id)
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: the scheme [ps_OrderDate] or function [pf_OrderDate] is shared with other tables, whose data a MERGE/SPLIT would move; unsupported here: review (move this partition by hand). Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF @boundary_id IS NULL
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: partition 3 is the first partition of a RANGE RIGHT function or the last of a RANGE LEFT one; re-mapping it would move a neighbouring partition''s data; unsupported here: review (move this partition by hand). Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF @column IS NULL
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: the partitioning column cannot be found on the clustered index; unsupported here: review (move this partition by hand). Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF EXISTS (SELECT 1 FROM sys.filegroups WHERE name IN (@source_fg, @target_fg) AND is_read_only = 1)
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [FG_ORDERS_2024] or [FG_ORDERS_2024_fc] is READ_ONLY; make it READ_WRITE first. Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF FILEGROUP_ID(@target_fg) IS NULL OR NOT EXISTS (SELECT 1 FROM sys.database_files WHERE data_space_id = FILEGROUP_ID(@target_fg))
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: filegroup [FG_ORDERS_2024_fc] does not exist or has no files. Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+DECLARE @need_mb bigint, @room_mb bigint;
+SELECT @need_mb = COALESCE(SUM(au.total_pages), 0) / 128 FROM sys.partitions AS p
+JOIN sys.allocation_units AS au ON au.container_id = CASE WHEN au.type = 2 THEN p.partition_id ELSE p.hobt_id END
+WHERE p.object_id = @object_id AND p.partition_number = @n;
+SELECT @room_mb = SUM(CAST(df.size AS bigint) - COALESCE(FILEPROPERTY(df.name, 'SpaceUsed'), 0)) / 128
+    + MIN(vs.available_bytes) / 1048576
+FROM sys.database_files AS df
+CROSS APPLY sys.dm_os_volume_stats(DB_ID(), df.file_id) AS vs
+WHERE df.data_space_id = FILEGROUP_ID(@target_fg);
+IF @room_mb < @need_mb
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: the partition needs ' + CAST(@need_mb AS nvarchar(20)) + N' MB but filegroup ' + QUOTENAME(@target_fg) + N' and its volume have ' + CAST(@room_mb AS nvarchar(20)) + N' MB. Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+DECLARE @type nvarchar(200), @style int, @sql nvarchar(max), @stage sysname, @qstage nvarchar(300);
+DECLARE @boundary sql_variant, @low sql_variant, @high sql_variant, @low_text nvarchar(4000), @high_text nvarchar(4000);
+DECLARE @check nvarchar(max), @rows_before bigint, @rows_after bigint, @index_id int, @ddl nvarchar(max);
+DECLARE @ix TABLE (index_id int PRIMARY KEY, create_sql nvarchar(max) NOT NULL, rebuild_sql nvarchar(max) NOT NULL);
+SELECT @type = CASE
+        WHEN t.name IN (N'int', N'bigint', N'smallint', N'tinyint', N'bit', N'date', N'datetime', N'smalldatetime',
+                        N'money', N'smallmoney', N'uniqueidentifier', N'real', N'float') THEN t.name
+        WHEN t.name IN (N'datetime2', N'time', N'datetimeoffset') THEN t.name + N'(' + CAST(pp.scale AS nvarchar(5)) + N')'
+        WHEN t.name IN (N'decimal', N'numeric') THEN t.name + N'(' + CAST(pp.[precision] AS nvarchar(5)) + N', ' + CAST(pp.scale AS nvarchar(5)) + N')'
+        WHEN t.name IN (N'char', N'varchar', N'binary', N'varbinary') AND pp.max_length > 0 THEN t.name + N'(' + CAST(pp.max_length AS nvarchar(5)) + N')'
+        WHEN t.name IN (N'nchar', N'nvarchar') AND pp.max_length > 0 THEN t.name + N'(' + CAST(pp.max_length / 2 AS nvarchar(5)) + N')'
+    END,
+    @style = CASE
+        WHEN t.name = N'datetimeoffset' THEN 127
+        WHEN t.name IN (N'date', N'datetime', N'smalldatetime', N'datetime2', N'time') THEN 121
+        WHEN t.name IN (N'real', N'float') THEN 3
+        WHEN t.name IN (N'money', N'smallmoney') THEN 2
+        WHEN t.name IN (N'binary', N'varbinary') THEN 1
+        ELSE 0
+    END
+FROM sys.partition_parameters AS pp
+JOIN sys.types AS t ON t.user_type_id = pp.system_type_id
+WHERE pp.function_id = @function_id AND pp.parameter_id = 1;
+IF @type IS NULL
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: the partitioning column''s type is not one this script handles; unsupported here: review. Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+SET @stage = N'tw_stage_' + CAST(@object_id AS nvarchar(12)) + N'_p' + CAST(@n AS nvarchar(10));
+SET @qstage = QUOTENAME(@schema) + N'.' + QUOTENAME(@stage);
+IF OBJECT_ID(@qstage, N'U') IS NOT NULL
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: the staging table ' + @qstage + N' already exists; it is not one this script left (the move is one transaction): review and drop it. Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+SELECT @boundary = value FROM sys.partition_range_values WHERE function_id = @function_id AND boundary_id = @boundary_id;
+SELECT @low = value FROM sys.partition_range_values WHERE function_id = @function_id AND boundary_id = @low_id;
+SELECT @high = value FROM sys.partition_range_values WHERE function_id = @function_id AND boundary_id = @high_id;
+SET @sql = N'DECLARE @v ' + @type + N' = CONVERT(' + @type + N', @b); SET @t = CONVERT(nvarchar(4000), @v, ' + CAST(@style AS nvarchar(5)) + N');';
+IF @low IS NOT NULL EXEC sys.sp_executesql @sql, N'@b sql_variant, @t nvarchar(4000) OUTPUT', @b = @low, @t = @low_text OUTPUT;
+IF @high IS NOT NULL EXEC sys.sp_executesql @sql, N'@b sql_variant, @t nvarchar(4000) OUTPUT', @b = @high, @t = @high_text OUTPUT;
+-- CHECK constraint proving the partition's range (NULLs live in partition 1)
+SET @check = CASE WHEN @n > 1 THEN QUOTENAME(@column) + N' IS NOT NULL' ELSE N'1 = 1' END
+    + COALESCE(N' AND ' + QUOTENAME(@column) + CASE WHEN @right = 1 THEN N' >= ' ELSE N' > ' END
+        + N'CONVERT(' + @type + N', N''' + REPLACE(@low_text, N'''', N'''''') + N''', ' + CAST(@style AS nvarchar(5)) + N')', N'')
+    + COALESCE(N' AND (' + QUOTENAME(@column) + CASE WHEN @right = 1 THEN N' < ' ELSE N' <= ' END
+        + N'CONVERT(' + @type + N', N''' + REPLACE(@high_text, N'''', N'''''') + N''', ' + CAST(@style AS nvarchar(5)) + N')'
+        + CASE WHEN @n = 1 THEN N' OR ' + QUOTENAME(@column) + N' IS NULL' ELSE N'' END + N')', N'');
+-- the table's indexes, for the staging table: created on the partition's filegroup, rebuilt onto the target
+INSERT INTO @ix (index_id, create_sql, rebuild_sql)
+SELECT i.index_id,
+    CASE WHEN i.is_primary_key = 1 OR i.is_unique_constraint = 1
+        THEN N'ALTER TABLE ' + @qstage + N' ADD CONSTRAINT ' + QUOTENAME(@stage + N'_' + CAST(i.index_id AS nvarchar(10)))
+            + CASE WHEN i.is_primary_key = 1 THEN N' PRIMARY KEY ' ELSE N' UNIQUE ' END + i.type_desc + N' (' + k.keys + N')'
+        ELSE N'CREATE ' + CASE WHEN i.is_unique = 1 THEN N'UNIQUE ' ELSE N'' END + i.type_desc + N' INDEX ' + QUOTENAME(i.name)
+            + N' ON ' + @qstage + N' (' + k.keys + N')' + COALESCE(N' INCLUDE (' + k.includes + N')', N'')
+    END + N' WITH (DATA_COMPRESSION = ' + p.data_compression_desc
+        + CASE WHEN i.ignore_dup_key = 1 THEN N', IGNORE_DUP_KEY = ON' ELSE N'' END + N') ON ' + QUOTENAME(@current_fg) + N';',
+    N'CREATE ' + CASE WHEN i.is_unique = 1 THEN N'UNIQUE ' ELSE N'' END + i.type_desc + N' INDEX '
+        + QUOTENAME(CASE WHEN i.is_primary_key = 1 OR i.is_unique_constraint = 1 THEN @stage + N'_' + CAST(i.index_id AS nvarchar(10)) ELSE i.name END)
+        + N' ON ' + @qstage + N' (' + k.keys + N')' + COALESCE(N' INCLUDE (' + k.includes + N')', N'')
+        + N' WITH (DROP_EXISTING = ON, DATA_COMPRESSION = ' + p.data_compression_desc
+        + CASE WHEN i.ignore_dup_key = 1 THEN N', IGNORE_DUP_KEY = ON' ELSE N'' END + N') ON ' + QUOTENAME(@target_fg) + N';'
+FROM sys.indexes AS i
+JOIN sys.partitions AS p ON p.object_id = i.object_id AND p.index_id = i.index_id AND p.partition_number = @n
+CROSS APPLY (
+    SELECT keys = STUFF((
+            SELECT N', ' + QUOTENAME(c.name) + CASE WHEN ic.is_descending_key = 1 THEN N' DESC' ELSE N' ASC' END
+            FROM sys.index_columns AS ic
+            JOIN sys.columns AS c ON c.object_id = ic.object_id AND c.column_id = ic.column_id
+            WHERE ic.object_id = i.object_id AND ic.index_id = i.index_id AND ic.key_ordinal > 0
+            ORDER BY ic.key_ordinal
+            FOR XML PATH(''), TYPE).value('.', 'nvarchar(max)'), 1, 2, N''),
+        includes = STUFF((
+            SELECT N', ' + QUOTENAME(c.name)
+            FROM sys.index_columns AS ic
+            JOIN sys.columns AS c ON c.object_id = ic.object_id AND c.column_id = ic.column_id
+            WHERE ic.object_id = i.object_id AND ic.index_id = i.index_id AND ic.is_included_column = 1
+            ORDER BY ic.index_column_id
+            FOR XML PATH(''), TYPE).value('.', 'nvarchar(max)'), 1, 2, N'')
+) AS k
+WHERE i.object_id = @object_id AND i.index_id > 0;
+SELECT @rows_before = SUM(rows) FROM sys.partitions WHERE object_id = @object_id AND index_id = 1 AND partition_number = @n;
+PRINT N'tierwise: step 2: moving partition ' + CAST(@n AS nvarchar(10)) + N' of ' + @qtable + N' (' + CAST(@rows_before AS nvarchar(20))
+    + N' rows) from ' + QUOTENAME(@current_fg) + N' to ' + QUOTENAME(@target_fg) + N' in one transaction; the table is locked until it commits';
+BEGIN TRY
+    BEGIN TRANSACTION;
+    SET @sql = N'SELECT TOP (0) * INTO ' + @qstage + N' FROM ' + @qtable + N';';
+    EXEC sys.sp_executesql @sql;
+    SET @index_id = 0;
+    WHILE 1 = 1
+    BEGIN
+        SELECT TOP (1) @index_id = index_id, @ddl = create_sql FROM @ix WHERE index_id > @index_id ORDER BY index_id;
+        IF @@ROWCOUNT = 0 BREAK;
+        EXEC sys.sp_executesql @ddl;
+    END;
+    SET @sql = N'ALTER TABLE ' + @qtable + N' SWITCH PARTITION ' + CAST(@n AS nvarchar(10)) + N' TO ' + @qstage + N';';
+    EXEC sys.sp_executesql @sql;
+    SET @index_id = 0;
+    WHILE 1 = 1
+    BEGIN
+        SELECT TOP (1) @index_id = index_id, @ddl = rebuild_sql FROM @ix WHERE index_id > @index_id ORDER BY index_id;
+        IF @@ROWCOUNT = 0 BREAK;
+        EXEC sys.sp_executesql @ddl;
+    END;
+    SET @sql = N'DECLARE @v ' + @type + N' = CONVERT(' + @type + N', @b); ALTER PARTITION FUNCTION ' + QUOTENAME(@function) + N'() MERGE RANGE (@v);';
+    EXEC sys.sp_executesql @sql, N'@b sql_variant', @b = @boundary;
+    SET @sql = N'ALTER PARTITION SCHEME ' + QUOTENAME(@scheme) + N' NEXT USED ' + QUOTENAME(@target_fg) + N';';
+    EXEC sys.sp_executesql @sql;
+    SET @sql = N'DECLARE @v ' + @type + N' = CONVERT(' + @type + N', @b); ALTER PARTITION FUNCTION ' + QUOTENAME(@function) + N'() SPLIT RANGE (@v);';
+    EXEC sys.sp_executesql @sql, N'@b sql_variant', @b = @boundary;
+    IF NOT EXISTS (SELECT 1 FROM sys.destination_data_spaces AS dds JOIN sys.filegroups AS fg ON fg.data_space_id = dds.data_space_id
+                   WHERE dds.partition_scheme_id = @scheme_id AND dds.destination_id = @n AND fg.name = @target_fg)
+        RAISERROR(N'%s', 16, 1, N'after MERGE/SPLIT the partition does not map to the target filegroup');
+    SET @sql = N'ALTER TABLE ' + @qstage + N' WITH CHECK ADD CONSTRAINT ' + QUOTENAME(@stage + N'_range') + N' CHECK (' + @check + N');';
+    EXEC sys.sp_executesql @sql;
+    SET @sql = N'ALTER TABLE ' + @qstage + N' SWITCH TO ' + @qtable + N' PARTITION ' + CAST(@n AS nvarchar(10)) + N';';
+    EXEC sys.sp_executesql @sql;
+    SELECT @rows_after = SUM(rows) FROM sys.partitions WHERE object_id = @object_id AND index_id = 1 AND partition_number = @n;
+    IF COALESCE(@rows_after, -1) <> COALESCE(@rows_before, -1)
+        RAISERROR(N'%s', 16, 1, N'the row count of the partition changed during the move');
+    SET @sql = N'DROP TABLE ' + @qstage + N';';
+    EXEC sys.sp_executesql @sql;
+    COMMIT TRANSACTION;
+END TRY
+BEGIN CATCH
+    IF @@TRANCOUNT > 0 ROLLBACK TRANSACTION;
+    SET @msg = N'tierwise: the partition move failed and was rolled back, nothing changed: ' + ERROR_MESSAGE();
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END CATCH;
+GO
+USE [Sales];
+DECLARE @msg nvarchar(2048);
+DECLARE @schema sysname = N'dbo', @table sysname = N'Orders',
+    @scheme sysname = N'ps_OrderDate', @function sysname = N'pf_OrderDate',
+    @source_fg sysname = N'FG_ORDERS_2024', @target_fg sysname = N'FG_ORDERS_2024_fc',
+    @n int = 3;
+DECLARE @qtable nvarchar(300) = QUOTENAME(@schema) + N'.' + QUOTENAME(@table);
+DECLARE @object_id int = OBJECT_ID(@qtable, N'U');
+DECLARE @scheme_id int, @function_id int, @fanout int, @right bit, @current_fg sysname;
+DECLARE @boundary_id int, @low_id int, @high_id int, @column sysname, @nullable bit;
+SELECT @scheme_id = ps.data_space_id, @function_id = pf.function_id, @fanout = pf.fanout,
+    @right = CAST(pf.boundary_value_on_right AS bit)
+FROM sys.partition_schemes AS ps
+JOIN sys.partition_functions AS pf ON pf.function_id = ps.function_id
+WHERE ps.name = @scheme AND pf.name = @function;
+SELECT @current_fg = fg.name
+FROM sys.destination_data_spaces AS dds
+JOIN sys.filegroups AS fg ON fg.data_space_id = dds.data_space_id
+WHERE dds.partition_scheme_id = @scheme_id AND dds.destination_id = @n;
+SET @low_id = CASE WHEN @n > 1 THEN @n - 1 END;
+SET @high_id = CASE WHEN @n < @fanout THEN @n END;
+SET @boundary_id = CASE WHEN @right = 1 THEN @low_id ELSE @high_id END;
+SELECT @column = c.name, @nullable = c.is_nullable
+FROM sys.index_columns AS ic
+JOIN sys.columns AS c ON c.object_id = ic.object_id AND c.column_id = ic.column_id
+WHERE ic.object_id = @object_id AND ic.index_id = 1 AND ic.partition_ordinal = 1;
+IF @current_fg IS NULL OR @current_fg <> @target_fg
+BEGIN
+    SET @msg = N'tierwise: post-check failed: partition 3 of [dbo].[Orders] is not on [FG_ORDERS_2024_fc].';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF EXISTS (SELECT 1 FROM sys.partitions AS p JOIN sys.allocation_units AS au ON au.container_id = CASE WHEN au.type = 2 THEN p.partition_id ELSE p.hobt_id END WHERE p.object_id = @object_id AND p.partition_number = @n AND au.data_space_id <> FILEGROUP_ID(@target_fg))
+BEGIN
+    SET @msg = N'tierwise: post-check failed: some pages of partition 3 of [dbo].[Orders] are outside [FG_ORDERS_2024_fc].';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+PRINT N'tierwise: post-check passed: partition 3 of [dbo].[Orders] is on [FG_ORDERS_2024_fc] (tier fc).';
+GO
+DECLARE @tw_finished bit;
+SET @tw_finished = 1;  -- not executed when a check stopped the script (NOEXEC)
+SET NOEXEC OFF;
+IF @tw_finished = 1
+BEGIN
+    PRINT N'tierwise: finished: partition 3 of [dbo].[Orders] is on tier fc.';
+END
+ELSE
+BEGIN
+    PRINT N'tierwise: STOPPED: a check or step above failed or asked for a manual step; later steps did not run.';
+END;
+GO

@@ -1,0 +1,166 @@
+-- ================================================================================================
+-- tierwise T-SQL migration script: ROLLBACK
+-- ================================================================================================
+-- Moves:      the tempdb files [tempdev]
+-- Server:     SQLPROD01
+-- Database:   tempdb
+-- From:       tier fc: F:\fc\
+-- To:         tier flash: T:\tempdb\
+-- Undoes:     the forward move of tempdb/data (tier flash -> fc)
+-- Object:     tempdb tempdb (key tempdb/data)
+-- Why:        tempdb (TW302)
+--             - TW302 tempdb: no evidence for flash (18 I/O per second, worst 2.0 ms; needs 1,000/s and 10.0 ms)
+--             - 64.0 KB average read, 6 reads/s, 0.8 ms average read latency, 11 writes/s, heat 8,020.4 I/O per GB-hour (0.37x the database average)
+-- Predicted:  I/O wait 28.0 ms/s now -> 61.0 ms/s on tier fc
+-- Size:       8.0 GB
+-- Method:
+--   restart: MODIFY FILE for each tempdb file. TAKES EFFECT AT THE NEXT RESTART of the SQL Server
+--   service; until then tempdb keeps using its current files. Nothing is copied (tempdb is rebuilt at start).
+--   Files:
+--     [tempdev]: F:\fc\tempdb.mdf -> T:\tempdb\tempdb.mdf
+-- Limits and notes:
+--   - RESTART REQUIRED. If the target directory is missing at restart, SQL Server does not start: the
+--   - pre-check verifies it now; keep it in place.
+-- Generator:  tierwise (golden files) (migrations/1)
+-- Generated:  2024-05-02T06:00:00Z
+-- Plan:       sha256 733ded9f3ba80b6d4f69f142bab7ad35c3790876e30a5e7c0ad116f2aec317dd (the forward plan; the rollback shows the same)
+-- Run:
+--   sqlcmd -S SQLPROD01 -E -b -f 65001 -i <this file>   (or SSMS: Query > SQLCMD Mode)
+--   Never run it with sqlcmd -x. Read docs/running-scripts.md first.
+-- Safe to run twice: every step checks first and says 'already done' when there is nothing to do.
+-- ================================================================================================
+:on error exit
+:setvar TierwiseSqlcmdMode "on"
+GO
+IF N'$(TierwiseSqlcmdMode)' <> N'on'
+BEGIN
+    RAISERROR(N'%s', 16, 1, N'tierwise: run this script with sqlcmd -b, or in SSMS with Query > SQLCMD Mode switched on; never with sqlcmd -x. Nothing was changed.');
+    SET NOEXEC ON;
+    RETURN;
+END;
+GO
+USE [master];
+SET NOCOUNT ON;
+DECLARE @msg nvarchar(2048);
+PRINT N'tierwise: rollback: the tempdb files [tempdev]: tier fc -> flash';
+PRINT N'tierwise: RESTART REQUIRED: the new locations take effect at the next restart of the SQL Server service.';
+IF UPPER(CAST(SERVERPROPERTY('ServerName') AS nvarchar(256))) <> UPPER(N'SQLPROD01')
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: this script is for server SQLPROD01, but the connection is to ' + CAST(SERVERPROPERTY('ServerName') AS nvarchar(256)) + N'. Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF CAST(PARSENAME(CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), 4) AS int) < 11
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: SQL Server 2012 or later is needed. Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF CAST(SERVERPROPERTY('EngineEdition') AS int) IN (5, 6, 8, 9, 11)
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: this is a managed cloud service; its files are not moved with ALTER DATABASE. Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF DB_ID(N'tempdb') IS NULL
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: database [tempdb] does not exist. Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF NOT (EXISTS (SELECT 1 FROM sys.master_files WHERE database_id = DB_ID(N'tempdb') AND name = N'tempdev' AND LOWER(physical_name) = LOWER(N'F:\fc\tempdb.mdf')) OR EXISTS (SELECT 1 FROM sys.master_files WHERE database_id = DB_ID(N'tempdb') AND name = N'tempdev' AND LOWER(physical_name) = LOWER(N'T:\tempdb\tempdb.mdf')))
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: tempdb file [tempdev] is neither configured at F:\fc\tempdb.mdf nor at T:\tempdb\tempdb.mdf; the advice is out of date. Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+DECLARE @dir_probe TABLE (file_exists int, is_directory int, parent_exists int);
+INSERT INTO @dir_probe EXEC master.dbo.xp_fileexist N'T:\tempdb';
+IF NOT EXISTS (SELECT 1 FROM @dir_probe WHERE is_directory = 1)
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: the target directory T:\tempdb\ does not exist, or the SQL Server service account cannot see it. Create it and grant the service account full control. Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+GO
+USE [master];
+DECLARE @msg nvarchar(2048);
+IF NOT (NOT EXISTS (SELECT 1 FROM sys.master_files WHERE database_id = DB_ID(N'tempdb') AND name = N'tempdev' AND LOWER(physical_name) = LOWER(N'T:\tempdb\tempdb.mdf')))
+BEGIN
+    PRINT N'tierwise: every file is configured at the target already: no free-space check needed';
+    RETURN;
+END;
+DECLARE @free_mb bigint, @need_mb bigint;
+SET @need_mb = CEILING((8192) * 1.10);
+SELECT TOP (1) @free_mb = vs.available_bytes / 1048576
+FROM sys.master_files AS mf
+JOIN sys.databases AS d ON d.database_id = mf.database_id AND d.state = 0
+CROSS APPLY sys.dm_os_volume_stats(mf.database_id, mf.file_id) AS vs
+WHERE LEFT(LOWER(N'T:\tempdb\'), LEN(vs.volume_mount_point)) = LOWER(vs.volume_mount_point)
+ORDER BY LEN(vs.volume_mount_point) DESC;
+IF @free_mb IS NULL
+BEGIN
+    DECLARE @drives TABLE (drive nvarchar(5), mb_free bigint);
+    INSERT INTO @drives EXEC master.dbo.xp_fixeddrives;
+    SELECT @free_mb = mb_free FROM @drives WHERE UPPER(drive) = UPPER(N'T');
+END;
+IF @free_mb IS NULL
+BEGIN
+    PRINT N'tierwise: warning: cannot measure the free space under T:\tempdb\ (no database file on that volume yet); tempdb (recreated at its configured size at start) needs about ' + CAST(@need_mb AS nvarchar(20)) + N' MB there.';
+END;
+IF @free_mb < @need_mb
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: tempdb (recreated at its configured size at start) needs ' + CAST(@need_mb AS nvarchar(20)) + N' MB under ' + N'T:\tempdb\' + N' (10 % headroom included), but only ' + CAST(@free_mb AS nvarchar(20)) + N' MB are free. Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+GO
+USE [master];
+IF EXISTS (SELECT 1 FROM sys.master_files WHERE database_id = DB_ID(N'tempdb') AND name = N'tempdev' AND LOWER(physical_name) = LOWER(N'T:\tempdb\tempdb.mdf'))
+BEGIN
+    PRINT N'tierwise: step 1: already done: [tempdev] is configured at T:\tempdb\tempdb.mdf';
+END
+ELSE
+BEGIN
+    PRINT N'tierwise: step 1: configuring [tempdev] at T:\tempdb\tempdb.mdf (used after the restart)';
+    ALTER DATABASE [tempdb] MODIFY FILE (NAME = N'tempdev', FILENAME = N'T:\tempdb\tempdb.mdf');
+END;
+GO
+USE [master];
+DECLARE @msg nvarchar(2048);
+IF NOT (EXISTS (SELECT 1 FROM sys.master_files WHERE database_id = DB_ID(N'tempdb') AND name = N'tempdev' AND LOWER(physical_name) = LOWER(N'T:\tempdb\tempdb.mdf')))
+BEGIN
+    SET @msg = N'tierwise: post-check failed: tempdb is not configured at T:\tempdb\.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF EXISTS (SELECT 1 FROM tempdb.sys.database_files WHERE name = N'tempdev' AND LOWER(physical_name) = LOWER(N'T:\tempdb\tempdb.mdf'))
+BEGIN
+    PRINT N'tierwise: post-check passed: tempdb is configured at and already running from T:\tempdb\.';
+END
+ELSE
+BEGIN
+    PRINT N'tierwise: post-check passed: tempdb is configured at T:\tempdb\. RESTART the SQL Server service in the change';
+    PRINT N'tierwise: window for it to take effect; after the restart delete the old files: F:\fc\tempdb.mdf';
+END;
+GO
+DECLARE @tw_finished bit;
+SET @tw_finished = 1;  -- not executed when a check stopped the script (NOEXEC)
+SET NOEXEC OFF;
+IF @tw_finished = 1
+BEGIN
+    PRINT N'tierwise: finished: tempdb is configured on tier flash (takes effect at restart).';
+END
+ELSE
+BEGIN
+    PRINT N'tierwise: STOPPED: a check or step above failed or asked for a manual step; later steps did not run.';
+END;
+GO

@@ -1,0 +1,111 @@
+"""The golden cases: one per action and dialect, forward and rollback.
+
+Shared by tests/migrations/test_golden.py and scripts/regen_golden.py. The advice fixtures are
+frozen JSON (advice_sqlserver.json and advice_db2.json were made with `tierwise advise` from
+tests/fixtures/import and tests/migrations/fixtures/policy.yaml; advice_sqlserver.json then had
+Sales PRIMARY recommended on fc to exercise the offline move; the others are hand-written).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from migrations import Move, Options, SetReadOnly, TierSpot, render_pair, select_moves
+from policies.loader import load_policy
+
+HERE = Path(__file__).parent
+FIXTURES = HERE / "fixtures"
+GOLDEN = HERE / "golden"
+POLICY = FIXTURES / "policy.yaml"
+GENERATED_AT = datetime(2024, 5, 2, 6, 0, 0, tzinfo=UTC)
+OPTIONS = Options(generator="tierwise (golden files)")
+EXT = {"tsql": ".sql", "db2": ".db2"}
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    dialect: str
+    advice: str
+    key: str
+    read_only: bool = False
+
+
+CASES = (
+    Case(
+        "tsql_filegroup_online", "tsql", "advice_sqlserver.json", "SQLPROD01|Sales/filegroup/FG_ORDERS_2024"
+    ),
+    Case(
+        "tsql_filegroup_offline_primary", "tsql", "advice_sqlserver.json", "SQLPROD01|Sales/filegroup/PRIMARY"
+    ),
+    Case("tsql_log_offline", "tsql", "advice_sqlserver.json", "SQLPROD01|Sales/file/2"),
+    Case("tsql_tempdb_data", "tsql", "advice_sqlserver.json", "SQLPROD01|tempdb/data"),
+    Case("tsql_tempdb_log", "tsql", "advice_sqlserver.json", "SQLPROD01|tempdb/file/2"),
+    Case("tsql_partition", "tsql", "advice_sqlserver.json", "SQLPROD01|Sales/partition/dbo.Orders/1/3"),
+    Case(
+        "tsql_read_only",
+        "tsql",
+        "advice_sqlserver.json",
+        "SQLPROD01|Sales/filegroup/FG_ORDERS_2024",
+        read_only=True,
+    ),
+    Case(
+        "tsql_hostile_names",
+        "tsql",
+        "advice_hostile.json",
+        "SQLPROD01|Sales]; DROP DATABASE x; --/filegroup/FG]'x /* y",
+    ),
+    Case("db2_tablespace", "db2", "advice_db2.json", "db2host01/db2inst1|SALESDB/tablespace/USERSPACE1"),
+    Case(
+        "db2_tablespace_dms", "db2", "advice_db2_dms.json", "db2host01/db2inst1|SALESDB/tablespace/TS_LEGACY"
+    ),
+    Case("db2_partition", "db2", "advice_db2.json", "db2host01/db2inst1|SALESDB/partition/SALES.ORDERS/1"),
+)
+
+
+def tiers() -> list[TierSpot]:
+    policy = load_policy(POLICY)
+    return [
+        TierSpot(
+            t.name,
+            t.locations.sqlserver_directory,
+            t.locations.db2_storage_group,
+            tuple(t.locations.db2_paths),
+            t.locations.db2_overhead_ms,
+            t.locations.db2_device_read_rate_mb_s,
+            t.locations.db2_data_tag,
+        )
+        for t in policy.tiers
+    ]
+
+
+def case_move(case: Case) -> Move:
+    doc = json.loads((FIXTURES / case.advice).read_text(encoding="utf-8"))
+    selection = select_moves(
+        doc,
+        source=case.advice,
+        tiers=tiers(),
+        dialect=case.dialect,  # type: ignore[arg-type]
+        only=[case.key],
+        read_only=[case.key] if case.read_only else [],
+    )
+    moves = [m for m in selection.moves if isinstance(m.action, SetReadOnly) == case.read_only]
+    if len(moves) != 1:
+        raise AssertionError(f"{case.name}: expected one move, got {moves} (skipped: {selection.skipped})")
+    return moves[0]
+
+
+def render_case(case: Case) -> dict[str, str]:
+    forward, rollback = render_pair(case_move(case), case.dialect, OPTIONS, GENERATED_AT)  # type: ignore[arg-type]
+    ext = EXT[case.dialect]
+    return {f"{case.name}.forward{ext}": forward.text, f"{case.name}.rollback{ext}": rollback.text}
+
+
+def all_golden() -> dict[str, str]:
+    out: dict[str, str] = {}
+    for case in CASES:
+        out.update(render_case(case))
+    return out
