@@ -338,12 +338,14 @@ def report_send(
 ) -> None:
     """Send the report now over the configured SMTP server; the delivery is recorded either way."""
     from app.mail.content import Scope
-    from app.mail.service import SubscriptionError, compose, deliver, parse_recipients
+    from app.mail.service import SubscriptionError, compose, deliver, parse_recipients, scope_attachments
 
     settings, store, _ = _runtime()
     now = datetime.now(UTC)
     try:
-        msg, _ = compose(store, settings, Scope.parse(scope), parse_recipients(to), now=now)
+        where = Scope.parse(scope)
+        attachments = scope_attachments(store, settings, where, now=now)
+        msg, _ = compose(store, settings, where, parse_recipients(to), now=now, attachments=attachments)
     except (ValueError, SubscriptionError) as exc:
         _fail(str(exc))
     result = deliver(store, settings, msg, now=now)

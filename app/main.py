@@ -28,6 +28,7 @@ from app.web.auth import LoginRequired, session_secret
 from app.web.pages import router as pages_router
 from app.web.plans import router as plans_router
 from app.web.reports import router as reports_router
+from app.web.scripts_pages import router as scripts_router
 from app.web.state import AppState
 
 log = logging.getLogger("tierwise")
@@ -75,6 +76,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(admin_router)
     app.include_router(reports_router)
     app.include_router(plans_router)
+    app.include_router(scripts_router)
     app.include_router(pages_router)
 
     @app.exception_handler(LoginRequired)

@@ -8,7 +8,9 @@ from typing import Any
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request, status
 from pydantic import BaseModel, Field
 
+from app.scripts import ensure_scripts
 from app.store.models import Recommendation
+from app.store.policies import current_policy
 from app.store.recommendations import (
     RecommendationFilter,
     ReviewError,
@@ -123,8 +125,10 @@ def review_recommendation(
     require(user, "approver")
     try:
         with state.store.session() as s:
-            rec = review(s, rec_id, action=body.action, username=user.username, comment=body.comment,
-                         now=datetime.now(UTC))  # fmt: skip
+            now = datetime.now(UTC)
+            rec = review(s, rec_id, action=body.action, username=user.username, comment=body.comment, now=now)
+            if rec.status == "approved":
+                ensure_scripts(s, rec, current_policy(s, state.settings.policy_file), now=now)
             out = recommendation_json(rec)
     except ReviewError as exc:
         code = status.HTTP_404_NOT_FOUND if "no recommendation" in str(exc) else status.HTTP_409_CONFLICT

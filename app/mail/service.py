@@ -116,12 +116,28 @@ def deliver(
     return Sent(delivery_id, outcome.ok, outcome.error, message)
 
 
+def scope_attachments(store: Store, settings: Settings, scope: Scope, *, now: datetime) -> list[Attachment]:
+    """Forward and rollback scripts of the approved moves in scope (zipped by the renderer when many)."""
+    from app.scripts import approved_script_attachments
+    from app.store.models import Recommendation, Target
+    from app.store.policies import current_policy
+
+    with store.session() as s:
+        q = select(Recommendation).join(Target).where(Recommendation.status == "approved")
+        if scope.target:
+            q = q.where(Target.name == scope.target)
+        if scope.database:
+            q = q.where(Recommendation.database == scope.database)
+        recs = list(s.scalars(q.order_by(Recommendation.id)))
+        return approved_script_attachments(s, recs, current_policy(s, settings.policy_file), now=now)
+
+
 def run_due(
     store: Store,
     settings: Settings,
     *,
     now: datetime,
-    attachments_for: Callable[[Scope], Sequence[Attachment]] = lambda _scope: (),
+    attachments_for: Callable[[Scope], Sequence[Attachment]] | None = None,
     sleep: Callable[[float], None] | None = None,
 ) -> list[Sent]:
     """Send every enabled subscription that is due, once each, and mark it run."""
@@ -138,7 +154,13 @@ def run_due(
     sent: list[Sent] = []
     for sub_id, scope_text, recipients in subs:
         scope = Scope.parse(scope_text)
-        msg, _ = compose(store, settings, scope, parse_recipients(recipients), now=now,
-                         attachments=attachments_for(scope))  # fmt: skip
+        attachments = (
+            attachments_for(scope)
+            if attachments_for is not None
+            else scope_attachments(store, settings, scope, now=now)
+        )
+        msg, _ = compose(
+            store, settings, scope, parse_recipients(recipients), now=now, attachments=attachments
+        )
         sent.append(deliver(store, settings, msg, now=now, subscription_id=sub_id, sleep=sleep))
     return sent

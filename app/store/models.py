@@ -241,6 +241,9 @@ class Recommendation(Base):
     reviewed_by: Mapped[str | None] = mapped_column(String(100), default=None)
     reviewed_at: Mapped[datetime | None] = mapped_column(default=None)
     review_comment: Mapped[str | None] = mapped_column(Text, default=None)
+    executed_by: Mapped[str | None] = mapped_column(String(100), default=None)
+    executed_at: Mapped[datetime | None] = mapped_column(default=None)
+    script_error: Mapped[str | None] = mapped_column(Text, default=None)  # why no script could be written
 
 
 class AuditEvent(Base):
@@ -330,3 +333,22 @@ class IlmPlanRecord(Base):
     created_at: Mapped[datetime] = mapped_column(index=True)
     plan: Mapped[dict[str, Any]] = mapped_column(JSON)
     changes: Mapped[list[Any]] = mapped_column(JSON, default=list)
+
+
+class ScriptRecord(Base):
+    """Generated script text for an approved recommendation, frozen at approval time."""
+
+    __tablename__ = "script"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    recommendation_id: Mapped[int] = mapped_column(
+        ForeignKey("recommendation.id", ondelete="CASCADE"), index=True
+    )
+    direction: Mapped[str] = mapped_column(String(10))  # forward | rollback
+    dialect: Mapped[str] = mapped_column(String(10))  # tsql | db2
+    filename: Mapped[str] = mapped_column(String(300))
+    text: Mapped[str] = mapped_column(Text)
+    sha256: Mapped[str] = mapped_column(String(64))
+    manual_step: Mapped[bool] = mapped_column(Boolean, default=False)
+    restart_required: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime]

@@ -12,7 +12,9 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from sqlalchemy import select
 
+from app.scripts import ensure_scripts
 from app.store.models import Recommendation
+from app.store.policies import current_policy
 from app.store.recommendations import (
     REVIEW_ACTIONS,
     RecommendationFilter,
@@ -210,8 +212,11 @@ async def review_form(
     now = datetime.now(UTC)
     try:
         with state.store.session() as s:
+            policy = current_policy(s, state.settings.policy_file)
             for rec_id in ids:
-                review(s, rec_id, action=action, username=user.username, comment=comment, now=now)
+                rec = review(s, rec_id, action=action, username=user.username, comment=comment, now=now)
+                if rec.status == "approved":
+                    ensure_scripts(s, rec, policy, now=now)  # frozen now: what ops run is what was approved
     except ReviewError as exc:
         return _back(back, str(exc))
     return _back(back, f"{action}: {len(ids)} recommendation(s) by {user.username}")

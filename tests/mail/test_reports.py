@@ -225,3 +225,26 @@ def test_ilm_moves_due_are_in_the_report(demo_store: Store, settings: Settings) 
     text = msg.get_body(preferencelist=("plain",)).get_content()  # type: ignore[union-attr]
     label, when, tier = content.ilm_due[0]
     assert "Partition moves due in the next month" in text and f"{when}  {label} -> {tier}" in text
+
+
+def test_scheduled_report_attaches_the_approved_scripts(
+    demo_store: Store, settings: Settings, smtp: tuple[Inbox, int]
+) -> None:
+    from app.store.recommendations import review
+
+    inbox, port = smtp
+    with demo_store.session() as s:
+        rec = s.scalar(select(Recommendation).where(Recommendation.name == "FG_HOT_INDEX"))
+        assert rec is not None
+        review(s, rec.id, action="approve", username="abe", comment=None, now=NOW)
+        s.add(ReportSubscription(name="daily", recipients="dba@example.test", scope="target:demo:SQLPROD01",
+                                 cron="daily", timezone="UTC", enabled=True, created_by="abe",
+                                 created_at=NOW - timedelta(days=1)))  # fmt: skip
+    sent = run_due(demo_store, mail_settings(settings, port), now=NOW)
+    assert [x.ok for x in sent] == [True]
+    files = sorted(p.get_filename() or "" for p in inbox.messages[0].iter_attachments())
+    assert len(files) == 2 and files[0].endswith(".forward.sql") and files[1].endswith(".rollback.sql")
+    forward = next(
+        p for p in inbox.messages[0].iter_attachments() if (p.get_filename() or "").endswith(".forward.sql")
+    )
+    assert "FG_HOT_INDEX" in forward.get_content()

@@ -1,0 +1,90 @@
+"""Scripts for approved recommendations: generated once at approval and stored, so what ops
+download is exactly what was approved; executed moves are recorded."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.cli_script import file_name, tier_spots
+from app.mail.render import Attachment
+from app.store.models import Recommendation, ScriptRecord
+from app.store.recommendations import audit
+from migrations import AdviceError, Options, PlanError, render_pair, select_moves
+from policies.model import Policy
+
+DIALECT = {"sqlserver": "tsql", "db2": "db2"}
+
+
+def ensure_scripts(
+    session: Session, rec: Recommendation, policy: Policy, *, now: datetime
+) -> list[ScriptRecord]:
+    """The stored forward and rollback scripts of a recommendation, generating them if missing.
+    When no safe script can be written the reason is kept on the recommendation instead."""
+    existing = list(session.scalars(select(ScriptRecord).where(ScriptRecord.recommendation_id == rec.id)))
+    if existing:
+        return existing
+    dialect = DIALECT[rec.engine]
+    evidence = dict(rec.evidence or {})
+    uid = f"{rec.server}|{rec.key}"
+    try:
+        selection = select_moves({"objects": [evidence]}, source=f"recommendation #{rec.id}", tiers=tier_spots(policy),
+                                 dialect=dialect, only=[uid])  # type: ignore[arg-type]  # fmt: skip
+        if not selection.moves:
+            why = "; ".join(s.reason for s in selection.skipped) or "nothing to move"
+            rec.script_error = why
+            return []
+        move = selection.moves[0]
+        forward, rollback = render_pair(move, dialect, Options(generator="tierwise"), now)  # type: ignore[arg-type]
+    except (AdviceError, PlanError) as exc:
+        rec.script_error = str(exc)
+        return []
+    out = []
+    for script in (forward, rollback):
+        data = script.text.encode("utf-8")
+        row = ScriptRecord(
+            recommendation_id=rec.id,
+            direction=script.direction,
+            dialect=dialect,
+            filename=file_name(1, move, script.direction, dialect),
+            text=script.text,
+            sha256=hashlib.sha256(data).hexdigest(),
+            manual_step=script.manual_step,
+            restart_required=script.restart_required,
+            created_at=now,
+        )
+        session.add(row)
+        out.append(row)
+    rec.script_error = None
+    session.flush()
+    return out
+
+
+def mark_executed(
+    session: Session, rec_id: int, *, username: str, when: datetime, now: datetime
+) -> Recommendation:
+    rec = session.get(Recommendation, rec_id)
+    if rec is None:
+        raise LookupError(f"no recommendation #{rec_id}")
+    if rec.status != "approved":
+        raise ValueError(
+            f"recommendation #{rec_id} is {rec.status}: only approved moves can be marked executed"
+        )
+    rec.status, rec.executed_by, rec.executed_at, rec.updated_at = "executed", username, when, now
+    audit(session, at=now, username=username, action="executed", subject_type="recommendation", subject_id=str(rec_id),
+          summary=f"{rec.server} {rec.database} {rec.kind} {rec.name}: {rec.from_tier} -> {rec.to_tier} run on "
+          f"{when:%Y-%m-%d %H:%M} UTC")  # fmt: skip
+    return rec
+
+
+def approved_script_attachments(session: Session, recs: Sequence[Recommendation], policy: Policy,
+                                *, now: datetime) -> list[Attachment]:  # fmt: skip
+    out: list[Attachment] = []
+    for rec in recs:
+        for row in ensure_scripts(session, rec, policy, now=now):
+            out.append(Attachment(row.filename, row.text.encode("utf-8")))
+    return out
