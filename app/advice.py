@@ -10,7 +10,7 @@ from typing import Any
 from advisors.advise import Advice, AdviceReport
 from advisors.deltas import CounterPoint, interval_between
 from advisors.features import ObjectInfo, ObjectWindow, Usage
-from connectors.records import CORE_COUNTERS, ObjectRef, Snapshot
+from connectors.records import CORE_COUNTERS, MONITOR_ONLY_KINDS, ObjectRef, Snapshot
 from policies.model import Policy
 
 INFO_FIELDS = (
@@ -27,6 +27,9 @@ INFO_FIELDS = (
     "range_low",
     "range_high",
 )
+
+
+MONITOR_ONLY = {str(k) for k in MONITOR_ONLY_KINDS}
 
 
 class AdviceInputError(Exception):
@@ -107,6 +110,8 @@ def windows_from_snapshots(snapshots: Iterable[Snapshot], policy: Policy) -> lis
             if judged.outcome.value != "duplicate":
                 prev = cur
         if seconds <= 0:
+            if str(ref.kind) in MONITOR_ONLY:
+                continue  # instance / buffer-pool / container context: optional for the advice
             raise AdviceInputError(
                 f"{ref.server}/{key}: needs at least two samples of one series (same instance start) to measure I/O"
             )

@@ -9,9 +9,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from fastapi import FastAPI, Request
-from fastapi.responses import RedirectResponse, Response
+from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy import func, select
+from sqlalchemy.exc import DataError
 from starlette.middleware.sessions import SessionMiddleware
 
 from app.api.routes import router as api_router
@@ -78,6 +79,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(plans_router)
     app.include_router(scripts_router)
     app.include_router(pages_router)
+
+    @app.exception_handler(OverflowError)
+    @app.exception_handler(DataError)
+    def out_of_range(request: Request, exc: Exception) -> Response:
+        """An id or offset too large for the store's integers (SQLite raises OverflowError,
+        PostgreSQL a DataError): the request is wrong, not the server."""
+        return JSONResponse({"detail": "a number in the request is out of range"}, status_code=422)
 
     @app.exception_handler(LoginRequired)
     def to_login(request: Request, exc: LoginRequired) -> Response:

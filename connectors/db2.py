@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Mapping, Sequence
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
 from connectors import queries
 from connectors.records import Engine, ObjectKind, ObjectRef, ObjectSample, Snapshot, SourceError
 from connectors.shapes import (
+    DB2_BUFFERPOOLS,
+    DB2_CONTAINERS,
     DB2_TABLE_PARTITIONS,
     DB2_TABLESPACES,
     DB2_TRANSACTION_LOG,
@@ -39,20 +43,23 @@ from connectors.sqlserver import (
 )
 
 __all__ = [
+    "bufferpool_sample",
     "collect",
+    "container_sample",
     "redact",
     "snapshot_from_results",
     "table_partition_sample",
     "tablespace_sample",
     "test_connection",
     "transaction_log_sample",
+    "with_container_locations",
 ]
 
 log = logging.getLogger(__name__)
 
 LOG_PAGE_BYTES = 4096  # LOG_READS / LOG_WRITES count 4 KB pages (db2mon multiplies by 4096)
 SECTOR_BYTES = 512  # DIRECT_READS / DIRECT_WRITES count 512-byte sectors
-QUERY_NAMES = ("tablespaces", "table_partitions", "transaction_log")
+QUERY_NAMES = ("tablespaces", "table_partitions", "transaction_log", "bufferpools", "containers")
 
 P_READS = (
     "pool_data_p_reads",
@@ -199,18 +206,110 @@ def transaction_log_sample(row: Row) -> ObjectSample:
     return ObjectSample(ref=ref, counters=counters)
 
 
+def bufferpool_sample(row: Row) -> ObjectSample:
+    """One buffer pool (DB2_BUFFERPOOLS row), counters summed over members by the query.
+
+    Pages, not I/O requests: the core counters are None and every counter column present is kept
+    in `extra` for the pool-level ratios of domain.md §4.8 (hit ratio from the LBP pages found,
+    prefetch share, sync read latency). size_bytes = BP_CUR_BUFFSZ x page size (memory, not
+    storage); None when the page size is not in the row.
+    """
+    db, bp = req_text(row, "db_name"), req_text(row, "bp_name")
+    ref = ObjectRef(
+        engine=Engine.DB2,
+        server=req_text(row, "server_name"),
+        database=db,
+        kind=ObjectKind.BUFFER_POOL,
+        key=f"{db}/bufferpool/{bp}",
+        name=bp,
+        size_bytes=_times(num(row, "bp_cur_buffsz"), num(row, "bp_page_size")),
+    )
+    extra = present(row, _counter_columns(DB2_BUFFERPOOLS))
+    return ObjectSample(ref=ref, counters=dict(NO_COUNTERS), extra=extra)
+
+
+def container_sample(row: Row) -> ObjectSample:
+    """One table space container (DB2_CONTAINERS row): where the table space's data lives.
+
+    Not a placement unit (the table space is); kept as its own object so the container paths and
+    their file systems reach the store and the import path, and its cumulative page counters
+    (pages_read, pages_written, direct_*, *_time) show how I/O spreads over the paths. Core
+    counters None. physical_name = the container path, file_id = CONTAINER_ID (its number within
+    the table space), size_bytes = TOTAL_PAGES x page size when the page size is in the row; the
+    volume fields are its file system (FS_ID, FS_TOTAL_SIZE, FS_TOTAL_SIZE - FS_USED_SIZE).
+    """
+    db, tbsp, name = req_text(row, "db_name"), req_text(row, "tbsp_name"), req_text(row, "container_name")
+    total, used = num(row, "fs_total_size"), num(row, "fs_used_size")
+    ref = ObjectRef(
+        engine=Engine.DB2,
+        server=req_text(row, "server_name"),
+        database=db,
+        kind=ObjectKind.CONTAINER,
+        key=f"{db}/container/{tbsp}/{name}",
+        name=name,
+        size_bytes=_times(num(row, "total_pages"), num(row, "tbsp_page_size")),
+        physical_name=name,
+        file_id=num(row, "container_id"),
+        tablespace=tbsp,
+        volume=text(row, "fs_id"),
+        volume_total_bytes=total,
+        volume_available_bytes=None if total is None or used is None else max(total - used, 0),
+    )
+    extra = present(row, _counter_columns(DB2_CONTAINERS))
+    return ObjectSample(ref=ref, counters=dict(NO_COUNTERS), extra=extra)
+
+
+_LOCATED_KINDS = (ObjectKind.TABLESPACE, ObjectKind.TEMPDB)
+
+
+def with_container_locations(
+    samples: Iterable[ObjectSample], containers: Iterable[ObjectSample]
+) -> tuple[ObjectSample, ...]:
+    """`samples` with each table space's ref completed from its containers (same server, database
+    and table space name): `paths` = the container paths by container id, and the volume fields
+    = the file system with the least free space among the table space's containers (ties: the
+    lowest container id). Other samples, and table spaces without containers, are unchanged."""
+    by_space: dict[tuple[str, str, str], list[ObjectSample]] = defaultdict(list)
+    for c in containers:
+        if c.ref.kind is ObjectKind.CONTAINER and c.ref.tablespace is not None:
+            by_space[(c.ref.server, c.ref.database, c.ref.tablespace)].append(c)
+    out: list[ObjectSample] = []
+    for s in samples:
+        found = by_space.get((s.ref.server, s.ref.database, s.ref.tablespace or ""))
+        if s.ref.kind not in _LOCATED_KINDS or not found:
+            out.append(s)
+            continue
+        refs = sorted((c.ref for c in found), key=lambda r: (r.file_id is None, r.file_id or 0, r.name))
+        sized = [r for r in refs if r.volume_available_bytes is not None]
+        fullest = min(sized, key=lambda r: r.volume_available_bytes or 0) if sized else None
+        ref = replace(
+            s.ref,
+            paths=tuple(r.name for r in refs),
+            volume=fullest.volume if fullest else None,
+            volume_total_bytes=fullest.volume_total_bytes if fullest else None,
+            volume_available_bytes=fullest.volume_available_bytes if fullest else None,
+        )
+        out.append(replace(s, ref=ref))
+    return tuple(out)
+
+
 HANDLERS: dict[str, tuple[Shape, Mapper]] = {
     "tablespaces": (DB2_TABLESPACES, tablespace_sample),
     "table_partitions": (DB2_TABLE_PARTITIONS, table_partition_sample),
     "transaction_log": (DB2_TRANSACTION_LOG, transaction_log_sample),
+    "bufferpools": (DB2_BUFFERPOOLS, bufferpool_sample),
+    "containers": (DB2_CONTAINERS, container_sample),
 }
 
 
 def snapshot_from_results(
     results: Mapping[str, Sequence[Mapping[str, object]]], *, sample_time: datetime
 ) -> Snapshot:
-    """Recorded or live result rows ("tablespaces", "table_partitions", "transaction_log")."""
-    return build_snapshot(Engine.DB2, results, HANDLERS, sample_time=sample_time)
+    """Recorded or live result rows ("tablespaces", "table_partitions", "transaction_log",
+    "bufferpools", "containers"); the containers also complete their table spaces' refs
+    (`with_container_locations`)."""
+    snap = build_snapshot(Engine.DB2, results, HANDLERS, sample_time=sample_time)
+    return replace(snap, samples=with_container_locations(snap.samples, snap.samples))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -305,7 +404,8 @@ def _close(ibm_db: Any, conn: Any) -> None:
 
 
 def collect(connection_string: str, *, sample_time: datetime, timeout_s: int = 30) -> Snapshot:
-    """Poll one database: table spaces, range partitions and the transaction log."""
+    """Poll one database: table spaces, range partitions, the transaction log, buffer pools and
+    table space containers."""
     ibm_db = _import_ibm_db()
     conn = _connect(ibm_db, connection_string, timeout_s)
     try:

@@ -17,23 +17,14 @@ from __future__ import annotations
 import codecs
 import csv
 import re
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from connectors.records import ImportFileError, ObjectSample, Snapshot, SourceError
-from connectors.shapes import (
-    ALL_SHAPES,
-    DB2_TABLE_PARTITIONS,
-    DB2_TABLESPACES,
-    SQLSERVER_FILE_STATS,
-    SQLSERVER_PARTITIONS,
-    ColumnType,
-    Shape,
-    shape_for_header,
-)
+from connectors.records import Engine, ImportFileError, ObjectKind, ObjectSample, Snapshot, SourceError
+from connectors.shapes import ALL_SHAPES, ColumnType, Shape, shape_for_header
 
 # A parsed row as the mappers take it: lower-case shape column names -> str, int, bool, tz-aware
 # datetime or None. Typed loosely because each mapper declares its own parameter type.
@@ -115,18 +106,15 @@ def _parse_timestamp(s: str, original: str) -> datetime:
 
 
 def _mapper_for(shape: Shape) -> Mapper:
-    """The live connector's mapper for a shape; imported late so file import needs no driver."""
-    if shape is SQLSERVER_FILE_STATS or shape is SQLSERVER_PARTITIONS:
-        from connectors import sqlserver
+    """The live connector's mapper for a shape (its HANDLERS entry); imported late, though
+    neither connector module loads a driver at import time."""
+    from connectors import db2, sqlserver
 
-        return sqlserver.file_sample if shape is SQLSERVER_FILE_STATS else sqlserver.partition_sample
-    from connectors import db2
-
-    if shape is DB2_TABLESPACES:
-        return db2.tablespace_sample
-    if shape is DB2_TABLE_PARTITIONS:
-        return db2.table_partition_sample
-    return db2.transaction_log_sample
+    handlers = sqlserver.HANDLERS if shape.engine is Engine.SQLSERVER else db2.HANDLERS
+    for handled, mapper in handlers.values():
+        if handled is shape:
+            return mapper
+    raise LookupError(f"no mapper for shape {shape.name}")  # pragma: no cover - every shape has one
 
 
 class _Lines:
@@ -469,3 +457,39 @@ def _csv_problem(
         f"malformed CSV ({exc}): inside a quoted value a double quote must be doubled, and a "
         "closing quote must be followed by a comma or the end of the line",
     )
+
+
+def join_container_locations(
+    snapshots: Iterable[Snapshot], *, within: timedelta = timedelta(minutes=15)
+) -> list[Snapshot]:
+    """Snapshots read from several files, with DB2 table spaces completed from the containers file.
+
+    A live poll reads table spaces and containers together and fills each table space's `paths`
+    and volume fields at once (connectors.db2.with_container_locations). Import reads one file at
+    a time, so table spaces from tablespaces.csv lack them; given the snapshots of both files,
+    this applies the same rule using, per table-space snapshot, the containers snapshot of the
+    same server nearest in time (db2_collect.sh writes both in the same sample, seconds apart),
+    if one lies `within` of it. Order and every other snapshot, including any that has containers
+    of its own (a live poll, already completed), are kept as they are.
+    """
+    from connectors import db2
+
+    snaps = list(snapshots)
+    containers: dict[str, list[Snapshot]] = {}
+    has_own: set[int] = set()
+    for i, snap in enumerate(snaps):
+        if snap.engine is Engine.DB2 and any(s.ref.kind is ObjectKind.CONTAINER for s in snap.samples):
+            containers.setdefault(snap.server, []).append(snap)
+            has_own.add(i)
+    out: list[Snapshot] = []
+    for i, snap in enumerate(snaps):
+        candidates = containers.get(snap.server, [])
+        if snap.engine is not Engine.DB2 or i in has_own or not candidates:
+            out.append(snap)  # a snapshot with containers of its own (a live poll) keeps them
+            continue
+        nearest = min(candidates, key=lambda c: abs(c.sample_time - snap.sample_time))
+        if abs(nearest.sample_time - snap.sample_time) > within:
+            out.append(snap)
+            continue
+        out.append(replace(snap, samples=db2.with_container_locations(snap.samples, nearest.samples)))
+    return out

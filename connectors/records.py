@@ -25,6 +25,20 @@ class ObjectKind(StrEnum):
     PARTITION = "partition"
     TABLESPACE = "tablespace"
     TEMPDB = "tempdb"
+    # Monitored for context, never placed on a tier (see MONITOR_ONLY_KINDS):
+    BUFFER_POOL = "buffer_pool"  # a DB2 buffer pool (MON_GET_BUFFERPOOL)
+    INSTANCE = "instance"  # instance-wide counters (SQL Server Buffer Manager)
+    CONTAINER = "container"  # a DB2 table space container (MON_GET_CONTAINER)
+
+
+# Kinds that describe memory or the storage layout rather than data that can move between tiers:
+# their samples flow through the same ingest and delta path (cumulative counters in `extra`, core
+# counters None), but they are not placement units. A buffer pool or the SQL Server instance
+# gives the read-miss and read-ahead ratios the engine only exposes at that level (domain.md §2,
+# §4.8); a container tells which paths and file systems a table space uses.
+MONITOR_ONLY_KINDS: frozenset[ObjectKind] = frozenset(
+    {ObjectKind.BUFFER_POOL, ObjectKind.INSTANCE, ObjectKind.CONTAINER}
+)
 
 
 # The engine-neutral cumulative counters. A source that cannot provide one leaves it None
@@ -45,6 +59,21 @@ class ObjectRef:
 
     `key` is stable for the object's life on its server (file_id, table space name, partition
     number), so a move to another path or storage group is the same object in a new location.
+
+    Keys per kind: "{db}/file/{file_id}" (SQL Server files), "{db}/partition/...",
+    "{db}/tablespace/{name}", "{db}/log" (DB2), "{db}/bufferpool/{name}" (DB2 buffer pool),
+    "{db}/container/{tablespace}/{container path}" (DB2 container) and "instance/buffer_manager"
+    (the SQL Server instance's Buffer Manager counters; `database` is "" for instance-wide objects).
+
+    The volume fields describe the file system the object lives on, for capacity pre-checks:
+    - SQL Server files: sys.dm_os_volume_stats (volume_mount_point, total_bytes, available_bytes);
+      None on builds without it.
+    - DB2 containers: their file system (MON_GET_CONTAINER FS_ID, FS_TOTAL_SIZE and
+      FS_TOTAL_SIZE - FS_USED_SIZE).
+    - DB2 table spaces: the file system with the least free space among those holding the table
+      space's containers (a striped table space stops growing when its fullest file system is full,
+      so this is the conservative number); `paths` lists every container, by container id.
+    `size_bytes` of a DB2 buffer pool is its current memory (BP_CUR_BUFFSZ pages x page size).
     """
 
     engine: Engine
@@ -70,6 +99,10 @@ class ObjectRef:
     low_inclusive: bool | None = None
     high_inclusive: bool | None = None
     rows: int | None = None
+    volume: str | None = None  # mount point (SQL Server) or file system id (DB2 FS_ID)
+    volume_total_bytes: int | None = None
+    volume_available_bytes: int | None = None
+    paths: tuple[str, ...] = ()  # DB2 table space: its container paths
 
 
 @dataclass(frozen=True, slots=True)

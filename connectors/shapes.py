@@ -265,12 +265,112 @@ DB2_TRANSACTION_LOG = Shape(
     object_key=("db_name",),
 )
 
+# sys.dm_os_performance_counters, object "<prefix>:Buffer Manager" (SQLServer: for a default
+# instance, MSSQL$<name>: for a named one), one row per poll with one column per counter
+# (domain.md §1.7). The "/sec" counters (cntr_type 272696576) are cumulative since the service
+# started despite their names; Page life expectancy (65792) is an instantaneous gauge. They give
+# the instance-wide read-miss ratio (page reads / page lookups) and read-ahead share (readahead
+# pages / page reads) that no per-file DMV has (domain.md §2).
+SQLSERVER_BUFFER_MANAGER = Shape(
+    name="sqlserver_buffer_manager",
+    engine=Engine.SQLSERVER,
+    columns=(
+        _c("sample_time", TS),
+        _c("server_name", T),
+        _c("sqlserver_start_time", TS),
+        _c("page_reads", C, nullable=True),  # 'Page reads/sec': physical pages read
+        _c("page_lookups", C, nullable=True),  # 'Page lookups/sec': pages requested from the pool
+        _c("readahead_pages", C, nullable=True),  # 'Readahead pages/sec'
+        _c("page_writes", C, nullable=True),  # 'Page writes/sec'
+        _c("page_life_expectancy", G, nullable=True),  # seconds, instantaneous
+    ),
+    signature=frozenset({"page_lookups", "page_reads"}),
+    start_column="sqlserver_start_time",
+    object_key=("server_name",),
+)
+
+# MON_GET_BUFFERPOOL(NULL, -2) aggregated per BP_NAME (counters and BP_CUR_BUFFSZ summed over
+# members, each member has its own pool memory), hidden IBMSYSTEMBP* pools left out, page size
+# from SYSCAT.BUFFERPOOLS (domain.md §4.5, hit ratio formulas §4.8).
+DB2_BUFFERPOOLS = Shape(
+    name="db2_bufferpools",
+    engine=Engine.DB2,
+    columns=(
+        _c("sample_time", TS),
+        _c("server_name", T),
+        _c("db_name", T),
+        _c("db_conn_time", TS),
+        _c("bp_name", T),
+        _c("bp_page_size", N, required=False),
+        _c("bp_cur_buffsz", G),  # pages
+        _c("pool_data_l_reads", C),
+        _c("pool_data_p_reads", C),
+        _c("pool_async_data_reads", C),
+        _c("pool_index_l_reads", C),
+        _c("pool_index_p_reads", C),
+        _c("pool_async_index_reads", C),
+        _c("pool_temp_data_l_reads", C, required=False),
+        _c("pool_temp_data_p_reads", C, required=False),
+        _c("pool_temp_index_l_reads", C, required=False),
+        _c("pool_temp_index_p_reads", C, required=False),
+        _c("pool_data_lbp_pages_found", C),
+        _c("pool_async_data_lbp_pages_found", C),
+        _c("pool_read_time", C),
+        _c("pool_async_read_time", C),
+        _c("pool_data_writes", C),
+        _c("pool_index_writes", C),
+        _c("pool_write_time", C),
+        _c("unread_prefetch_pages", C),
+    ),
+    signature=frozenset({"bp_name", "pool_data_l_reads"}),
+    start_column="db_conn_time",
+    object_key=("db_name", "bp_name"),
+)
+
+# MON_GET_CONTAINER(NULL, -2) aggregated per (TBSP_NAME, CONTAINER_NAME): counters summed over
+# members, sizes (the same container and file system seen by each member) taken once with MAX
+# (domain.md §4.3). FS_TOTAL_SIZE / FS_USED_SIZE are bytes of the container's file system; they
+# are NULL (or -1, read as absent) where Db2 cannot tell, e.g. raw devices.
+DB2_CONTAINERS = Shape(
+    name="db2_containers",
+    engine=Engine.DB2,
+    columns=(
+        _c("sample_time", TS),
+        _c("server_name", T),
+        _c("db_name", T),
+        _c("db_conn_time", TS),
+        _c("tbsp_name", T),
+        _c("container_name", T),
+        _c("container_id", N),
+        _c("db_storage_path_id", N, nullable=True),  # NULL without automatic storage
+        _c("fs_id", T, required=False),
+        _c("fs_total_size", G, nullable=True),
+        _c("fs_used_size", G, nullable=True),
+        _c("tbsp_page_size", N, required=False),
+        _c("total_pages", G),
+        _c("usable_pages", G),
+        _c("pages_read", C),
+        _c("pages_written", C),
+        _c("direct_reads", C),
+        _c("direct_writes", C),
+        _c("pool_read_time", C),
+        _c("direct_read_time", C),
+        _c("direct_write_time", C),
+    ),
+    signature=frozenset({"container_name", "pages_read"}),
+    start_column="db_conn_time",
+    object_key=("db_name", "tbsp_name", "container_name"),
+)
+
 ALL_SHAPES: tuple[Shape, ...] = (
     SQLSERVER_FILE_STATS,
     SQLSERVER_PARTITIONS,
+    SQLSERVER_BUFFER_MANAGER,
     DB2_TABLESPACES,
     DB2_TABLE_PARTITIONS,
     DB2_TRANSACTION_LOG,
+    DB2_BUFFERPOOLS,
+    DB2_CONTAINERS,
 )
 
 

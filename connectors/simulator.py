@@ -6,18 +6,28 @@ integral of its rate since the last restart, floored to an int, so a snapshot de
 (seed, origin, at) and never on call order; every reported counter is a sum of such floors, so it
 never decreases between restarts. Per-object parameters are drawn once from `random.Random(seed)`.
 The contents of the demo fleet and why each object belongs where it does: docs/demo-fleet.md.
+
+Besides the placement objects, the demo instances report what a live poll reports around them:
+the SQL Server instance's Buffer Manager counters, DB2 buffer pools and table space containers,
+and the volume / file system of every file and table space. These are derived from the objects'
+own counters at the same instant (buffer pool = sum over its table spaces, page reads = the data
+files' bytes read in 8 KB pages), so they agree with them exactly, and they draw nothing from
+the random generator, so every other parameter is what it was without them.
 """
 
 from __future__ import annotations
 
 import math
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
 from typing import Any, TypeVar
 
+from connectors.db2 import with_container_locations
 from connectors.records import CORE_COUNTERS, Engine, ObjectKind, ObjectRef, ObjectSample, Snapshot
+from connectors.shapes import DB2_BUFFERPOOLS, DB2_TABLESPACES, ColumnType
+from connectors.sqlserver import BUFFER_MANAGER_KEY
 
 _DAY_S = 86_400.0
 _OMEGA = 2 * math.pi / _DAY_S
@@ -30,6 +40,12 @@ _HOT_FC_READ_MS = (12.0, 17.0)  # hot random reads queue up on FC spindles (EMC 
 _LOG_WRITE_MS = (1.0, 2.0)  # sequential log writes land in the array's write cache
 _SQL_DIR = {"flash": "E:\\flash", "fc": "F:\\fc", "sata": "S:\\sata"}
 _DB2_DIR = {"flash": "/db2data/flash", "fc": "/db2data/fc", "sata": "/db2data/sata"}
+_TB = 1024 * 1024**3
+# tier -> (volume, total bytes): SQL Server volumes (mount points) and DB2 file systems (FS_ID)
+_SQL_VOLUMES = {"flash": ("E:\\", 4 * _TB), "fc": ("F:\\", 40 * _TB), "sata": ("S:\\", 80 * _TB)}
+_DB2_FILE_SYSTEMS = {"flash": ("64769", 4 * _TB), "fc": ("64770", 40 * _TB), "sata": ("64771", 80 * _TB)}
+_OTHER_USE = 0.25  # share of each volume used by things other than the simulated objects
+_SQL_PAGE = 8192
 _STORAGE_GROUPS = {"flash": "SG_FLASH", "fc": "SG_FC", "sata": "SG_SATA"}
 
 N = TypeVar("N", int, float)  # renderers run on int counters and, for the truth, on float rates
@@ -59,6 +75,18 @@ class ObjectTruth:
     read_miss_ratio: float | None
     prefetch_share: float | None
     current_tier: str
+
+
+@dataclass(frozen=True)
+class CacheTruth:
+    """The workload model's ratios for a buffer pool or the SQL Server instance (not placement
+    objects, so not in `truth()`): `read_miss_ratio` = sync physical ÷ logical page reads (DB2, as
+    db2mon) or page reads ÷ page lookups (SQL Server); `prefetch_share` = async ÷ physical pages
+    (DB2) or read-ahead pages ÷ page reads (SQL Server). Daily means."""
+
+    key: str
+    read_miss_ratio: float
+    prefetch_share: float
 
 
 # --- object models: rates -> cumulative counters ----------------------------------------------
@@ -196,6 +224,101 @@ class _Db2SpaceModel(_Model):
         return db2_core_counters(extra, self.page_size), extra
 
 
+# --- derived objects: the SQL Server Buffer Manager, DB2 buffer pools and containers ----------
+
+
+@dataclass(frozen=True, slots=True)
+class _Derived:
+    """An object whose counters are functions of other objects' counters at the same instant.
+
+    Every function is a sum, or a floor of a non-negative multiple, of the parts' counters, so it
+    never decreases when they do not, and it agrees with them exactly at every sample."""
+
+    ref: ObjectRef
+    parts: tuple[str, ...]  # keys of the objects it is derived from
+
+    def derive(self, parts: Sequence[ObjectSample], since: float, until: float) -> ObjectSample:
+        raise NotImplementedError  # pragma: no cover - every derived kind overrides it
+
+
+@dataclass(frozen=True, slots=True)
+class _SqlBufferManager(_Derived):
+    """'Page reads/sec' = the data and tempdb files' bytes read in 8 KB pages (log reads do not go
+    through the buffer pool); 'Readahead pages/sec' = those of files read in requests larger than
+    a page; 'Page writes/sec' = their bytes written in pages; 'Page lookups/sec' = page reads plus
+    buffer hits, an event stream of its own."""
+
+    readahead: frozenset[str]
+    hits: _Model
+
+    def derive(self, parts: Sequence[ObjectSample], since: float, until: float) -> ObjectSample:
+        def pages(counter: str, only: frozenset[str] | None = None) -> int:
+            return sum(
+                (p.counters[counter] or 0) // _SQL_PAGE for p in parts if only is None or p.ref.key in only
+            )
+
+        page_reads = pages("bytes_read")
+        hits = self.hits.sample(since, until).extra["page_hits"]
+        extra = {
+            "page_reads": page_reads,
+            "page_lookups": page_reads + hits,
+            "readahead_pages": pages("bytes_read", self.readahead),
+            "page_writes": pages("bytes_written"),
+        }
+        return ObjectSample(self.ref, dict.fromkeys(CORE_COUNTERS), extra)
+
+
+_TABLESPACE_COLUMNS = {c.name for c in DB2_TABLESPACES.columns}
+# MON_GET_BUFFERPOOL elements that are the sums of the same MON_GET_TABLESPACE elements
+_POOL_SUMS = tuple(
+    c.name for c in DB2_BUFFERPOOLS.columns if c.type is ColumnType.COUNTER and c.name in _TABLESPACE_COLUMNS
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Db2BufferPool(_Derived):
+    """MON_GET_BUFFERPOOL = the sums over the pool's table spaces, plus three elements a table
+    space does not report: 5 % of the prefetcher's pages were already in the pool
+    (POOL_ASYNC_DATA_LBP_PAGES_FOUND), every logical data read that needed no synchronous read
+    found its page (so db2mon's local hit ratio equals its data hit ratio), and 2 % of prefetched
+    pages are evicted unread (UNREAD_PREFETCH_PAGES)."""
+
+    def derive(self, parts: Sequence[ObjectSample], since: float, until: float) -> ObjectSample:
+        extra: dict[str, int] = {}
+        for name in _POOL_SUMS:
+            values = [p.extra[name] for p in parts if name in p.extra]
+            if values:
+                extra[name] = sum(values)
+        logical = extra["pool_data_l_reads"] + extra.get("pool_temp_data_l_reads", 0)
+        physical = extra["pool_data_p_reads"] + extra.get("pool_temp_data_p_reads", 0)
+        prefetched = extra["pool_async_data_reads"]
+        already_cached = prefetched // 20
+        extra["pool_async_data_lbp_pages_found"] = already_cached
+        extra["pool_data_lbp_pages_found"] = logical - physical + prefetched + already_cached
+        extra["unread_prefetch_pages"] = (prefetched + extra["pool_async_index_reads"]) // 50
+        return ObjectSample(self.ref, dict.fromkeys(CORE_COUNTERS), extra)
+
+
+@dataclass(frozen=True, slots=True)
+class _Db2Container(_Derived):
+    """MON_GET_CONTAINER of a table space's only container: all of its physical page reads and
+    buffer pool page writes land there, and its direct I/O and read time are the table space's."""
+
+    def derive(self, parts: Sequence[ObjectSample], since: float, until: float) -> ObjectSample:
+        (space,) = parts
+        x = space.extra
+        extra = {
+            "pages_read": sum(v for k, v in x.items() if k.endswith("_p_reads")),
+            "pages_written": sum(v for k, v in x.items() if k.startswith("pool_") and k.endswith("_writes")),
+            "direct_reads": x["direct_reads"],
+            "direct_writes": x["direct_writes"],
+            "pool_read_time": x["pool_read_time"],
+            "direct_read_time": x["direct_read_time"],
+            "direct_write_time": x["direct_write_time"],
+        }
+        return ObjectSample(self.ref, dict.fromkeys(CORE_COUNTERS), extra)
+
+
 # --- instances --------------------------------------------------------------------------------
 
 
@@ -211,6 +334,8 @@ class SimulatedInstance:
         restarts_s: list[float],
         models: list[_Model],
         truth: dict[str, ObjectTruth],
+        derived: Sequence[_Derived] = (),
+        cache_truth: Mapping[str, CacheTruth] | None = None,
     ) -> None:
         self.name = name
         self.engine = engine
@@ -218,17 +343,27 @@ class SimulatedInstance:
         self._starts = [boot_s, *sorted(restarts_s)]  # seconds from origin
         self._models = models
         self._truth = truth
+        self._derived = tuple(derived)
+        self._cache_truth = dict(cache_truth or {})
 
     def snapshot(self, at: datetime) -> Snapshot:
         """Cumulative counters at `at`, counted from the last (re)start at or before it."""
         until = _seconds_since(self._origin, at)
         since = max(s for s in self._starts if s <= until)
-        samples = tuple(m.sample(since, until) for m in self._models)
+        samples = [m.sample(since, until) for m in self._models]
+        if self._derived:
+            by_key = {s.ref.key: s for s in samples}
+            samples += [d.derive([by_key[k] for k in d.parts], since, until) for d in self._derived]
         start = self._origin + timedelta(seconds=since)
-        return Snapshot(self.engine, self.name, at.astimezone(UTC), start, samples)
+        return Snapshot(self.engine, self.name, at.astimezone(UTC), start, tuple(samples))
 
     def truth(self) -> dict[str, ObjectTruth]:
+        """Ground truth of the placement objects (files, table spaces, partitions, logs)."""
         return dict(self._truth)
+
+    def cache_truth(self) -> dict[str, CacheTruth]:
+        """Ground truth of the buffer pools / the instance's Buffer Manager (demo instances)."""
+        return dict(self._cache_truth)
 
     def restarts(self) -> list[datetime]:
         return [self._origin + timedelta(seconds=s) for s in self._starts[1:]]
@@ -249,21 +384,40 @@ class _Builder:
         self.rng, self.server, self.engine, self.origin = rng, server, engine, origin
         self.models: list[_Model] = []
         self.truth: dict[str, ObjectTruth] = {}
+        self.derived: list[_Derived] = []
+        self.cache_truth: dict[str, CacheTruth] = {}
+        self.tiers: dict[str, str] = {}  # key -> current tier of files and table spaces
         midnight = origin.replace(hour=0, minute=0, second=0, microsecond=0)
         self._origin_tod = (origin - midnight).total_seconds()
 
-    def phase(self, peak_hour: float) -> float:
-        """φ such that the rate peaks at `peak_hour` UTC (± ~35 min), with t counted from origin."""
-        jitter = self.rng.uniform(-0.15, 0.15)
-        return _OMEGA * (self._origin_tod - peak_hour * 3600) + math.pi / 2 + jitter
+    def phase(self, peak_hour: float, *, jitter: bool = True) -> float:
+        """φ such that the rate peaks at `peak_hour` UTC (± ~35 min), with t counted from origin.
+        Without jitter nothing is drawn, for objects added after the seed's draws were fixed."""
+        shift = self.rng.uniform(-0.15, 0.15) if jitter else 0.0
+        return _OMEGA * (self._origin_tod - peak_hour * 3600) + math.pi / 2 + shift
 
     def ref(self, database: str, kind: ObjectKind, key: str, name: str, **location: Any) -> ObjectRef:
         return ObjectRef(self.engine, self.server, database, kind, key, name, **location)
 
     def instance(self, boot_s: float, restarts_s: list[float]) -> SimulatedInstance:
         return SimulatedInstance(
-            self.server, self.engine, self.origin, boot_s, restarts_s, self.models, self.truth
+            self.server,
+            self.engine,
+            self.origin,
+            boot_s,
+            restarts_s,
+            self.models,
+            self.truth,
+            self.derived,
+            self.cache_truth,
         )
+
+    def relocate(self, locations: Mapping[str, Mapping[str, Any]]) -> None:
+        """Replace ref fields of some models, by key (volumes are known once every object exists)."""
+        self.models = [
+            replace(m, ref=replace(m.ref, **locations[m.ref.key])) if m.ref.key in locations else m
+            for m in self.models
+        ]
 
 
 def _truth(model: _Model, profile: str, intended: str, current: str, **ratios: float | None) -> ObjectTruth:
@@ -383,6 +537,7 @@ class _SqlServer(_Builder):
         phase = self.phase(p.peak_hour)
         model = _SqlFileModel(ref, rates, p.amplitude, phase, f.read_bytes or p.read_bytes, p.write_bytes)
         self.models.append(model)
+        self.tiers[ref.key] = f.tier
         self.truth[ref.key] = _truth(model, f.profile, f.intended or p.intended, f.tier)
         return self.truth[ref.key]
 
@@ -429,6 +584,36 @@ class _SqlServer(_Builder):
             self.models.append(_Model(ref, rates, file_model.amplitude, file_model.phase))
             self.truth[ref.key] = replace(file_truth, key=ref.key, read_miss_ratio=miss)
 
+    def buffer_manager(self, miss: float) -> None:
+        """The instance's Buffer Manager over its data and tempdb files, with `miss` = page reads
+        ÷ page lookups on average (a well-cached OLTP instance: a few percent)."""
+        files = [
+            m for m in self.models if isinstance(m, _SqlFileModel) and m.ref.kind is not ObjectKind.LOG_FILE
+        ]
+        page_rate = {m.ref.key: dict(m.rates)["reads"] * m.read_bytes / _SQL_PAGE for m in files}
+        ahead = frozenset(m.ref.key for m in files if m.read_bytes > _SQL_PAGE)
+        reads = sum(page_rate.values())
+        ref = self.ref("", ObjectKind.INSTANCE, BUFFER_MANAGER_KEY, "Buffer Manager")
+        hits = _Model(ref, (("page_hits", reads * (1 / miss - 1)),), 0.5, self.phase(14, jitter=False))
+        self.derived.append(_SqlBufferManager(ref, tuple(page_rate), ahead, hits))
+        read_ahead = sum(page_rate[k] for k in ahead)
+        self.cache_truth[ref.key] = CacheTruth(ref.key, miss, read_ahead / reads)
+
+    def volumes(self) -> None:
+        """Each file's volume (its tier's drive): total size, and what the simulated files and
+        other use (a quarter) leave free."""
+        used: dict[str, int] = {}
+        for m in self.models:
+            if m.ref.key in self.tiers:
+                tier = self.tiers[m.ref.key]
+                used[tier] = used.get(tier, 0) + (m.ref.size_bytes or 0)
+        locations: dict[str, dict[str, Any]] = {}
+        for key, tier in self.tiers.items():
+            mount, total = _SQL_VOLUMES[tier]
+            free = int(total * (1 - _OTHER_USE)) - used[tier]
+            locations[key] = {"volume": mount, "volume_total_bytes": total, "volume_available_bytes": free}
+        self.relocate(locations)
+
 
 def _add_months(d: date, months: int) -> date:
     """The first day of the month `months` away from d's month."""
@@ -442,6 +627,8 @@ def _sqlprod01(rng: random.Random, origin: datetime) -> SimulatedInstance:
         b.file(f)
         if f.db == "Sales" and f.file_id == 7:
             b.orders(first_file_id=8)
+    b.volumes()
+    b.buffer_manager(miss=0.03)
     return b.instance(boot_s=-(9 * _DAY_S + 3 * 3600 + 17 * 60), restarts_s=[30 * 3600.0])
 
 
@@ -462,6 +649,7 @@ def _generic_sqlserver(rng: random.Random, number: int, files: int, origin: date
             tier = "sata" if profile == "cold" and rng.random() < 0.5 else "fc"
             name, fg = f"AppDB_{file_id:03d}", f"FG_{file_id:03d}"
             b.file(_File("AppDB", file_id, name, fg, profile, tier, rng.uniform(20, 500)))
+    b.volumes()
     return b.instance(boot_s=-rng.uniform(1, 30) * _DAY_S, restarts_s=[])
 
 
@@ -566,6 +754,7 @@ class _Db2(_Builder):
         )  # fmt: skip
         model = _Db2SpaceModel(ref, tuple(rates.items()), s.amplitude, self.phase(s.peak_hour), s.page)
         self.models.append(model)
+        self.tiers[ref.key] = s.tier
         ratios = {"read_miss_ratio": s.miss, "prefetch_share": s.prefetch if prefetched else None}
         self.truth[ref.key] = _truth(model, s.profile, s.intended, s.tier, **ratios)
         return model
@@ -618,6 +807,56 @@ class _Db2(_Builder):
         self.models.append(model)
         self.truth[ref.key] = _truth(model, "log_write", "fc", "fc")
 
+    def containers(self) -> None:
+        """One container per table space, on its tier's file system (10 % larger than the data);
+        the table space's paths and volume follow from it by the live connector's rule."""
+        spaces = [m for m in self.models if isinstance(m, _Db2SpaceModel)]
+        pages = {m.ref.key: math.ceil((m.ref.size_bytes or 0) * 1.1 / m.page_size) for m in spaces}
+        used: dict[str, int] = {}
+        for m in spaces:
+            tier = self.tiers[m.ref.key]
+            used[tier] = used.get(tier, 0) + pages[m.ref.key] * m.page_size
+        containers: list[ObjectSample] = []
+        for m in spaces:
+            tier, name = self.tiers[m.ref.key], m.ref.tablespace or m.ref.name
+            fs_id, total = _DB2_FILE_SYSTEMS[tier]
+            path = f"{m.ref.physical_name}C0000000.{'TMP' if m.ref.kind is ObjectKind.TEMPDB else 'LRG'}"
+            ref = self.ref(
+                m.ref.database, ObjectKind.CONTAINER, f"{m.ref.database}/container/{name}/{path}", path,
+                size_bytes=pages[m.ref.key] * m.page_size, physical_name=path, file_id=0, tablespace=name,
+                volume=fs_id, volume_total_bytes=total,
+                volume_available_bytes=int(total * (1 - _OTHER_USE)) - used[tier],
+            )  # fmt: skip
+            self.derived.append(_Db2Container(ref, (m.ref.key,)))
+            containers.append(ObjectSample(ref, {}))
+        located = with_container_locations([ObjectSample(m.ref, {}) for m in spaces], containers)
+        fields = ("paths", "volume", "volume_total_bytes", "volume_available_bytes")
+        self.relocate({s.ref.key: {f: getattr(s.ref, f) for f in fields} for s in located})
+
+    def buffer_pools(self) -> None:
+        """BP8K for the 8 KB hot index space, BPTEMP16K for the temporary space, BP16K for the
+        rest; each pool's counters are the sums over its table spaces."""
+        gigabytes = {"BP8K": 6, "BP16K": 24, "BPTEMP16K": 2}
+        pools: dict[str, list[_Db2SpaceModel]] = {}
+        for m in self.models:
+            if isinstance(m, _Db2SpaceModel):
+                name = "BPTEMP16K" if m.ref.kind is ObjectKind.TEMPDB else f"BP{m.page_size // 1024}K"
+                pools.setdefault(name, []).append(m)
+        for name, members in pools.items():
+            db = members[0].ref.database
+            ref = self.ref(
+                db, ObjectKind.BUFFER_POOL, f"{db}/bufferpool/{name}", name, size_bytes=gigabytes[name] * _GB
+            )
+            self.derived.append(_Db2BufferPool(ref, tuple(m.ref.key for m in members)))
+            r: dict[str, float] = {}
+            for m in members:
+                for atom, rate in m.rates:
+                    r[atom] = r.get(atom, 0.0) + rate
+            sync = r["data_sync"] + r["index_sync"] + r["temp_sync"]
+            prefetched = r["data_async"] + r["index_async"]
+            logical = sync + prefetched + r["data_hit"] + r["index_hit"] + r["temp_hit"]
+            self.cache_truth[ref.key] = CacheTruth(ref.key, sync / logical, prefetched / (sync + prefetched))
+
 
 def _db2prod01(rng: random.Random, origin: datetime) -> SimulatedInstance:
     b = _Db2(rng, "DB2PROD01", Engine.DB2, origin)
@@ -627,6 +866,8 @@ def _db2prod01(rng: random.Random, origin: datetime) -> SimulatedInstance:
     b.partition(current, 5, origin.year - 1, 0.2, changes=0.5)  # TS_CUR: last year and this year
     b.partition(current, 6, origin.year, 0.8, changes=20.0)
     b.log()
+    b.containers()
+    b.buffer_pools()
     return b.instance(boot_s=-(4 * _DAY_S + 5 * 3600), restarts_s=[])
 
 

@@ -17,7 +17,13 @@ from typing import Any
 
 from connectors import queries
 from connectors.records import Engine, ObjectKind, ObjectRef, ObjectSample, Snapshot, SourceError
-from connectors.shapes import SQLSERVER_FILE_STATS, SQLSERVER_PARTITIONS, ColumnType, Shape
+from connectors.shapes import (
+    SQLSERVER_BUFFER_MANAGER,
+    SQLSERVER_FILE_STATS,
+    SQLSERVER_PARTITIONS,
+    ColumnType,
+    Shape,
+)
 
 log = logging.getLogger(__name__)
 
@@ -273,6 +279,9 @@ def file_sample(row: Row) -> ObjectSample:
         physical_name=text(row, "physical_name"),
         file_id=file_id,
         filegroup=None if is_log else text(row, "filegroup_name"),
+        volume=text(row, "volume_mount_point"),
+        volume_total_bytes=num(row, "volume_total_bytes"),
+        volume_available_bytes=num(row, "volume_available_bytes"),
     )
     counters = {
         "reads": num(row, "num_of_reads"),
@@ -340,6 +349,31 @@ def partition_sample(row: Row) -> ObjectSample:
     return ObjectSample(ref=ref, counters=dict(NO_COUNTERS), extra=present(row, PARTITION_EXTRAS))
 
 
+BUFFER_MANAGER_KEY = "instance/buffer_manager"
+BUFFER_MANAGER_EXTRAS = ("page_reads", "page_lookups", "readahead_pages", "page_writes")
+
+
+def buffer_manager_sample(row: Row) -> ObjectSample:
+    """The instance's Buffer Manager counters (SQLSERVER_BUFFER_MANAGER row) as one INSTANCE object.
+
+    Instance-wide, so `database` is "" and the key is fixed. The counters are pages, not I/O
+    requests, so the core counters are None and the cumulative ones go to `extra` (page_reads,
+    page_lookups, readahead_pages, page_writes): read-miss ratio = Δpage_reads / Δpage_lookups,
+    read-ahead share = Δreadahead_pages / Δpage_reads (domain.md §2). Page life expectancy is an
+    instantaneous gauge: it is in the shape (and the CSV) but not in the record, since `extra`
+    holds only counters that are differenced (a falling gauge there would read as a reset).
+    """
+    ref = ObjectRef(
+        engine=Engine.SQLSERVER,
+        server=req_text(row, "server_name"),
+        database="",
+        kind=ObjectKind.INSTANCE,
+        key=BUFFER_MANAGER_KEY,
+        name="Buffer Manager",
+    )
+    return ObjectSample(ref=ref, counters=dict(NO_COUNTERS), extra=present(row, BUFFER_MANAGER_EXTRAS))
+
+
 # ---------------------------------------------------------------------------------------------
 # Snapshot assembly (pure; shared with db2.py).
 
@@ -390,13 +424,14 @@ def build_snapshot(
 HANDLERS: dict[str, tuple[Shape, Mapper]] = {
     "file_stats": (SQLSERVER_FILE_STATS, file_sample),
     "partitions": (SQLSERVER_PARTITIONS, partition_sample),
+    "buffer_manager": (SQLSERVER_BUFFER_MANAGER, buffer_manager_sample),
 }
 
 
 def snapshot_from_results(
     results: Mapping[str, Sequence[Mapping[str, object]]], *, sample_time: datetime
 ) -> Snapshot:
-    """Recorded or live result rows ("file_stats", "partitions") -> one Snapshot."""
+    """Recorded or live result rows ("file_stats", "partitions", "buffer_manager") -> one Snapshot."""
     return build_snapshot(Engine.SQLSERVER, results, HANDLERS, sample_time=sample_time)
 
 
@@ -477,7 +512,8 @@ def _close(pyodbc: Any, conn: Any) -> None:
 
 
 def collect(connection_string: str, *, sample_time: datetime, timeout_s: int = 30) -> Snapshot:
-    """Poll one instance: file stats and partition map of every online database we can enter."""
+    """Poll one instance: its Buffer Manager counters, and the file stats and partition map of
+    every online database we can enter."""
     pyodbc = _import_pyodbc()
     cs = connection_string
     conn = _connect(pyodbc, cs, timeout_s)
@@ -488,6 +524,7 @@ def collect(connection_string: str, *, sample_time: datetime, timeout_s: int = 3
         probe = _fetch(pyodbc, cur, cs, "probe", queries.load("sqlserver", "probe"))[0]
         modern = bool(probe["has_volume_stats"]) and bool(probe["has_queued_io_stats"])
         variants = () if modern else ("pre2014",)
+        buffers = _fetch(pyodbc, cur, cs, "buffer_manager", queries.load("sqlserver", "buffer_manager"))
         list_sql = queries.load("sqlserver", "databases")
         files: list[Row] = []
         parts: list[Row] = []
@@ -519,7 +556,8 @@ def collect(connection_string: str, *, sample_time: datetime, timeout_s: int = 3
             "VIEW SERVER STATE (VIEW SERVER PERFORMANCE STATE on 2022+) and a user in each database "
             "(see docs/connect-sqlserver.md)"
         )
-    return snapshot_from_results({"file_stats": files, "partitions": parts}, sample_time=sample_time)
+    results = {"file_stats": files, "partitions": parts, "buffer_manager": buffers}
+    return snapshot_from_results(results, sample_time=sample_time)
 
 
 def test_connection(connection_string: str, *, timeout_s: int = 15) -> str:

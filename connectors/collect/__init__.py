@@ -12,6 +12,7 @@ COLLECT_DIR = Path(__file__).resolve().parent
 SCRIPTS: tuple[str, ...] = (
     "sqlserver_file_stats.sql",
     "sqlserver_partitions.sql",
+    "sqlserver_buffer_manager.sql",
     "db2_collect.sh",
     "db2_collect.sql",
 )

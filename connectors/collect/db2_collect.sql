@@ -1,4 +1,5 @@
--- tierwise collection script: Db2 LUW table space, table partition and log I/O, one sample
+-- tierwise collection script: Db2 LUW table space, table partition, log, buffer pool and
+-- container I/O, one sample
 -- (run by db2_collect.sh once per sample; statements end with an at sign, the terminator that
 -- the wrapper sets with the CLP option -td followed by that character)
 --
@@ -17,6 +18,16 @@
 --                                     RUNSTATS)
 --   MON_GET_TRANSACTION_LOG(-2)       cumulative log reads and writes, summed over members
 --   SYSIBMADM.DBPATHS                 the primary log path (TYPE 'LOGPATH')
+--   MON_GET_BUFFERPOOL(NULL, -2)      cumulative logical/physical/prefetch page reads, local
+--                                     pages found, read/write times and unread prefetch pages
+--                                     per buffer pool, and its current size in pages, summed
+--                                     over members; the hidden IBMSYSTEMBP* pools are left out
+--   SYSCAT.BUFFERPOOLS                buffer pool page size
+--   MON_GET_CONTAINER(NULL, -2)       every table space container: path, id, storage path id,
+--                                     its file system (id, total and used bytes), total and
+--                                     usable pages (once, not summed), and its cumulative
+--                                     page reads/writes, direct I/O and read/write times
+--                                     (summed over members)
 --   MON_GET_DATABASE(-2)              DB_CONN_TIME, the activation time the counters start from
 --                                     (the latest over members, so any member restart shows)
 --   ENV_GET_SYSTEM_RESOURCES, SYSIBMADM.ENV_INST_INFO
@@ -27,10 +38,11 @@
 --   CONNECT on the database, and
 --   GRANT EXECUTE ON FUNCTION SYSPROC.MON_GET_TABLESPACE, SYSPROC.MON_GET_TABLE,
 --         SYSPROC.MON_GET_TRANSACTION_LOG, SYSPROC.MON_GET_DATABASE,
+--         SYSPROC.MON_GET_BUFFERPOOL, SYSPROC.MON_GET_CONTAINER,
 --         SYSPROC.ENV_GET_SYSTEM_RESOURCES   (none has a PUBLIC default; SQLADM covers them)
 --   SELECT on SYSCAT.TABLESPACES, SYSCAT.DATAPARTITIONS, SYSCAT.DATAPARTITIONEXPRESSION,
---   SYSIBMADM.DBPATHS and SYSIBMADM.ENV_INST_INFO (granted to PUBLIC in a non-restrictive
---   database; grant them explicitly in a RESTRICTIVE one).
+--   SYSCAT.BUFFERPOOLS, SYSIBMADM.DBPATHS and SYSIBMADM.ENV_INST_INFO (granted to PUBLIC in a
+--   non-restrictive database; grant them explicitly in a RESTRICTIVE one).
 --   Object metrics must be collected (database configuration MON_OBJ_METRICS, on by default).
 --
 -- HOW TO RUN
@@ -39,8 +51,9 @@
 --   this file, and -td followed by the at sign (exactly as db2_collect.sh does)
 --
 -- WHAT IT WRITES (in the current directory; the wrapper appends them to its CSV files)
---   tablespaces.del, table_partitions.del, transaction_log.del: EXPORT ... OF DEL in UTF-8
---   (CODEPAGE=1208): comma separated, text in double quotes with any double quote doubled.
+--   tablespaces.del, table_partitions.del, transaction_log.del, bufferpools.del,
+--   containers.del: EXPORT ... OF DEL in UTF-8 (CODEPAGE=1208): comma separated, text in double
+--   quotes with any double quote doubled.
 --   Whole numbers are cast to BIGINT so that none is written as a signed DECIMAL.
 --   sample_time (CURRENT TIMESTAMP) and db_conn_time are converted from server local time to
 --   UTC by subtracting CURRENT TIMEZONE, the server's UTC offset now, and written as ISO-8601
@@ -264,5 +277,132 @@ INNER JOIN (
     ) AS h
     INNER JOIN SYSIBMADM.ENV_INST_INFO AS i ON 1 = 1
 ) AS srv ON 1 = 1
+WITH UR
+@
+
+EXPORT TO bufferpools.del OF DEL MODIFIED BY CODEPAGE=1208 MESSAGES bufferpools.msg
+SELECT
+    REPLACE(VARCHAR_FORMAT(CURRENT TIMESTAMP - CURRENT TIMEZONE, 'YYYY-MM-DD HH24:MI:SS'), ' ', 'T') || 'Z' AS sample_time,
+    srv.server_name AS server_name,
+    CAST(CURRENT SERVER AS VARCHAR(128)) AS db_name,
+    REPLACE(VARCHAR_FORMAT(dbs.conn_time - CURRENT TIMEZONE, 'YYYY-MM-DD HH24:MI:SS'), ' ', 'T') || 'Z' AS db_conn_time,
+    m.bp_name AS bp_name,
+    bpc.pagesize AS bp_page_size,
+    m.bp_cur_buffsz AS bp_cur_buffsz,
+    m.pool_data_l_reads AS pool_data_l_reads,
+    m.pool_data_p_reads AS pool_data_p_reads,
+    m.pool_async_data_reads AS pool_async_data_reads,
+    m.pool_index_l_reads AS pool_index_l_reads,
+    m.pool_index_p_reads AS pool_index_p_reads,
+    m.pool_async_index_reads AS pool_async_index_reads,
+    m.pool_temp_data_l_reads AS pool_temp_data_l_reads,
+    m.pool_temp_data_p_reads AS pool_temp_data_p_reads,
+    m.pool_temp_index_l_reads AS pool_temp_index_l_reads,
+    m.pool_temp_index_p_reads AS pool_temp_index_p_reads,
+    m.pool_data_lbp_pages_found AS pool_data_lbp_pages_found,
+    m.pool_async_data_lbp_pages_found AS pool_async_data_lbp_pages_found,
+    m.pool_read_time AS pool_read_time,
+    m.pool_async_read_time AS pool_async_read_time,
+    m.pool_data_writes AS pool_data_writes,
+    m.pool_index_writes AS pool_index_writes,
+    m.pool_write_time AS pool_write_time,
+    m.unread_prefetch_pages AS unread_prefetch_pages
+FROM (
+    SELECT
+        t.bp_name,
+        BIGINT(SUM(t.bp_cur_buffsz)) AS bp_cur_buffsz,
+        BIGINT(SUM(t.pool_data_l_reads)) AS pool_data_l_reads,
+        BIGINT(SUM(t.pool_data_p_reads)) AS pool_data_p_reads,
+        BIGINT(SUM(t.pool_async_data_reads)) AS pool_async_data_reads,
+        BIGINT(SUM(t.pool_index_l_reads)) AS pool_index_l_reads,
+        BIGINT(SUM(t.pool_index_p_reads)) AS pool_index_p_reads,
+        BIGINT(SUM(t.pool_async_index_reads)) AS pool_async_index_reads,
+        BIGINT(SUM(t.pool_temp_data_l_reads)) AS pool_temp_data_l_reads,
+        BIGINT(SUM(t.pool_temp_data_p_reads)) AS pool_temp_data_p_reads,
+        BIGINT(SUM(t.pool_temp_index_l_reads)) AS pool_temp_index_l_reads,
+        BIGINT(SUM(t.pool_temp_index_p_reads)) AS pool_temp_index_p_reads,
+        BIGINT(SUM(t.pool_data_lbp_pages_found)) AS pool_data_lbp_pages_found,
+        BIGINT(SUM(t.pool_async_data_lbp_pages_found)) AS pool_async_data_lbp_pages_found,
+        BIGINT(SUM(t.pool_read_time)) AS pool_read_time,
+        BIGINT(SUM(t.pool_async_read_time)) AS pool_async_read_time,
+        BIGINT(SUM(t.pool_data_writes)) AS pool_data_writes,
+        BIGINT(SUM(t.pool_index_writes)) AS pool_index_writes,
+        BIGINT(SUM(t.pool_write_time)) AS pool_write_time,
+        BIGINT(SUM(t.unread_prefetch_pages)) AS unread_prefetch_pages
+    FROM TABLE(MON_GET_BUFFERPOOL(NULL, -2)) AS t
+    WHERE t.bp_name NOT LIKE 'IBMSYSTEMBP%'
+    GROUP BY t.bp_name
+) AS m
+LEFT OUTER JOIN SYSCAT.BUFFERPOOLS AS bpc ON bpc.bpname = m.bp_name
+INNER JOIN (
+    SELECT MAX(d.db_conn_time) AS conn_time FROM TABLE(MON_GET_DATABASE(-2)) AS d
+) AS dbs ON 1 = 1
+INNER JOIN (
+    SELECT RTRIM(h.host_name) || '/' || RTRIM(i.inst_name) AS server_name
+    FROM (
+        SELECT MIN(r.host_name) AS host_name FROM TABLE(SYSPROC.ENV_GET_SYSTEM_RESOURCES()) AS r
+    ) AS h
+    INNER JOIN SYSIBMADM.ENV_INST_INFO AS i ON 1 = 1
+) AS srv ON 1 = 1
+ORDER BY m.bp_name
+WITH UR
+@
+
+EXPORT TO containers.del OF DEL MODIFIED BY CODEPAGE=1208 MESSAGES containers.msg
+SELECT
+    REPLACE(VARCHAR_FORMAT(CURRENT TIMESTAMP - CURRENT TIMEZONE, 'YYYY-MM-DD HH24:MI:SS'), ' ', 'T') || 'Z' AS sample_time,
+    srv.server_name AS server_name,
+    CAST(CURRENT SERVER AS VARCHAR(128)) AS db_name,
+    REPLACE(VARCHAR_FORMAT(dbs.conn_time - CURRENT TIMEZONE, 'YYYY-MM-DD HH24:MI:SS'), ' ', 'T') || 'Z' AS db_conn_time,
+    m.tbsp_name AS tbsp_name,
+    m.container_name AS container_name,
+    m.container_id AS container_id,
+    m.db_storage_path_id AS db_storage_path_id,
+    m.fs_id AS fs_id,
+    m.fs_total_size AS fs_total_size,
+    m.fs_used_size AS fs_used_size,
+    ts.pagesize AS tbsp_page_size,
+    m.total_pages AS total_pages,
+    m.usable_pages AS usable_pages,
+    m.pages_read AS pages_read,
+    m.pages_written AS pages_written,
+    m.direct_reads AS direct_reads,
+    m.direct_writes AS direct_writes,
+    m.pool_read_time AS pool_read_time,
+    m.direct_read_time AS direct_read_time,
+    m.direct_write_time AS direct_write_time
+FROM (
+    SELECT
+        t.tbsp_name,
+        t.container_name,
+        BIGINT(MIN(t.container_id)) AS container_id,
+        BIGINT(MIN(t.db_storage_path_id)) AS db_storage_path_id,
+        CAST(MIN(t.fs_id) AS VARCHAR(64)) AS fs_id,
+        BIGINT(MAX(t.fs_total_size)) AS fs_total_size,
+        BIGINT(MAX(t.fs_used_size)) AS fs_used_size,
+        BIGINT(MAX(t.total_pages)) AS total_pages,
+        BIGINT(MAX(t.usable_pages)) AS usable_pages,
+        BIGINT(SUM(t.pages_read)) AS pages_read,
+        BIGINT(SUM(t.pages_written)) AS pages_written,
+        BIGINT(SUM(t.direct_reads)) AS direct_reads,
+        BIGINT(SUM(t.direct_writes)) AS direct_writes,
+        BIGINT(SUM(t.pool_read_time)) AS pool_read_time,
+        BIGINT(SUM(t.direct_read_time)) AS direct_read_time,
+        BIGINT(SUM(t.direct_write_time)) AS direct_write_time
+    FROM TABLE(MON_GET_CONTAINER(NULL, -2)) AS t
+    GROUP BY t.tbsp_name, t.container_name
+) AS m
+LEFT OUTER JOIN SYSCAT.TABLESPACES AS ts ON ts.tbspace = m.tbsp_name
+INNER JOIN (
+    SELECT MAX(d.db_conn_time) AS conn_time FROM TABLE(MON_GET_DATABASE(-2)) AS d
+) AS dbs ON 1 = 1
+INNER JOIN (
+    SELECT RTRIM(h.host_name) || '/' || RTRIM(i.inst_name) AS server_name
+    FROM (
+        SELECT MIN(r.host_name) AS host_name FROM TABLE(SYSPROC.ENV_GET_SYSTEM_RESOURCES()) AS r
+    ) AS h
+    INNER JOIN SYSIBMADM.ENV_INST_INFO AS i ON 1 = 1
+) AS srv ON 1 = 1
+ORDER BY m.tbsp_name, m.container_id
 WITH UR
 @

@@ -19,9 +19,12 @@ from sqlfluff.api import APIParsingError
 from connectors.collect import COLLECT_DIR, SCRIPTS
 from connectors.files import read_import_file
 from connectors.shapes import (
+    DB2_BUFFERPOOLS,
+    DB2_CONTAINERS,
     DB2_TABLE_PARTITIONS,
     DB2_TABLESPACES,
     DB2_TRANSACTION_LOG,
+    SQLSERVER_BUFFER_MANAGER,
     SQLSERVER_FILE_STATS,
     SQLSERVER_PARTITIONS,
     Shape,
@@ -31,14 +34,21 @@ COLLECT = Path(__file__).resolve().parents[2] / "connectors" / "collect"
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "import"
 FILE_STATS_SQL = COLLECT / "sqlserver_file_stats.sql"
 PARTITIONS_SQL = COLLECT / "sqlserver_partitions.sql"
+BUFFER_MANAGER_SQL = COLLECT / "sqlserver_buffer_manager.sql"
 DB2_SQL = COLLECT / "db2_collect.sql"
 DB2_SH = COLLECT / "db2_collect.sh"
 
-TSQL_SCRIPTS = {FILE_STATS_SQL.name: SQLSERVER_FILE_STATS, PARTITIONS_SQL.name: SQLSERVER_PARTITIONS}
+TSQL_SCRIPTS = {
+    FILE_STATS_SQL.name: SQLSERVER_FILE_STATS,
+    PARTITIONS_SQL.name: SQLSERVER_PARTITIONS,
+    BUFFER_MANAGER_SQL.name: SQLSERVER_BUFFER_MANAGER,
+}
 DB2_EXPORTS = {
     "tablespaces": (DB2_TABLESPACES, "TABLESPACES_HEADER"),
     "table_partitions": (DB2_TABLE_PARTITIONS, "TABLE_PARTITIONS_HEADER"),
     "transaction_log": (DB2_TRANSACTION_LOG, "TRANSACTION_LOG_HEADER"),
+    "bufferpools": (DB2_BUFFERPOOLS, "BUFFERPOOLS_HEADER"),
+    "containers": (DB2_CONTAINERS, "CONTAINERS_HEADER"),
 }
 
 # T-SQL batches (script name, batch number) that sqlfluff 4.5's tsql dialect cannot parse although
@@ -128,7 +138,7 @@ def test_tsql_csv_line_builds_the_header_columns_in_order(script: str) -> None:
     fields: list[str] = []
     for line in builder.splitlines():
         var = re.search(r"@now|@server_name|@start_utc", line)
-        col = re.search(r"\b(?:o|v|pt)\.(\w+)", line)
+        col = re.search(r"\b(?:o|v|pt|b)\.(\w+)", line)
         assert var or col, line
         name = _FIELD_SOURCES[var.group(0)] if var else col.group(1)  # type: ignore[union-attr]
         fields.append("rows" if name == "row_count" else name)
@@ -235,11 +245,27 @@ def test_db2_selects_parse_with_sqlfluff(name: str) -> None:
         assert aggregate.startswith("BIGINT(SUM("), aggregate
 
 
+def test_db2_containers_export_takes_sizes_once_and_sums_counters() -> None:
+    statement = db2_statements()["containers"]
+    inner = statement[
+        statement.index("FROM (\n    SELECT") : statement.index("GROUP BY t.tbsp_name, t.container_name")
+    ]
+    gauges = {c.name for c in DB2_CONTAINERS.columns if c.type.value == "gauge"}
+    counters = {c.name for c in DB2_CONTAINERS.columns if c.type.value == "counter"}
+    for name in gauges:  # the same container and file system seen by every member
+        assert f"BIGINT(MAX(t.{name})) AS {name}," in inner
+    for name in counters:
+        assert f"BIGINT(SUM(t.{name})) AS {name}" in inner
+    assert "CAST(MIN(t.fs_id) AS VARCHAR(64)) AS fs_id," in inner
+    pools = db2_statements()["bufferpools"]
+    assert "WHERE t.bp_name NOT LIKE 'IBMSYSTEMBP%'" in pools and "BIGINT(SUM(t.bp_cur_buffsz))" in pools
+
+
 def test_db2_script_terminator_only_ends_statements() -> None:
     text = DB2_SQL.read_text(encoding="utf-8")
     lines = text.splitlines()
     assert all(line == "@" for line in lines if "@" in line)
-    assert sum(line == "@" for line in lines) == 3
+    assert sum(line == "@" for line in lines) == len(DB2_EXPORTS)
     assert set(db2_statements()) == set(DB2_EXPORTS)
     comment = text[: text.index("EXPORT TO")]
     for part in ("WHAT IT READS", "LEAST PRIVILEGES", "HOW TO RUN", "WHAT IT WRITES", "DB_CONN_TIME"):
@@ -291,7 +317,7 @@ def _run_wrapper(tmp_path: Path, *args: str, fail: bool = False) -> subprocess.C
     return subprocess.run(["sh", str(DB2_SH), *args], capture_output=True, text=True, env=env, check=False)
 
 
-def test_wrapper_writes_three_importable_files(tmp_path: Path) -> None:
+def test_wrapper_writes_five_importable_files(tmp_path: Path) -> None:
     out = tmp_path / "out"
     result = _run_wrapper(tmp_path, "SALESDB", "2", "1", str(out))
     assert result.returncode == 0, result.stderr

@@ -7,16 +7,17 @@ import codecs
 import csv
 import io
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from connectors.files import parse_value, read_import_file
+from connectors.files import join_container_locations, parse_value, read_import_file
 from connectors.records import Engine, ImportFileError, ObjectKind, ObjectSample, Snapshot
-from connectors.shapes import ALL_SHAPES, SQLSERVER_FILE_STATS, ColumnType
+from connectors.shapes import ALL_SHAPES, SQLSERVER_FILE_STATS, ColumnType, shape_for_header
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "import"
 FILE_STATS = FIXTURES / "sqlserver_file_stats.csv"
@@ -24,6 +25,9 @@ PARTITIONS = FIXTURES / "sqlserver_partitions.csv"
 TABLESPACES = FIXTURES / "db2_tablespaces.csv"
 TABLE_PARTITIONS = FIXTURES / "db2_table_partitions.csv"
 TRANSACTION_LOG = FIXTURES / "db2_transaction_log.csv"
+BUFFER_MANAGER = FIXTURES / "sqlserver_buffer_manager.csv"
+BUFFERPOOLS = FIXTURES / "db2_bufferpools.csv"
+CONTAINERS = FIXTURES / "db2_containers.csv"
 
 FS_HEADER = [c.name for c in SQLSERVER_FILE_STATS.columns]
 
@@ -235,6 +239,120 @@ def test_db2_transaction_log_fixture() -> None:
     assert log.ref.size_bytes == 1073741824
     assert [s.samples[0].counters["writes"] for s in snaps] == [2950100, 2954700, 41]
     assert snaps[2].instance_start == utc(2024, 5, 1, 10, 6, 40)
+
+
+def test_sqlserver_buffer_manager_fixture() -> None:
+    snaps = read_import_file(BUFFER_MANAGER)
+    assert [(s.server, len(s.samples)) for s in snaps] == [
+        ("SQLPROD01", 1),
+        ("SQLPROD02\\OLTP", 1),
+        ("SQLPROD02\\OLTP", 1),
+        ("SQLPROD01", 1),
+        ("SQLPROD01", 1),
+    ]
+    p01 = [s for s in snaps if s.server == "SQLPROD01"]
+    assert [s.instance_start for s in p01][-1] == datetime(2024, 5, 1, 10, 7, 31, 113000, tzinfo=UTC)
+    first, second = (s.samples[0] for s in p01[:2])
+    assert first.ref.kind is ObjectKind.INSTANCE and first.ref.key == "instance/buffer_manager"
+    assert first.ref.database == ""
+    reads = second.extra["page_reads"] - first.extra["page_reads"]
+    lookups = second.extra["page_lookups"] - first.extra["page_lookups"]
+    assert reads / lookups == pytest.approx(0.02)  # the interval's physical-read fraction
+    ahead = second.extra["readahead_pages"] - first.extra["readahead_pages"]
+    assert ahead / reads == pytest.approx(1 / 3, abs=1e-4)
+    assert "page_life_expectancy" not in first.extra  # a gauge: in the file, not a counter
+    oltp = next(s for s in snaps if s.server == "SQLPROD02\\OLTP").samples[0]
+    assert set(oltp.extra) == {"page_reads", "page_lookups", "page_writes"}  # empty = absent
+
+
+def test_db2_bufferpools_fixture() -> None:
+    snaps = read_import_file(BUFFERPOOLS)
+    assert [len(s.samples) for s in snaps] == [2, 2, 2]
+    assert snaps[2].instance_start == utc(2024, 5, 1, 10, 6, 40)
+    pool = by_key(snaps[0])["SALESDB/bufferpool/BP8K"]
+    assert pool.ref.kind is ObjectKind.BUFFER_POOL and pool.ref.size_bytes == 524288 * 8192
+    assert pool.extra["pool_data_lbp_pages_found"] == 57600000
+    assert "bp_cur_buffsz" not in pool.extra
+
+
+def test_db2_containers_fixture_and_joining_them_to_table_spaces() -> None:
+    containers = read_import_file(CONTAINERS)
+    assert [len(s.samples) for s in containers] == [6, 6, 6]
+    cold = [s.ref for s in containers[0].samples if s.ref.tablespace == "TS_ORDERS_2023"]
+    assert [(r.file_id, r.volume, r.volume_available_bytes) for r in cold] == [
+        (0, "64801", 8796093022208 - 4398046511104),
+        (1, "64802", 8796093022208 - 7696581394432),
+    ]
+    spaces = read_import_file(TABLESPACES)
+    assert all(not s.ref.paths for snap in spaces for s in snap.samples)  # one file: no containers
+    joined = join_container_locations([*spaces, *containers])
+    assert joined[3:] == containers  # the containers' own snapshots are unchanged
+    for snap in joined[:3]:  # each tablespaces sample took the containers written seconds later
+        located = by_key(snap)["SALESDB/tablespace/TS_ORDERS_2023"].ref
+        assert located.paths == tuple(r.name for r in cold)
+        assert (located.volume, located.volume_available_bytes) == ("64802", 8796093022208 - 7696581394432)
+        assert by_key(snap)["SALESDB/tablespace/TEMPSPACE1"].ref.volume == "64768"
+    # a containers file from another time (more than `within` away) is not used
+    far = join_container_locations([*spaces, containers[0]], within=timedelta(seconds=2))
+    assert far[:3] == spaces  # 10:00:00 vs 10:00:03 is 3 s; the later samples are minutes away
+    near = join_container_locations([*spaces, containers[0]], within=timedelta(seconds=3))
+    assert by_key(near[0])["SALESDB/tablespace/SYSCATSPACE"].ref.paths and near[1:3] == spaces[1:]
+    # a snapshot with containers of its own (a live poll) keeps what it has
+    from tests.connectors.test_db2 import snapshot as live_db2_snapshot
+
+    live = live_db2_snapshot()
+    moved = replace(live, sample_time=containers[0].sample_time)
+    assert join_container_locations([moved, containers[0]]) == [moved, containers[0]]
+    # SQL Server snapshots pass through untouched
+    files = read_import_file(FILE_STATS)
+    assert join_container_locations([*files, *containers]) == [*files, *containers]
+
+
+def test_every_import_fixture_header_picks_its_shape() -> None:
+    for path in sorted(FIXTURES.glob("*.csv")):
+        header = next(csv.reader(path.open(encoding="utf-8", newline="")))
+        shape = shape_for_header(header)
+        assert shape is not None and shape.name == path.stem, path.name
+    for shape in ALL_SHAPES:  # every shape's own header picks it, and so does its required part
+        assert shape_for_header([c.name for c in shape.columns]) is shape
+        assert shape_for_header([c.name for c in shape.columns if c.required]) is shape
+
+
+def test_bad_values_in_the_new_files_name_file_line_and_column(tmp_path: Path) -> None:
+    lines = BUFFER_MANAGER.read_bytes().decode("utf-8").split("\r\n")
+    lines[4] = lines[4].replace(",990950,", ",99x,", 1)
+    path = tmp_path / "buffer_manager.csv"
+    path.write_bytes("\r\n".join(lines).encode("utf-8"))
+    assert_place(refused(path), path, 5, "page_reads")
+
+    lines = BUFFERPOOLS.read_text(encoding="utf-8").split("\n")
+    lines[2] = lines[2].replace('"IBMDEFAULTBP",4096,250000,', '"IBMDEFAULTBP",4096,,', 1)
+    path = tmp_path / "bufferpools.csv"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    err = refused(path)
+    assert_place(err, path, 3, "bp_cur_buffsz")
+    assert "must have one" in str(err)
+
+    lines = CONTAINERS.read_text(encoding="utf-8").split("\n")
+    lines[8] = lines[8].replace(",1,1,181800,", ",1,1,-181800,", 1)
+    path = tmp_path / "containers.csv"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    err = refused(path)
+    assert_place(err, path, 9, "pages_read")
+    assert "negative" in str(err)
+
+    # a counter going down without a new db_conn_time is the deltas' business, but a second,
+    # different reading of the same container at the same time is refused here
+    lines = CONTAINERS.read_text(encoding="utf-8").split("\n")
+    path = tmp_path / "twice.csv"
+    path.write_text(
+        "\n".join([*lines[:3], lines[2].replace(",1,1,180000,", ",1,1,180001,")]), encoding="utf-8"
+    )
+    assert_place(refused(path), path, 4, "pages_read")
+
+    header = [c.name for c in ALL_SHAPES[-1].columns if c.name != "container_id"]
+    path = write_csv(tmp_path / "no_id.csv", [], header=header)
+    assert_place(refused(path), path, 1, "container_id")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -10,8 +10,18 @@ from itertools import pairwise
 
 import pytest
 
-from connectors.records import CORE_COUNTERS, Engine, ObjectKind, ObjectSample, Snapshot
-from connectors.shapes import DB2_TABLE_PARTITIONS, DB2_TABLESPACES, SQLSERVER_PARTITIONS, ColumnType, Shape
+from connectors.db2 import with_container_locations
+from connectors.records import CORE_COUNTERS, MONITOR_ONLY_KINDS, Engine, ObjectKind, ObjectSample, Snapshot
+from connectors.shapes import (
+    DB2_BUFFERPOOLS,
+    DB2_CONTAINERS,
+    DB2_TABLE_PARTITIONS,
+    DB2_TABLESPACES,
+    SQLSERVER_BUFFER_MANAGER,
+    SQLSERVER_PARTITIONS,
+    ColumnType,
+    Shape,
+)
 from connectors.simulator import ObjectTruth, SimulatedFleet, SimulatedInstance, demo_fleet
 
 ORIGIN = datetime(2025, 6, 12, 8, 30, tzinfo=UTC)
@@ -49,6 +59,10 @@ def day_rates(instance: SimulatedInstance, start: datetime) -> tuple[dict[str, d
     a, b = by_key(instance.snapshot(start)), by_key(instance.snapshot(start + timedelta(days=1)))
     assert a.keys() == b.keys()
     return {k: {n: values(b[k])[n] - v for n, v in values(a[k]).items()} for k in a}, 86_400.0
+
+
+def monitor_only_keys(instance: SimulatedInstance) -> set[str]:
+    return {s.ref.key for s in instance.snapshot(ORIGIN).samples if s.ref.kind in MONITOR_ONLY_KINDS}
 
 
 def close(measured: float, truth: float, *, rel: float, events: float) -> bool:
@@ -140,6 +154,9 @@ def test_rates_over_a_day_equal_the_ground_truth(fleet: SimulatedFleet, name: st
     truth = instance.truth()
     files = 0
     for key, d in deltas.items():
+        if key not in truth:
+            assert key in monitor_only_keys(instance), key
+            continue  # buffer pools, Buffer Manager, containers: checked below
         t = truth[key]
         if "reads" not in d:
             continue  # partitions: checked below
@@ -175,6 +192,8 @@ def test_db2_ratios_show_the_truth(db2: SimulatedInstance) -> None:
     deltas, _ = day_rates(db2, ORIGIN)
     truth = db2.truth()
     for key, d in deltas.items():
+        if key in monitor_only_keys(db2):
+            continue
         t = truth[key]
         if "/tablespace/" in key:
             logical = sum(v for k, v in d.items() if k.endswith("_l_reads"))
@@ -239,7 +258,14 @@ def counter_columns(shape: Shape, *, required_only: bool = False) -> set[str]:
 def test_extras_use_the_column_names_of_the_shapes(sql: SimulatedInstance, db2: SimulatedInstance) -> None:
     at = ORIGIN + timedelta(hours=2)
     for s in [*sql.snapshot(at).samples, *db2.snapshot(at).samples]:
-        if s.ref.kind is ObjectKind.PARTITION and s.ref.engine is Engine.SQLSERVER:
+        sizes: set[str]
+        if s.ref.kind is ObjectKind.INSTANCE:
+            shape, sizes = SQLSERVER_BUFFER_MANAGER, set()
+        elif s.ref.kind is ObjectKind.BUFFER_POOL:
+            shape, sizes = DB2_BUFFERPOOLS, set()
+        elif s.ref.kind is ObjectKind.CONTAINER:
+            shape, sizes = DB2_CONTAINERS, set()
+        elif s.ref.kind is ObjectKind.PARTITION and s.ref.engine is Engine.SQLSERVER:
             shape, sizes = SQLSERVER_PARTITIONS, {"rows", "used_pages"}
         elif s.ref.kind is ObjectKind.PARTITION:
             shape, sizes = DB2_TABLE_PARTITIONS, {"data_object_l_pages", "index_object_l_pages"}
@@ -251,7 +277,7 @@ def test_extras_use_the_column_names_of_the_shapes(sql: SimulatedInstance, db2: 
             continue
         assert set(s.extra) <= counter_columns(shape) - sizes, s.ref.key
         assert counter_columns(shape, required_only=True) - sizes <= set(s.extra), s.ref.key
-        if s.ref.kind is ObjectKind.PARTITION:
+        if s.ref.kind is ObjectKind.PARTITION or s.ref.kind in MONITOR_ONLY_KINDS:
             assert set(s.counters) == set(CORE_COUNTERS) and all(v is None for v in s.counters.values())
 
 
@@ -348,6 +374,8 @@ def test_locations_name_the_current_tier(sql: SimulatedInstance, db2: SimulatedI
     groups = {"flash": "SG_FLASH", "fc": "SG_FC", "sata": "SG_SATA"}
     kinds = {}
     for s in [*sql.snapshot(ORIGIN).samples, *db2.snapshot(ORIGIN).samples]:
+        if s.ref.kind in MONITOR_ONLY_KINDS:
+            continue  # not placement objects: no tier of their own
         t: ObjectTruth = truth[s.ref.key]
         kinds[s.ref.key] = s.ref.kind
         assert s.ref.server in ("SQLPROD01", "DB2PROD01") and s.ref.size_bytes
@@ -364,6 +392,144 @@ def test_locations_name_the_current_tier(sql: SimulatedInstance, db2: SimulatedI
     assert kinds["ORDERS/log"] is ObjectKind.LOG_FILE
     current = [t.current_tier for t in truth.values()]
     assert current.count("fc") > 0.8 * len(current)
+
+
+# --- what a live poll also reports: Buffer Manager, buffer pools, containers, volumes ----------
+
+INSTANTS = [ORIGIN + timedelta(hours=h) for h in (0, 0.1, 7.3, 29.9, 31, 71.9)]
+
+
+@pytest.mark.parametrize("at", INSTANTS)
+def test_sql_server_buffer_manager_agrees_with_the_files(sql: SimulatedInstance, at: datetime) -> None:
+    samples = sql.snapshot(at).samples
+    (bm,) = [s for s in samples if s.ref.kind is ObjectKind.INSTANCE]
+    assert (bm.ref.key, bm.ref.database, bm.ref.engine) == ("instance/buffer_manager", "", Engine.SQLSERVER)
+    data = [s for s in samples if s.ref.kind in (ObjectKind.DATA_FILE, ObjectKind.TEMPDB)]
+    assert len(data) > 30
+    pages = sum((s.counters["bytes_read"] or 0) // 8192 for s in data)
+    assert bm.extra["page_reads"] == pages  # log reads do not go through the buffer pool
+    assert bm.extra["page_writes"] == sum((s.counters["bytes_written"] or 0) // 8192 for s in data)
+    multi = [
+        s
+        for s in data
+        if (s.counters["reads"] or 0) and (s.counters["bytes_read"] or 0) > 8192 * (s.counters["reads"] or 0)
+    ]
+    assert bm.extra["readahead_pages"] == sum((s.counters["bytes_read"] or 0) // 8192 for s in multi)
+    assert bm.extra["page_lookups"] >= bm.extra["page_reads"]
+    if pages > 10_000:
+        assert bm.extra["page_lookups"] > 10 * bm.extra["page_reads"]  # lookups >> physical reads
+
+
+def test_sql_server_buffer_manager_ratios_show_the_truth(sql: SimulatedInstance) -> None:
+    deltas, _ = day_rates(sql, ORIGIN + timedelta(minutes=20))
+    d = deltas["instance/buffer_manager"]
+    t = sql.cache_truth()["instance/buffer_manager"]
+    reads = d["extra.page_reads"]
+    assert close(reads / d["extra.page_lookups"], t.read_miss_ratio, rel=1e-3, events=reads)
+    assert close(d["extra.readahead_pages"] / reads, t.prefetch_share, rel=1e-3, events=reads)
+    assert 0.02 <= t.read_miss_ratio <= 0.05 and 0.3 <= t.prefetch_share <= 0.8
+
+
+@pytest.mark.parametrize("at", INSTANTS)
+def test_db2_buffer_pools_are_the_sums_of_their_table_spaces(db2: SimulatedInstance, at: datetime) -> None:
+    samples = db2.snapshot(at).samples
+    pools = {s.ref.name: s for s in samples if s.ref.kind is ObjectKind.BUFFER_POOL}
+    spaces = [s for s in samples if s.ref.kind in (ObjectKind.TABLESPACE, ObjectKind.TEMPDB)]
+    assert sorted(pools) == ["BP16K", "BP8K", "BPTEMP16K"]
+    member_of = {
+        s.ref.name: "BPTEMP16K"
+        if s.ref.kind is ObjectKind.TEMPDB
+        else f"BP{PAGE_SIZES.get(s.ref.name, 16384) // 1024}K"
+        for s in spaces
+    }
+    summed = {c.name for c in DB2_BUFFERPOOLS.columns} & {c.name for c in DB2_TABLESPACES.columns}
+    for name, pool in pools.items():
+        members = [s for s in spaces if member_of[s.ref.name] == name]
+        assert members
+        for column in summed - {"sample_time", "server_name", "db_name", "db_conn_time"}:
+            if column in pool.extra:
+                assert pool.extra[column] == sum(m.extra.get(column, 0) for m in members), (name, column)
+        x = pool.extra
+        logical = x["pool_data_l_reads"] + x.get("pool_temp_data_l_reads", 0)
+        physical = x["pool_data_p_reads"] + x.get("pool_temp_data_p_reads", 0)
+        # db2mon's local hit ratio and data hit ratio agree by construction
+        assert x["pool_data_lbp_pages_found"] - x["pool_async_data_lbp_pages_found"] == (
+            logical - (physical - x["pool_async_data_reads"])
+        )
+        assert x["unread_prefetch_pages"] <= x["pool_async_data_reads"] + x["pool_async_index_reads"]
+        assert pool.ref.size_bytes and pool.ref.database == "ORDERS"
+
+
+def test_db2_buffer_pool_ratios_show_the_truth(db2: SimulatedInstance) -> None:
+    deltas, _ = day_rates(db2, ORIGIN)
+    truth = db2.cache_truth()
+    assert set(truth) == {f"ORDERS/bufferpool/{n}" for n in ("BP8K", "BP16K", "BPTEMP16K")}
+    for key, t in truth.items():
+        d = deltas[key]
+        logical = sum(v for k, v in d.items() if k.endswith("_l_reads"))
+        physical = sum(v for k, v in d.items() if k.endswith("_p_reads"))
+        prefetched = d["extra.pool_async_data_reads"] + d["extra.pool_async_index_reads"]
+        assert close((physical - prefetched) / logical, t.read_miss_ratio, rel=1e-3, events=physical), key
+        if prefetched:
+            assert close(prefetched / physical, t.prefetch_share, rel=1e-3, events=prefetched), key
+    assert (
+        truth["ORDERS/bufferpool/BP16K"].prefetch_share > 0.5 > truth["ORDERS/bufferpool/BP8K"].prefetch_share
+    )
+
+
+@pytest.mark.parametrize("at", INSTANTS[:3])
+def test_db2_containers_and_table_space_locations(db2: SimulatedInstance, at: datetime) -> None:
+    samples = db2.snapshot(at).samples
+    spaces = [s for s in samples if s.ref.kind in (ObjectKind.TABLESPACE, ObjectKind.TEMPDB)]
+    containers = {s.ref.tablespace: s for s in samples if s.ref.kind is ObjectKind.CONTAINER}
+    assert len(containers) == len(spaces) == 9
+    # the table spaces carry exactly what the live connector's rule derives from the containers
+    assert with_container_locations(spaces, containers.values()) == tuple(spaces)
+    for s in spaces:
+        c = containers[s.ref.tablespace]
+        assert s.ref.paths == (c.ref.physical_name,)
+        assert (c.ref.physical_name or "").startswith(s.ref.physical_name or "?")
+        assert c.extra["pages_read"] == sum(v for k, v in s.extra.items() if k.endswith("_p_reads"))
+        assert c.extra["pages_written"] == s.extra["pool_data_writes"] + s.extra["pool_index_writes"]
+        assert c.extra["pool_read_time"] == s.extra["pool_read_time"]
+        assert (c.ref.size_bytes or 0) >= (s.ref.size_bytes or 0)
+    # one file system per tier: what the containers on it leave free, the same for all of them
+    by_fs: dict[str, set[tuple[int | None, int | None]]] = {}
+    for c in containers.values():
+        by_fs.setdefault(c.ref.volume or "?", set()).add(
+            (c.ref.volume_total_bytes, c.ref.volume_available_bytes)
+        )
+    assert sorted(by_fs) == ["64770", "64771"]  # fc and sata (nothing is on flash yet)
+    for fs, figures in by_fs.items():
+        ((total, free),) = figures
+        on_it = sum(c.ref.size_bytes or 0 for c in containers.values() if c.ref.volume == fs)
+        assert total is not None and free == int(total * 0.75) - on_it
+
+
+def test_sql_server_files_carry_their_volume(sql: SimulatedInstance) -> None:
+    files = [s.ref for s in sql.snapshot(ORIGIN).samples if s.ref.file_id is not None]
+    drives = {"E:\\": "E:\\flash\\", "F:\\": "F:\\fc\\", "S:\\": "S:\\sata\\"}
+    for ref in files:
+        assert ref.volume in drives and (ref.physical_name or "").startswith(drives[ref.volume]), ref.key
+    for volume in {r.volume for r in files}:
+        on_it = [r for r in files if r.volume == volume]
+        ((total, free),) = {(r.volume_total_bytes, r.volume_available_bytes) for r in on_it}
+        assert total is not None and free == int(total * 0.75) - sum(r.size_bytes or 0 for r in on_it)
+
+
+# Two ground-truth rates of the demo fleet as they were before the monitor objects were added.
+TRUTH_SALES_FILE_3_READ_IOPS = 703.7495658441985
+TRUTH_TS_CUR_READ_IOPS = 293.9776695007325
+
+
+def test_monitor_objects_change_nothing_else() -> None:
+    """They draw nothing from the random generator: every placement object, and the truth, is
+    what it was before they existed (the demo's advice depends on that)."""
+    sql = demo_fleet(ORIGIN).instance("SQLPROD01")
+    truth = sql.truth()
+    assert truth["Sales/file/3"].read_iops == TRUTH_SALES_FILE_3_READ_IOPS
+    db2 = demo_fleet(ORIGIN).instance("DB2PROD01")
+    assert db2.truth()["ORDERS/tablespace/TS_CUR"].read_iops == TRUTH_TS_CUR_READ_IOPS
 
 
 # --- the big synthetic fleet ------------------------------------------------------------------

@@ -15,7 +15,14 @@ from sqlfluff.core import FluffConfig, Linter
 
 from connectors import queries, sqlserver
 from connectors.records import Engine, ObjectKind, ObjectRef, ObjectSample, SourceError
-from connectors.shapes import SQLSERVER_FILE_STATS, SQLSERVER_PARTITIONS, ColumnType, Shape
+from connectors.shapes import (
+    SQLSERVER_BUFFER_MANAGER,
+    SQLSERVER_FILE_STATS,
+    SQLSERVER_PARTITIONS,
+    ColumnType,
+    Shape,
+    shape_for_header,
+)
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sqlserver"
 SAMPLE_TIME = datetime(2024, 5, 20, 10, 0, 5, tzinfo=UTC)
@@ -70,6 +77,7 @@ def snapshot() -> Any:
     results = {
         "file_stats": load_fixture(FIXTURES / "file_stats.json", SQLSERVER_FILE_STATS),
         "partitions": load_fixture(FIXTURES / "partitions.json", SQLSERVER_PARTITIONS),
+        "buffer_manager": load_fixture(FIXTURES / "buffer_manager.json", SQLSERVER_BUFFER_MANAGER),
     }
     return sqlserver.snapshot_from_results(results, sample_time=SAMPLE_TIME)
 
@@ -87,7 +95,7 @@ def test_snapshot_header() -> None:
     assert snap.server == SERVER
     assert snap.sample_time == SAMPLE_TIME
     assert snap.instance_start == START  # naive UTC text from the query -> aware UTC
-    assert len(snap.samples) == 6 + 8
+    assert len(snap.samples) == 6 + 8 + 1
 
 
 def test_oltp_data_file_exact_record() -> None:
@@ -104,6 +112,9 @@ def test_oltp_data_file_exact_record() -> None:
         physical_name="D:\\MSSQL\\Data\\Sales.mdf",
         file_id=1,
         filegroup="PRIMARY",
+        volume="D:\\",  # sys.dm_os_volume_stats, kept for capacity pre-checks
+        volume_total_bytes=2_199_023_255_552,
+        volume_available_bytes=879_609_302_220,
     )
     assert sample.counters == {
         "reads": 48_213_507,
@@ -136,6 +147,81 @@ def test_pre2014_rows_have_no_queue_extras() -> None:
     assert snap.server == "SQL2012\\LEGACY"
     assert sample.extra == {}
     assert sample.counters["read_time_ms"] == 12_000_000
+    # no sys.dm_os_volume_stats: the volume is unknown, not zero
+    assert (sample.ref.volume, sample.ref.volume_total_bytes, sample.ref.volume_available_bytes) == (
+        None,
+        None,
+        None,
+    )
+
+
+def test_every_file_keeps_its_volume() -> None:
+    samples = by_key(snapshot().samples)
+    log = samples["Sales/file/2"].ref
+    assert (log.volume, log.volume_total_bytes, log.volume_available_bytes) == (
+        "L:\\",
+        549_755_813_888,
+        274_877_906_944,
+    )
+    files = [s.ref for s in samples.values() if s.ref.kind is not ObjectKind.PARTITION and s.ref.file_id]
+    assert files and all(r.volume and r.volume_total_bytes and r.volume_available_bytes for r in files)
+
+
+# --- the instance's Buffer Manager counters ---------------------------------------------------
+
+
+def test_buffer_manager_is_one_instance_object_with_page_counters_in_extra() -> None:
+    sample = by_key(snapshot().samples)["instance/buffer_manager"]
+    assert sample.ref == ObjectRef(
+        engine=Engine.SQLSERVER,
+        server=SERVER,
+        database="",
+        kind=ObjectKind.INSTANCE,
+        key="instance/buffer_manager",
+        name="Buffer Manager",
+    )
+    assert sample.counters == dict.fromkeys(
+        ("reads", "bytes_read", "read_time_ms", "writes", "bytes_written", "write_time_ms")
+    )
+    # cumulative counters only: Page life expectancy is a gauge and stays out of extra
+    assert sample.extra == {
+        "page_reads": 61_200_000,
+        "page_lookups": 3_060_000_000,
+        "readahead_pages": 20_400_000,
+        "page_writes": 14_800_000,
+    }
+    x = sample.extra
+    assert x["page_reads"] / x["page_lookups"] == pytest.approx(0.02)  # physical-read fraction
+    assert x["readahead_pages"] / x["page_reads"] == pytest.approx(1 / 3)  # read-ahead share
+
+
+def test_buffer_manager_counters_may_be_absent() -> None:
+    row = load_fixture(FIXTURES / "buffer_manager.json", SQLSERVER_BUFFER_MANAGER)[0]
+    row = dict(row, readahead_pages=None, page_life_expectancy=None)
+    snap = sqlserver.snapshot_from_results({"buffer_manager": [row]}, sample_time=SAMPLE_TIME)
+    assert "readahead_pages" not in snap.samples[0].extra  # NULL (other counter type): absent, not 0
+    assert snap.instance_start == START
+    # an instance without Buffer Manager counters returns no row: the poll still has its files
+    files = load_fixture(FIXTURES / "file_stats.json", SQLSERVER_FILE_STATS)
+    snap = sqlserver.snapshot_from_results(
+        {"file_stats": files, "buffer_manager": []}, sample_time=SAMPLE_TIME
+    )
+    assert all(s.ref.kind is not ObjectKind.INSTANCE for s in snap.samples)
+
+
+def test_buffer_manager_query_matches_default_and_named_instances() -> None:
+    sql = queries.load("sqlserver", "buffer_manager")
+    assert "LIKE N'%:Buffer Manager%'" in sql  # SQLServer:Buffer Manager and MSSQL$NAME:Buffer Manager
+    for counter in ("Page reads/sec", "Page lookups/sec", "Readahead pages/sec", "Page writes/sec"):
+        assert f"N'{counter}' AND pc.cntr_type = 272696576" in sql
+    assert "N'Page life expectancy' AND pc.cntr_type = 65792" in sql
+
+
+def test_fixture_headers_pick_their_shape() -> None:
+    for path in sorted(FIXTURES.glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        shape = shape_for_header(list(data["rows"][0]))
+        assert shape is not None and shape.name == data["shape"], path.name
 
 
 def test_range_right_partitions_with_open_ends() -> None:
@@ -237,6 +323,78 @@ def test_naive_sample_time_and_unknown_result_set_are_errors() -> None:
         sqlserver.snapshot_from_results({"volumes": []}, sample_time=SAMPLE_TIME)
 
 
+# --- live collection wiring (a stand-in pyodbc answering the shipped queries) ----------------
+
+
+class _FakePyodbc:
+    """Just enough of pyodbc for collect(): each statement is answered from recorded rows."""
+
+    class Error(Exception):
+        pass
+
+    def __init__(self, answers: dict[str, list[dict[str, Any]]]) -> None:
+        self.answers = answers
+        self.executed: list[str] = []
+
+    def connect(self, connection_string: str, autocommit: bool, timeout: int) -> Any:
+        fake = self
+
+        class Cursor:
+            def __init__(self) -> None:
+                self.description: list[tuple[str]] | None = None
+                self.rows: list[tuple[Any, ...]] = []
+
+            def execute(self, sql: str, *params: object) -> None:
+                fake.executed.append(sql)
+                if sql.startswith("SET "):
+                    self.description = None
+                    return
+                answer = fake.answers[sql]
+                names = list(answer[0]) if answer else ["x"]
+                self.description = [(n,) for n in names]
+                self.rows = [tuple(r[n] for n in names) for r in answer]
+
+            def fetchall(self) -> list[tuple[Any, ...]]:
+                return self.rows
+
+        class Connection:
+            timeout = 0
+
+            def cursor(self) -> Cursor:
+                return Cursor()
+
+            def close(self) -> None:
+                pass
+
+        return Connection()
+
+
+def test_collect_reads_the_buffer_manager_once_per_poll(monkeypatch: pytest.MonkeyPatch) -> None:
+    files = [
+        r
+        for r in load_fixture(FIXTURES / "file_stats.json", SQLSERVER_FILE_STATS)
+        if r["database_name"] == "Sales"
+    ]
+    buffers = load_fixture(FIXTURES / "buffer_manager.json", SQLSERVER_BUFFER_MANAGER)
+    answers = {
+        queries.load("sqlserver", "probe"): [{"has_volume_stats": 1, "has_queued_io_stats": 1}],
+        queries.load("sqlserver", "buffer_manager"): buffers,
+        queries.load("sqlserver", "databases"): [
+            {"database_name": "Sales", "database_id": 5, "has_access": 1}
+        ],
+        sqlserver.for_database(queries.load("sqlserver", "file_stats"), "Sales")[0]: files,
+        sqlserver.for_database(queries.load("sqlserver", "partitions"), "Sales")[0]: [],
+    }
+    fake = _FakePyodbc(answers)
+    monkeypatch.setattr(sqlserver, "_import_pyodbc", lambda: fake)
+    snap = sqlserver.collect("Driver={x};Server=db1", sample_time=SAMPLE_TIME)
+    assert fake.executed.count(queries.load("sqlserver", "buffer_manager")) == 1
+    samples = by_key(snap.samples)
+    assert samples["instance/buffer_manager"].extra["page_lookups"] == 3_060_000_000
+    assert samples["Sales/file/1"].ref.volume == "D:\\"
+    assert len(snap.samples) == len(files) + 1
+
+
 # --- driver values -> typed rows --------------------------------------------------------------
 
 
@@ -263,7 +421,11 @@ def test_driver_values_are_typed() -> None:
 
 # --- the .sql files ---------------------------------------------------------------------------
 
-SHAPED = {"file_stats": SQLSERVER_FILE_STATS, "partitions": SQLSERVER_PARTITIONS}
+SHAPED = {
+    "file_stats": SQLSERVER_FILE_STATS,
+    "partitions": SQLSERVER_PARTITIONS,
+    "buffer_manager": SQLSERVER_BUFFER_MANAGER,
+}
 HELPERS = {
     "probe": ["has_volume_stats", "has_queued_io_stats"],
     "databases": ["database_name", "database_id", "has_access"],

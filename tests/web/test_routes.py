@@ -139,3 +139,12 @@ def test_logout(app_client: TestClient) -> None:
     r = app_client.post("/logout", data={"csrf_token": csrf_of(page)}, follow_redirects=False)
     assert r.status_code == 303
     assert app_client.get("/", follow_redirects=False).status_code == 303
+
+
+@pytest.mark.parametrize(
+    "path", ["/api/recommendations?offset=99999999999999999999", "/recommendations/99999999999999999999"]
+)
+def test_out_of_range_numbers_are_a_client_error(app_client: TestClient, path: str) -> None:
+    login(app_client, "vera")
+    r = app_client.get(path)
+    assert r.status_code in (404, 422), r.text
