@@ -22,6 +22,7 @@ from advisors.features import (
     combine,
     compute_features,
     database_heat,
+    instance_read_miss,
 )
 from advisors.hysteresis import holds
 from advisors.placement import PlacementObject, PlacementResult, PlacementTier, flash_curve, place
@@ -204,6 +205,7 @@ def advise(
     """`now` is the data's clock (e.g. the newest sample), used for minimum residency."""
     units, member_of = build_units(windows)
     heat = database_heat(units)
+    inst_miss = instance_read_miss(windows)
     tiers = {t.name: t for t in policy.tiers}
     feats: dict[str, Features] = {}
     verdicts: dict[str, Verdict] = {}
@@ -213,6 +215,7 @@ def advise(
             u,
             db_heat=heat.get((u.info.server, u.info.database)),
             tier_read_ms=tier.read_latency_ms if tier else None,
+            instance_miss=inst_miss.get(u.info.server),
         )
         verdicts[uid(u.info)] = classify(u.info, feats[uid(u.info)], policy)
     objects = [

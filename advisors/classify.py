@@ -49,6 +49,8 @@ def describe(f: Features) -> str:
         parts.append(f"{_pct(f.prefetch_share)} prefetch")
     if f.read_miss_ratio is not None:
         parts.append(f"{_pct(f.read_miss_ratio)} read-miss")
+    elif f.instance_read_miss_ratio is not None:
+        parts.append(f"instance buffer read-miss {100 * f.instance_read_miss_ratio:,.1f} %")
     if f.heat_ratio is not None:
         parts.append(f"heat {f.heat:,.1f} I/O per GB-hour ({f.heat_ratio:,.2f}x the database average)")
     return ", ".join(parts)

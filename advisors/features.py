@@ -86,6 +86,9 @@ class Features:
     singleton_share: float | None  # SQL Server partitions: lookups / (lookups + range scans)
     est_cache_hit_share: float | None  # from latency vs the tier's service time
     trend_pct_per_day: float | None
+    # SQL Server shows read-miss only instance-wide (Buffer Manager page reads / page lookups):
+    # context for a file, not its own figure (its file reads are already the misses)
+    instance_read_miss_ratio: float | None
     by_hour_of_day: tuple[float, ...]  # I/O per second by UTC hour of day (24 values; empty if unknown)
     hours: float
 
@@ -227,8 +230,22 @@ def est_cache_hit_share(
     return min(max((tier_read_ms - avg_read_ms) / (tier_read_ms - hit_ms), 0.0), 1.0)
 
 
+def instance_read_miss(windows: Sequence[ObjectWindow]) -> dict[str, float]:
+    """Per SQL Server instance: Δ page reads / Δ page lookups from the Buffer Manager counters."""
+    out: dict[str, float] = {}
+    for w in windows:
+        x = w.total.extra
+        if w.info.kind == "instance" and x.get("page_lookups"):
+            out[w.info.server] = min(x.get("page_reads", 0) / x["page_lookups"], 1.0)
+    return out
+
+
 def compute_features(
-    window: ObjectWindow, *, db_heat: float | None, tier_read_ms: float | None = None
+    window: ObjectWindow,
+    *,
+    db_heat: float | None,
+    tier_read_ms: float | None = None,
+    instance_miss: float | None = None,
 ) -> Features:
     info, u = window.info, window.total
     c, x = u.counters, u.extra
@@ -265,6 +282,7 @@ def compute_features(
         singleton_share=singleton,
         est_cache_hit_share=est_cache_hit_share(avg_read_ms, tier_read_ms) if miss is None else None,
         trend_pct_per_day=_trend(window.by_hour, info),
+        instance_read_miss_ratio=instance_miss if info.engine == "sqlserver" else None,
         by_hour_of_day=_by_hour_of_day(window.by_hour, info),
         hours=u.seconds / 3600,
     )

@@ -172,6 +172,7 @@ def advice_json(a: Advice) -> dict[str, Any]:
             "singleton_share": _round(f.singleton_share, 4),
             "est_cache_hit_share": _round(f.est_cache_hit_share, 4),
             "trend_pct_per_day": _round(f.trend_pct_per_day, 2),
+            "instance_read_miss_ratio": _round(f.instance_read_miss_ratio, 4),
             "read_mb_s": _round(f.read_mb_s),
             "write_mb_s": _round(f.write_mb_s),
             "hours": _round(f.hours, 2),
