@@ -36,7 +36,9 @@ def test_non_admin_cannot_change_targets_or_policy(app_client: TestClient) -> No
     page = login(app_client, "abe").get("/targets").text
     assert "Add a target" not in page
     token = csrf_of(page)
-    r = app_client.post("/targets", data={"name": "X", "engine": "db2", "connection": "x", "csrf_token": token})
+    r = app_client.post(
+        "/targets", data={"name": "X", "engine": "db2", "connection": "x", "csrf_token": token}
+    )
     assert r.status_code == 403
     assert app_client.post("/targets/demo:SQLPROD01/remove", data={"csrf_token": token}).status_code == 403
     r = app_client.post("/policies", data={"yaml_text": "tiers: []", "csrf_token": token})
@@ -45,7 +47,9 @@ def test_non_admin_cannot_change_targets_or_policy(app_client: TestClient) -> No
 
 def test_forms_need_csrf(app_client: TestClient) -> None:
     login(app_client, "ada")
-    r = app_client.post("/targets", data={"name": "X", "engine": "db2", "connection": "x", "csrf_token": "nope"})
+    r = app_client.post(
+        "/targets", data={"name": "X", "engine": "db2", "connection": "x", "csrf_token": "nope"}
+    )
     assert r.status_code == 403
 
 
@@ -57,7 +61,9 @@ def test_policy_edit_is_validated_versioned_and_audited(app_client: TestClient) 
     r = app_client.post("/policies", data={"yaml_text": bad, "csrf_token": token})
     assert r.status_code == 422 and "tiers[1].device_iops" in r.text
     good = DEFAULT_POLICY.read_text().replace("device_iops: 180", "device_iops: 200")
-    r = app_client.post("/policies", data={"yaml_text": good, "comment": "new FC drives", "csrf_token": token})
+    r = app_client.post(
+        "/policies", data={"yaml_text": good, "comment": "new FC drives", "csrf_token": token}
+    )
     assert r.status_code == 200 and "policy saved" in r.text
     page = app_client.get("/policies").text
     assert "device_iops: 200" in page and "new FC drives" in page
