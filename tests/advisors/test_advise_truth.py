@@ -104,6 +104,8 @@ def test_sqlserver_instance_read_miss_is_shown_not_used_as_a_file_figure(
     report, _ = week
     hot = next(a for a in report.objects if a.info.name == "FG_HOT_INDEX")
     assert hot.features.read_miss_ratio is None  # SQL Server has no per-file read-miss
-    assert hot.features.instance_read_miss_ratio is not None and 0 < hot.features.instance_read_miss_ratio < 0.1
+    assert (
+        hot.features.instance_read_miss_ratio is not None and 0 < hot.features.instance_read_miss_ratio < 0.1
+    )
     assert any("instance buffer read-miss" in r for r in hot.reasons)
     assert hot.recommended_tier == "flash"  # an instance-wide hit ratio does not veto the file's misses
