@@ -54,7 +54,7 @@ class AdviceReport:
 PLACEABLE = frozenset({"data_file", "log_file", "filegroup", "partition", "tablespace", "tempdb"})
 
 
-def _unit_key(info: ObjectInfo) -> str | None:
+def unit_key(info: ObjectInfo) -> str | None:
     """Key of the placement unit an object belongs to (None: it is its own unit)."""
     if info.engine == "sqlserver":
         if info.kind == "data_file" and info.filegroup:
@@ -87,7 +87,7 @@ def build_units(windows: Sequence[ObjectWindow]) -> tuple[list[ObjectWindow], di
     for w in windows:
         if w.info.kind not in PLACEABLE:
             continue  # buffer pools, instance counters: context for the features, not storage to place
-        uk = _unit_key(w.info)
+        uk = unit_key(w.info)
         if w.info.kind == "partition":
             if uk is not None:
                 partitions[(w.info.server, uk)].append(w)

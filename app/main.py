@@ -26,6 +26,7 @@ from app.store.models import DbObject, IoInterval, Sample, Target
 from app.store.policies import current_policy
 from app.web.admin import router as admin_router
 from app.web.auth import LoginRequired, session_secret
+from app.web.objects import router as objects_router
 from app.web.pages import router as pages_router
 from app.web.plans import router as plans_router
 from app.web.reports import router as reports_router
@@ -77,6 +78,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(admin_router)
     app.include_router(reports_router)
     app.include_router(plans_router)
+    app.include_router(objects_router)
     app.include_router(scripts_router)
     app.include_router(pages_router)
 

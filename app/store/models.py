@@ -170,7 +170,7 @@ class HourlyRollup(Base):
     __tablename__ = "hourly_rollup"
 
     object_id: Mapped[int] = mapped_column(ForeignKey("object.id", ondelete="CASCADE"), primary_key=True)
-    hour: Mapped[datetime] = mapped_column(primary_key=True)
+    hour: Mapped[datetime] = mapped_column(primary_key=True, index=True)  # fleet-wide reads by time
     intervals: Mapped[int] = mapped_column(Integer, default=0)
     seconds: Mapped[float] = mapped_column(Float, default=0.0)
     reads: Mapped[int | None] = mapped_column(BigInteger, default=None)

@@ -4,79 +4,12 @@ Screenshots of the main pages are saved under test-artifacts/screenshots/."""
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-import uvicorn
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Page, expect
 
 from app.demo import DEMO_PASSWORD, DEMO_USER
-from app.main import create_app
-from app.settings import Settings
-
-CHROMIUM = "/usr/bin/chromium"
-SHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
-FLAGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync",
-]  # fmt: skip
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    tmp = tmp_path_factory.mktemp("e2e")
-    settings = Settings(
-        database_url=f"sqlite:///{tmp / 'tierwise.db'}",
-        secret_key_file=tmp / "tierwise.key",
-        demo=True,
-        scheduler_enabled=False,
-        demo_history_hours=8,
-    )
-    port = _free_port()
-    srv = uvicorn.Server(
-        uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
-    )
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not srv.started:
-        assert time.monotonic() < deadline, "server did not start"
-        time.sleep(0.1)
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(timeout=10)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    assert Path(CHROMIUM).exists(), "Debian's chromium is missing: `make test` installs it"
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
-        yield b
-        b.close()
-
-
-@pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 1360, "height": 900})
-    pg = context.new_page()
-    yield pg
-    context.close()
-
-
-def shot(page: Page, name: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+from tests.e2e.conftest import shot
 
 
 def test_login_approve_and_audit(server: str, page: Page) -> None:
@@ -100,7 +33,7 @@ def test_login_approve_and_audit(server: str, page: Page) -> None:
 
     # drill into one server's open recommendations
     row = page.get_by_role("row").filter(has_text="demo:SQLPROD01")
-    row.get_by_role("link").click()
+    row.get_by_role("link").last.click()  # the open-recommendations count
     expect(page.get_by_role("heading", name="Recommendations")).to_be_visible()
     expect(page.get_by_text("FG_HOT_INDEX")).to_be_visible()
     shot(page, "03-recommendations")
@@ -121,3 +54,16 @@ def test_login_approve_and_audit(server: str, page: Page) -> None:
     expect(audit_row).to_contain_text("demo")
     expect(audit_row).to_contain_text("FG_HOT_INDEX")
     shot(page, "05-audit")
+
+    # the approved move's scripts: preview and download (what ops run)
+    page.get_by_role("link", name="Scripts").click()
+    expect(page.get_by_role("heading", name="Scripts")).to_be_visible()
+    move = page.get_by_role("row").filter(has_text="FG_HOT_INDEX")
+    expect(move).to_contain_text("forward")
+    shot(page, "06-scripts")
+    with page.expect_download() as download_info:
+        move.get_by_role("link", name="download").first.click()
+    download = download_info.value
+    assert download.suggested_filename.endswith(".forward.sql")
+    text = Path(download.path()).read_text(encoding="utf-8")
+    assert "migration script: FORWARD" in text and "FG_HOT_INDEX" in text and "To:         tier flash" in text

@@ -252,6 +252,12 @@ sql_names = st.builds(
 BENIGN_SQL, _ = _scripts(sqlserver_doc(SqlNames()), "tsql")
 
 
+def _distinctive(value: str, benign: list[tuple[str, str, str]]) -> bool:
+    """A refused name can only be looked for in the other moves' scripts when it is not text any
+    script contains anyway (a name like "]\n" is part of every bracket-quoted line)."""
+    return len(value.strip()) >= 3 and not any(value in f or value in b for _, f, b in benign)
+
+
 def _refused(
     doc: dict[str, Any], dialect: str, tiers: list[TierSpot] = TIERS
 ) -> tuple[list[tuple[str, str, str]], list[str], str | None]:
@@ -277,7 +283,7 @@ def test_tsql_names_cannot_break_out(n: SqlNames) -> None:
             assert reason.startswith("unsupported here: review: advice.json: object ")
         for _, fwd, back in out:
             for v in values:
-                if unsafe(v, "tsql"):
+                if unsafe(v, "tsql") and _distinctive(v, BENIGN_SQL):
                     assert v not in fwd and v not in back  # not even in comments
         return
     assert error is None and not skipped, (error, skipped)
@@ -398,7 +404,7 @@ def test_db2_names_cannot_break_out(n: Db2Names) -> None:
         assert error or skipped, "an unsafe or over-long name was not refused"
         for _, fwd, back in out:
             for v in values:
-                if unsafe(v, "db2"):
+                if unsafe(v, "db2") and _distinctive(v, BENIGN_DB2):
                     assert v not in code(fwd, "db2") and v not in code(back, "db2")
         return
     assert error is None and not skipped, (error, skipped)
