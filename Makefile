@@ -39,6 +39,7 @@ check-system:
 bench: check-system $(STAMP)
 	$(BIN)/python -m bench.poll_cycle
 	$(BIN)/python -m bench.placement
+	$(BIN)/python -m bench.pages
 
 ## golden: regenerate the golden migration scripts (review the diff)
 golden: $(STAMP)
