@@ -53,7 +53,10 @@ def build_message(
     recipients: Sequence[str],
     base_url: str,
     attachments: Sequence[Attachment] = (),
+    fmt: str = "html",
 ) -> EmailMessage:
+    """`fmt` "html": HTML with inline charts plus a plain-text part; "text": plain text only
+    (for mail systems that strip HTML)."""
     msg = EmailMessage()
     msg["Subject"] = subject_for(content)
     msg["From"] = sender
@@ -68,11 +71,12 @@ def build_message(
         "tier_cid": tier_cid[1:-1],
     }
     msg.set_content(_env.get_template("report.txt").render(**context))
-    msg.add_alternative(_env.get_template("report.html").render(**context), subtype="html")
-    html_part = msg.get_body(preferencelist=("html",))
-    assert isinstance(html_part, EmailMessage)
-    html_part.add_related(skew_chart(content), "image", "png", cid=skew_cid, filename="skew.png")
-    html_part.add_related(tier_chart(content), "image", "png", cid=tier_cid, filename="tiers.png")
+    if fmt != "text":
+        msg.add_alternative(_env.get_template("report.html").render(**context), subtype="html")
+        html_part = msg.get_body(preferencelist=("html",))
+        assert isinstance(html_part, EmailMessage)
+        html_part.add_related(skew_chart(content), "image", "png", cid=skew_cid, filename="skew.png")
+        html_part.add_related(tier_chart(content), "image", "png", cid=tier_cid, filename="tiers.png")
     if len(attachments) > ZIP_ABOVE:
         buf = io.BytesIO()
         with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:

@@ -83,11 +83,11 @@ class Sent:
 
 
 def compose(store: Store, settings: Settings, scope: Scope, recipients: Sequence[str], *, now: datetime,
-            attachments: Sequence[Attachment] = ()) -> tuple[EmailMessage, ReportContent]:  # fmt: skip
+            attachments: Sequence[Attachment] = (), fmt: str = "html") -> tuple[EmailMessage, ReportContent]:  # fmt: skip
     with store.session() as s:
         content = gather(s, scope, now=now)
     msg = build_message(content, sender=settings.smtp_from, recipients=recipients, base_url=settings.base_url,
-                        attachments=attachments)  # fmt: skip
+                        attachments=attachments, fmt=fmt)  # fmt: skip
     return msg, content
 
 
@@ -143,16 +143,16 @@ def run_due(
     """Send every enabled subscription that is due, once each, and mark it run."""
     with store.session() as s:
         subs = [
-            (sub.id, sub.scope, sub.recipients)
+            (sub.id, sub.scope, sub.recipients, sub.format)
             for sub in s.scalars(select(ReportSubscription).where(ReportSubscription.enabled.is_(True)))
             if due(sub, now)
         ]
-        for sub_id, _, _ in subs:
+        for sub_id, _, _, _ in subs:
             row = s.get(ReportSubscription, sub_id)
             assert row is not None
             row.last_run_at = now  # claimed before sending: a crash never sends twice
     sent: list[Sent] = []
-    for sub_id, scope_text, recipients in subs:
+    for sub_id, scope_text, recipients, fmt in subs:
         scope = Scope.parse(scope_text)
         attachments = (
             attachments_for(scope)
@@ -160,7 +160,7 @@ def run_due(
             else scope_attachments(store, settings, scope, now=now)
         )
         msg, _ = compose(
-            store, settings, scope, parse_recipients(recipients), now=now, attachments=attachments
+            store, settings, scope, parse_recipients(recipients), now=now, attachments=attachments, fmt=fmt
         )
         sent.append(deliver(store, settings, msg, now=now, subscription_id=sub_id, sleep=sleep))
     return sent

@@ -300,6 +300,7 @@ class ReportSubscription(Base):
     )  # fleet | target:NAME | database:TARGET/DB
     cron: Mapped[str] = mapped_column(String(120))  # five-field cron, e.g. "0 7 * * 1"
     timezone: Mapped[str] = mapped_column(String(64), default="UTC")
+    format: Mapped[str] = mapped_column(String(10), default="html", server_default="html")  # html | text
     enabled: Mapped[bool] = mapped_column(Boolean, default=True)
     created_by: Mapped[str] = mapped_column(String(100))
     created_at: Mapped[datetime]

@@ -28,6 +28,9 @@ class SubscriptionIn(BaseModel):
     scope: str = Field(default="fleet", description="fleet, target:NAME or database:TARGET/DB")
     cron: str = Field(default="weekly", description="five-field cron, or daily / weekly / monthly (07:00)")
     timezone: str = "UTC"
+    format: str = Field(
+        default="html", pattern="^(html|text)$", description="html (with a text part) or text"
+    )
 
 
 def _validate(body: SubscriptionIn) -> None:
@@ -40,7 +43,8 @@ def _create(session: Session, body: SubscriptionIn, user: CurrentUser, now: date
     if session.scalar(select(ReportSubscription.id).where(ReportSubscription.name == body.name)) is not None:
         raise SubscriptionError(f"a subscription named {body.name!r} already exists")
     sub = ReportSubscription(name=body.name, recipients=body.recipients, scope=body.scope, cron=body.cron,
-                             timezone=body.timezone, enabled=True, created_by=user.username, created_at=now)  # fmt: skip
+                             timezone=body.timezone, format=body.format, enabled=True, created_by=user.username,
+                             created_at=now)  # fmt: skip
     session.add(sub)
     session.flush()
     audit(session, at=now, username=user.username, action="add_subscription", subject_type="subscription",
@@ -50,7 +54,7 @@ def _create(session: Session, body: SubscriptionIn, user: CurrentUser, now: date
 
 def _sub_json(s: ReportSubscription) -> dict[str, Any]:
     return {"id": s.id, "name": s.name, "recipients": s.recipients, "scope": s.scope, "cron": s.cron,
-            "timezone": s.timezone, "enabled": s.enabled, "created_by": s.created_by,
+            "timezone": s.timezone, "format": s.format, "enabled": s.enabled, "created_by": s.created_by,
             "last_run_at": s.last_run_at.isoformat() if s.last_run_at else None}  # fmt: skip
 
 
@@ -79,15 +83,16 @@ def add_subscription_form(
     scope: str = Form("fleet"),
     cron: str = Form("weekly"),
     timezone: str = Form("UTC"),
+    fmt: str = Form("html", alias="format"),
     csrf_token_field: str = Form(..., alias="csrf_token"),
     user: CurrentUser = Depends(page_user),
     state: AppState = Depends(app_state),
 ) -> Response:
     check_csrf(request, csrf_token_field)
     require(user, "approver")
-    body = SubscriptionIn(name=name.strip(), recipients=recipients, scope=scope.strip(), cron=cron.strip(),
-                          timezone=timezone.strip())  # fmt: skip
     try:
+        body = SubscriptionIn(name=name.strip(), recipients=recipients, scope=scope.strip(), cron=cron.strip(),
+                              timezone=timezone.strip(), format=fmt)  # fmt: skip
         _validate(body)
         with state.store.session() as s:
             _create(s, body, user, datetime.now(UTC))

@@ -248,3 +248,21 @@ def test_scheduled_report_attaches_the_approved_scripts(
         p for p in inbox.messages[0].iter_attachments() if (p.get_filename() or "").endswith(".forward.sql")
     )
     assert "FG_HOT_INDEX" in forward.get_content()
+
+
+def test_text_format_subscription_sends_plain_text_only(
+    demo_store: Store, settings: Settings, smtp: tuple[Inbox, int]
+) -> None:
+    inbox, port = smtp
+    with demo_store.session() as s:
+        s.add(ReportSubscription(name="plain", recipients="ops@example.test", scope="fleet", cron="daily",
+                                 timezone="UTC", format="text", enabled=True, created_by="abe",
+                                 created_at=NOW - timedelta(days=1)))  # fmt: skip
+    assert [
+        x.ok
+        for x in run_due(demo_store, mail_settings(settings, port), now=NOW, attachments_for=lambda _: [])
+    ] == [True]
+    msg = inbox.messages[0]
+    assert msg.get_body(preferencelist=("html",)) is None
+    assert not [p for p in msg.walk() if p.get_content_type() == "image/png"]
+    assert "Top recommendations" in msg.get_body(preferencelist=("plain",)).get_content()  # type: ignore[union-attr]
