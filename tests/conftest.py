@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import os
+import socket
+import threading
+import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -18,6 +22,37 @@ POSTGRES_URL = os.environ.get(
     "TIERWISE_TEST_POSTGRES_URL", "postgresql+psycopg://postgres:postgres@127.0.0.1:5432/postgres"
 )
 FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on (for servers we start, or to test a refused connection)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def live_server(settings: Settings) -> Iterator[str]:
+    """The service as `tierwise serve` runs it, on a free loopback port in a thread; yields its URL."""
+    import uvicorn
+
+    from app.main import create_app
+
+    port = free_port()
+    srv = uvicorn.Server(
+        uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
+    )
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not srv.started:
+        assert time.monotonic() < deadline, "server did not start"
+        time.sleep(0.1)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        srv.should_exit = True
+        thread.join(timeout=10)
 
 
 @pytest.fixture

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import time
 from datetime import UTC, datetime, timedelta
 
@@ -18,12 +17,7 @@ from app.store.db import Store
 from app.store.models import DbObject, IoInterval, Sample, Target
 from app.store.targets import add_target
 from connectors.simulator import demo_fleet
-
-
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from tests.conftest import free_port
 
 
 def _add(store: Store, vault: Vault, name: str, engine: str, connection: str, **kw: object) -> int:
@@ -96,7 +90,7 @@ def test_failing_targets_are_recorded_and_never_block_others(
     now = datetime.now(UTC).replace(microsecond=0)
     origin = now - timedelta(hours=2)
     sim = _add(store, vault, "demo:SQLPROD01", "sqlserver", simulator_connection("SQLPROD01", origin))
-    port = closed_port()
+    port = free_port()
     mssql = _add(
         store,
         vault,
@@ -165,7 +159,7 @@ def test_scheduler_polls_every_target_despite_a_dead_one(
         vault,
         "SQLDOWN",
         "sqlserver",
-        f"DRIVER={{FreeTDS}};SERVER=127.0.0.1;PORT={closed_port()};UID=tw;PWD=x",
+        f"DRIVER={{FreeTDS}};SERVER=127.0.0.1;PORT={free_port()};UID=tw;PWD=x",
         interval=10,
     )
     scheduler = Scheduler(Runtime(store=store, vault=vault, settings=settings))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import time
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -23,6 +22,7 @@ from connectors.shapes import (
     ColumnType,
     shape_for_header,
 )
+from tests.conftest import free_port
 from tests.connectors.test_sqlserver import load_fixture, select_columns
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "db2"
@@ -394,9 +394,7 @@ def test_connect_timeout_is_added_once() -> None:
 
 
 def test_collect_unreachable_server_fails_without_secrets() -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     cs = f"DATABASE=SAMPLE;HOSTNAME=127.0.0.1;PORT={port};PROTOCOL=TCPIP;UID={USER};PWD={PASSWORD};"
     started = time.monotonic()
     with pytest.raises(SourceError) as caught:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import time
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -23,6 +22,7 @@ from connectors.shapes import (
     Shape,
     shape_for_header,
 )
+from tests.conftest import free_port
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sqlserver"
 SAMPLE_TIME = datetime(2024, 5, 20, 10, 0, 5, tzinfo=UTC)
@@ -510,13 +510,6 @@ PASSWORD = "Sup3r;S3cret}x"
 USER = "tierwise_probe"
 
 
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-    return port
-
-
 def freetds_cs(port: int) -> str:
     pwd = "{" + PASSWORD.replace("}", "}}") + "}"
     return (
@@ -534,7 +527,7 @@ def test_collect_unreachable_server_fails_fast_without_secrets() -> None:
     import pyodbc
 
     assert "FreeTDS" in pyodbc.drivers()
-    port = closed_port()
+    port = free_port()
     cs = freetds_cs(port)
     started = time.monotonic()
     with pytest.raises(SourceError) as caught:
@@ -548,7 +541,7 @@ def test_collect_unreachable_server_fails_fast_without_secrets() -> None:
 
 
 def test_test_connection_unreachable_and_missing_driver() -> None:
-    port = closed_port()
+    port = free_port()
     cs = freetds_cs(port)
     with pytest.raises(SourceError) as caught:
         sqlserver.test_connection(cs, timeout_s=3)

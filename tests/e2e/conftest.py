@@ -3,19 +3,14 @@ per test module), Debian's headless Chromium driven by Playwright, and a page pe
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import uvicorn
-from fastapi import FastAPI
 from playwright.sync_api import Browser, Page, sync_playwright
 
-from app.main import create_app
 from app.settings import Settings
+from tests.conftest import live_server
 
 CHROMIUM = "/usr/bin/chromium"
 SHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
@@ -23,23 +18,6 @@ FLAGS = [
     "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
     "--disable-component-update", "--disable-sync",
 ]  # fmt: skip
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def demo_app(settings: Settings) -> FastAPI:
-    """The service as `tierwise serve` builds it, with the object pages' router included if
-    app/main.py does not include it yet."""
-    from app.web.objects import router as objects_router
-
-    app = create_app(settings)
-    if not any(getattr(r, "path", None) == "/heatmap" for r in app.routes):
-        app.include_router(objects_router)
-    return app
 
 
 def shot(page: Page, name: str) -> None:
@@ -57,17 +35,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         scheduler_enabled=False,
         demo_history_hours=8,
     )
-    port = _free_port()
-    srv = uvicorn.Server(uvicorn.Config(demo_app(settings), host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not srv.started:
-        assert time.monotonic() < deadline, "server did not start"
-        time.sleep(0.1)
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(timeout=10)
+    with live_server(settings) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import email
 import email.policy
-import socket
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from email.message import EmailMessage
@@ -24,6 +23,7 @@ from app.settings import Settings
 from app.store.db import Store
 from app.store.models import Delivery, Recommendation, ReportSubscription
 from policies.loader import load_policy
+from tests.conftest import free_port
 
 NOW = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
 
@@ -44,12 +44,6 @@ class Inbox:
         assert isinstance(message, EmailMessage)
         self.messages.append(message)
         return "250 OK"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture

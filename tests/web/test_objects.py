@@ -25,7 +25,6 @@ from app.store.queries import MAX_POINTS, SUM_COLUMNS, bucket_width, heat, metri
 from app.store.rollup import roll_up
 from app.web import charts
 from app.web.objects import heatmap_totals
-from app.web.objects import router as objects_router
 from tests.web.conftest import login
 
 T = "demo:SQLPROD01"
@@ -35,10 +34,6 @@ HOSTILE = "</text><script>alert(1)</script>"
 
 @pytest.fixture
 def client(app_client: TestClient) -> TestClient:
-    """The demo app with the object pages (included here until app/main.py includes them)."""
-    app = app_client.app
-    if not any(getattr(r, "path", None) == "/heatmap" for r in app.routes):  # type: ignore[attr-defined]
-        app.include_router(objects_router)  # type: ignore[attr-defined]
     return app_client
 
 

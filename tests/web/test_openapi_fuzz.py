@@ -2,31 +2,21 @@
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 import schemathesis
-import uvicorn
 from hypothesis import HealthCheck, given, settings
 from sqlalchemy import select
 
-from app.main import create_app
 from app.settings import Settings
 from app.store.db import Store
 from app.store.models import User
 from app.store.tokens import create_token
 from app.store.users import add_user
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from tests.conftest import live_server
 
 
 @pytest.fixture(scope="module")
@@ -40,17 +30,8 @@ def live_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, st
         token = create_token(s, user=s.scalar(select(User).where(User.username == "fuzz")), name="fuzz",  # type: ignore[arg-type]
                              now=datetime.now(UTC))  # fmt: skip
     store.dispose()
-    port = _free_port()
-    srv = uvicorn.Server(uvicorn.Config(create_app(cfg), host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not srv.started:
-        assert time.monotonic() < deadline
-        time.sleep(0.1)
-    yield f"http://127.0.0.1:{port}", token
-    srv.should_exit = True
-    thread.join(timeout=10)
+    with live_server(cfg) as url:
+        yield url, token
 
 
 @pytest.fixture(scope="module")
