@@ -74,6 +74,7 @@ def windows_from_store(
             current_tier=policy.tier_of_location(
                 engine=o.engine, physical_name=o.physical_name, storage_group=o.storage_group
             ),
+            location_since=o.location_since,
             **{f: getattr(o, f) for f in INFO_FIELDS},
         )
         by_hour = tuple((h, Usage(s, c, x)) for h, (s, c, x) in sorted(hours[oid].items()))

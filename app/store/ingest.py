@@ -19,6 +19,10 @@ from advisors.deltas import CounterPoint, Outcome, interval_between
 from app.store.models import COUNTER_COLUMNS, DbObject, IoInterval, Sample, Target
 from connectors.records import ObjectRef, Snapshot
 
+# where an object lives: a change in any of these is a move (a file copied, a partition rebuilt
+# onto another filegroup, a table space altered to another storage group)
+PLACEMENT_FIELDS = ("physical_name", "filegroup", "tablespace", "storage_group")
+
 _LOCATION_FIELDS = (
     "name",
     "size_bytes",
@@ -159,6 +163,15 @@ class SeriesCache:
             # the newest sample describes where the object lives now (a move shows up here);
             # only changes are written, last_seen is written once per snapshot (mark_seen)
             location.update(server=ref.server, kind=str(ref.kind))
+            moved = {
+                f: getattr(obj, f)
+                for f in PLACEMENT_FIELDS
+                if location[f] is not None and getattr(obj, f) is not None and getattr(obj, f) != location[f]
+            }
+            if moved:
+                # a relocation: remember where it was, so verification can compare before and after
+                obj.previous_location = {f: getattr(obj, f) for f in PLACEMENT_FIELDS}
+                obj.location_since = seen
             for name, value in location.items():
                 if value is not None and getattr(obj, name) != value:
                     setattr(obj, name, value)

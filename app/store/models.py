@@ -82,6 +82,9 @@ class Target(Base):
     last_error_at: Mapped[datetime | None] = mapped_column(default=None)
     consecutive_failures: Mapped[int] = mapped_column(Integer, default=0)
     next_attempt_at: Mapped[datetime | None] = mapped_column(default=None)
+    # a collector worker's claim on this target's due poll (lease expiry frees a dead worker's claim)
+    lease_owner: Mapped[str | None] = mapped_column(String(200), default=None)
+    lease_until: Mapped[datetime | None] = mapped_column(default=None)
 
 
 class DbObject(Base):
@@ -118,6 +121,9 @@ class DbObject(Base):
     current_tier: Mapped[str | None] = mapped_column(String(40), default=None)
     first_seen: Mapped[datetime]
     last_seen: Mapped[datetime]
+    # when its placement (file path, filegroup, table space, storage group) last changed, and from what
+    location_since: Mapped[datetime | None] = mapped_column(default=None)
+    previous_location: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
 
 
 class Sample(Base):
@@ -353,3 +359,68 @@ class ScriptRecord(Base):
     manual_step: Mapped[bool] = mapped_column(Boolean, default=False)
     restart_required: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime]
+
+
+class AdviceSnapshot(Base):
+    """The latest advice run for one target: every object's verdict and numbers, moved or not.
+
+    Recommendations keep only moves; this keeps the evidence for the objects that were not picked
+    and the "how much flash" curve per database.
+    """
+
+    __tablename__ = "advice_snapshot"
+
+    target_id: Mapped[int] = mapped_column(ForeignKey("target.id", ondelete="CASCADE"), primary_key=True)
+    evaluated_at: Mapped[datetime]
+    objects: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)  # advice JSON, one per object
+    flash_curve: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)  # per database
+    notes: Mapped[list[str]] = mapped_column(JSON, default=list)
+
+
+class Verification(Base):
+    """A measured before/after comparison of one move (executed recommendation or a seen relocation)."""
+
+    __tablename__ = "verification"
+    __table_args__ = (UniqueConstraint("target_id", "key", "changed_at"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    target_id: Mapped[int] = mapped_column(ForeignKey("target.id", ondelete="CASCADE"), index=True)
+    recommendation_id: Mapped[int | None] = mapped_column(
+        ForeignKey("recommendation.id", ondelete="SET NULL"), default=None, index=True
+    )
+    key: Mapped[str] = mapped_column(String(1200))
+    name: Mapped[str] = mapped_column(String(600))
+    trigger: Mapped[str] = mapped_column(String(20))  # executed | location_change
+    changed_at: Mapped[datetime]
+    from_tier: Mapped[str | None] = mapped_column(String(40), default=None)
+    to_tier: Mapped[str | None] = mapped_column(String(40), default=None)
+    window_days: Mapped[int] = mapped_column(Integer, default=7)
+    status: Mapped[str] = mapped_column(String(20), index=True)  # waiting verified regressed inconclusive
+    predicted_gain_ms_per_s: Mapped[float | None] = mapped_column(Float, default=None)
+    achieved_gain_ms_per_s: Mapped[float | None] = mapped_column(Float, default=None)
+    share_of_prediction: Mapped[float | None] = mapped_column(Float, default=None)
+    confidence: Mapped[float | None] = mapped_column(Float, default=None)
+    before: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    after: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    reasons: Mapped[list[str]] = mapped_column(JSON, default=list)
+    created_at: Mapped[datetime]
+    evaluated_at: Mapped[datetime | None] = mapped_column(default=None)
+    notified_at: Mapped[datetime | None] = mapped_column(default=None)  # regression notice sent in a report
+
+
+class Suppression(Base):
+    """A DBA's decision to hide advice for one object until it expires; lifted ones stay for the record."""
+
+    __tablename__ = "suppression"
+    __table_args__ = (Index("ix_suppression_target_key", "target_id", "key"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    target_id: Mapped[int] = mapped_column(ForeignKey("target.id", ondelete="CASCADE"))
+    key: Mapped[str] = mapped_column(String(1200))
+    name: Mapped[str] = mapped_column(String(600))
+    reason: Mapped[str] = mapped_column(Text)
+    created_by: Mapped[str] = mapped_column(String(100))
+    created_at: Mapped[datetime]
+    expires_at: Mapped[datetime]
+    lifted_by: Mapped[str | None] = mapped_column(String(100), default=None)
+    lifted_at: Mapped[datetime | None] = mapped_column(default=None)

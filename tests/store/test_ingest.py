@@ -141,6 +141,20 @@ def test_object_location_follows_newest_sample(store: Store) -> None:
         assert obj.physical_name == r"E:\flash\Sales\hot1.ndf"
         assert obj.last_seen == T0 + timedelta(minutes=5)
         assert obj.first_seen == T0
+        # the move is remembered: when, and where it was before (verification compares the two)
+        assert obj.location_since == T0 + timedelta(minutes=5)
+        assert obj.previous_location is not None
+        assert obj.previous_location["physical_name"] == r"F:\fc\Sales\hot1.ndf"
+        assert obj.previous_location["filegroup"] == "FG_HOT"
+
+
+def test_unchanged_location_is_not_a_relocation(store: Store) -> None:
+    tid = _target(store)
+    _ingest(store, tid, [snap(0, 1000), snap(5, 2000), snap(10, 3000)])
+    with store.session() as s:
+        obj = s.scalar(select(DbObject))
+        assert obj is not None
+        assert obj.location_since is None and obj.previous_location is None
 
 
 def test_extra_counters_are_differenced(store: Store) -> None:
