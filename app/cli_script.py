@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import replace
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -61,6 +62,7 @@ def tier_spots(policy: Any) -> list[TierSpot]:
                 db2_overhead_ms=loc.db2_overhead_ms,
                 db2_device_read_rate_mb_s=loc.db2_device_read_rate_mb_s,
                 db2_data_tag=loc.db2_data_tag,
+                db2_log_path=loc.db2_log_path,
             )
         )
     return spots
@@ -151,6 +153,12 @@ def script_command(
     backup_check: str = typer.Option(
         "error", "--backup-check", help="error (stop) or warn when there is no recent full backup"
     ),
+    db2_log_path: list[str] = typer.Option(
+        None,
+        "--db2-log-path",
+        help="DB2: TIER=PATH, where an active log moved to that tier goes (NEWLOGPATH); overrides the "
+        "policy's locations.db2_log_path; repeatable",
+    ),
 ) -> None:
     """Write forward and rollback scripts for the recommended moves, and plan.json with their run order."""
     from policies.loader import PolicyError, load_policy
@@ -175,13 +183,25 @@ def script_command(
         backup_max_age_hours=backup_max_age_hours,
         backup_check="warn" if backup_check == "warn" else "error",
     )
+    log_paths: dict[str, str] = {}
+    for item in db2_log_path or []:
+        tier, sep, path = item.partition("=")
+        if not sep or not tier or not path:
+            _fail(f"--db2-log-path takes TIER=PATH, got {item!r}")
+        log_paths[tier] = path
     try:
         policy = load_policy(policy_file)
+        spots = tier_spots(policy)
+        unknown = sorted(set(log_paths) - {t.name for t in spots})
+        if unknown:
+            _fail(f"--db2-log-path: {', '.join(unknown)} is not a tier of the policy")
+        # the policy's locations.db2_log_path, unless --db2-log-path names the tier
+        spots = [replace(t, db2_log_path=log_paths.get(t.name, t.db2_log_path)) for t in spots]
         doc = read_advice(advice)
         selection = select_moves(
             doc,
             source=str(advice),
-            tiers=tier_spots(policy),
+            tiers=spots,
             dialect=engine_dialect,
             only=selectors,
             read_only=read_only or [],
@@ -232,3 +252,48 @@ def script_command(
 def register(app: typer.Typer) -> None:
     """Add `script` to a typer application."""
     app.command("script")(script_command)
+
+
+def write_ilm_scripts(
+    report: Any, policy: Any, plan_doc: dict[str, Any], *, dialect: str | None, out: Path
+) -> None:
+    """`tierwise ilm --scripts DIR --dialect D`: one forward and one rollback file per month of
+    moves plus plan.json into a new or empty directory; prints the paths, notes on stderr."""
+    from app.advice import report_json
+    from app.ilm import ilm_script_files
+
+    if dialect not in ("tsql", "db2"):
+        _fail(f"--scripts needs --dialect tsql or db2, got {dialect!r}")
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        _fail(
+            f"{out}: not an empty directory; choose a new or empty one so old scripts cannot mix with this plan"
+        )
+    engine_dialect: Dialect = "tsql" if dialect == "tsql" else "db2"
+    options = Options(generator=_generator())
+    try:
+        files, index = ilm_script_files(
+            report_json(report, policy),
+            plan_doc,
+            tiers=tier_spots(policy),
+            dialect=engine_dialect,
+            options=options,
+            now=datetime.now(UTC),
+            policy_name=policy.name,
+        )
+    except PlanError as exc:
+        _fail(str(exc))
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        for name, data in files.items():
+            (out / name).write_bytes(data)
+    except OSError as exc:
+        _fail(f"{out}: cannot write the scripts: {exc.strerror or exc}")
+    for m in index["months"]:
+        note = "  (takes effect at the next restart)" if m["restart_required"] else ""
+        typer.echo(f"{out / m['forward']['path']}{note}")
+        typer.echo(f"{out / m['rollback']['path']}")
+    typer.echo(f"{out / 'plan.json'}")
+    if not index["months"]:
+        typer.echo("note: no partition moves to script", err=True)
+    for s in index["skipped"]:
+        typer.echo(f"note: skipped {s['server']}|{s['key']}: {s['reason']}", err=True)

@@ -1,13 +1,20 @@
-"""ILM plans from advice: partitions with their measured heat -> advisors.ilm -> JSON / table."""
+"""ILM plans from advice: partitions with their measured heat -> advisors.ilm -> JSON / table,
+and the plan's scripts (one forward and one rollback file per month of moves, migrations.ilm)."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections import defaultdict
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from advisors.advise import Advice, AdviceReport
 from advisors.ilm import IlmPlan, PartitionInput, plan_ilm
+from migrations import EXTENSION, Dialect, Options, TierSpot
+from migrations.header import GENERATOR_REVISION, timestamp
+from migrations.ilm import ilm_moves, month_pair
 from policies.model import Policy
 
 GB = 1024**3
@@ -30,6 +37,14 @@ def partition_inputs(report: AdviceReport) -> list[PartitionInput]:
         io = sum(a.features.heat * (a.info.size_bytes or 0) / GB for a in parts)
         unit = units.get((first.server, parts[0].placement_unit))
         read_pct = unit.features.read_pct if unit is not None else None
+        # a partition hot in a recurring business period (month-end...) keeps that heat in the plan
+        in_period = [a for a in parts if a.features.period is not None and a.features.period.hot]
+        period_io = sum(
+            a.features.period.features.heat * (a.info.size_bytes or 0) / GB
+            for a in in_period
+            if a.features.period is not None
+        )
+        period = in_period[0].features.period if in_period else None
         out.append(
             PartitionInput(
                 engine=first.engine,
@@ -45,6 +60,8 @@ def partition_inputs(report: AdviceReport) -> list[PartitionInput]:
                 read_share=(read_pct / 100) if read_pct is not None else 0.9,
                 current_tier=first.current_tier,
                 location=first.filegroup or first.tablespace,
+                period_heat=(period_io / size if size > 0 else 0.0) if period is not None else None,
+                period=period.name if period is not None else None,
             )
         )
     return out
@@ -131,3 +148,66 @@ def plan_changes(previous: dict[str, Any] | None, current: dict[str, Any]) -> li
                 "after": None if b is None else {"date": b[0], "to_tier": b[1]},
             })  # fmt: skip
     return changes
+
+
+def ilm_script_files(
+    advice: dict[str, Any],
+    plan: dict[str, Any],
+    *,
+    tiers: Sequence[TierSpot],
+    dialect: Dialect,
+    options: Options,
+    now: datetime,
+    policy_name: str,
+    source: str = "tierwise ilm",
+) -> tuple[dict[str, bytes], dict[str, Any]]:
+    """One forward and one rollback script per month of moves, and plan.json (run order, sha256
+    of each file): name -> bytes, and the plan.json document. Raises migrations.PlanError."""
+    selection = ilm_moves(advice, plan, source=source, tiers=tiers, dialect=dialect)
+    files: dict[str, bytes] = {}
+    months: list[dict[str, Any]] = []
+    skipped = list(selection.skipped)
+    for month in selection.months:
+        forward, rollback, moves, unsupported = month_pair(month, dialect, options, now)
+        skipped.extend(unsupported)
+        if not moves:
+            continue
+        order = len(months) + 1
+        entry: dict[str, Any] = {
+            "order": order,
+            "month": month.month,
+            "restart_required": forward.restart_required,
+            "moves": [
+                {
+                    "server": m.target.server,
+                    "database": m.target.database,
+                    "key": m.key,
+                    "kind": m.kind,
+                    "name": m.name,
+                    "from_tier": m.from_tier,
+                    "to_tier": m.to_tier,
+                    "action": type(m.action).__name__,
+                    "plan_sha256": m.checksum(),
+                }
+                for m in moves
+            ],
+        }
+        for script in (forward, rollback):
+            name = f"{order:02d}-ilm-{month.month}.{script.direction}{EXTENSION[dialect]}"
+            data = script.text.encode("utf-8")
+            files[name] = data
+            entry[script.direction] = {"path": name, "sha256": hashlib.sha256(data).hexdigest()}
+        months.append(entry)
+    index = {
+        "generator": f"{options.generator} ({GENERATOR_REVISION})",
+        "generated_at": timestamp(now),
+        "dialect": dialect,
+        "policy": policy_name,
+        "run": "run each month's forward file in `order`, at the start of its month (the leading edge "
+        "before the period begins); roll a month back with its rollback file, newest month first; "
+        "see docs/ilm.md",
+        "months": months,
+        "skipped": [{"server": s.server, "key": s.key, "reason": s.reason} for s in skipped],
+    }
+    files["plan.json"] = (json.dumps(index, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    return files, index

@@ -171,6 +171,7 @@ def table_partition_sample(row: Row) -> ObjectSample:
         storage_group=text(row, "storage_group_name"),
         tablespace=text(row, "tbsp_name"),
         table_name=f"{schema}.{table}",
+        schema_name=schema,
         partition_number=pid,
         range_low=low,
         range_high=high,

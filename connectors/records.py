@@ -90,6 +90,9 @@ class ObjectRef:
     storage_group: str | None = None
     tablespace: str | None = None
     table_name: str | None = None  # schema-qualified, e.g. "dbo.Orders"
+    # the schema on its own (SQL Server sys.schemas.name, DB2 TABSCHEMA), so "schema.table" need
+    # not be split: a schema or table name may itself contain "." (None: the source did not say)
+    schema_name: str | None = None
     partition_number: int | None = None
     partition_scheme: str | None = None
     partition_function: str | None = None

@@ -336,6 +336,7 @@ def partition_sample(row: Row) -> ObjectSample:
         size_bytes=None if used is None else used * PAGE_BYTES,
         filegroup=text(row, "filegroup_name"),
         table_name=f"{schema}.{table}",
+        schema_name=schema,
         partition_number=number,
         partition_scheme=text(row, "partition_scheme"),
         partition_function=text(row, "partition_function"),

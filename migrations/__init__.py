@@ -23,12 +23,16 @@ from datetime import datetime
 from migrations import db2, tsql
 from migrations.from_advice import AdviceError, Dialect, Selection, Skipped, TierSpot, select_moves
 from migrations.plan import (
+    AddDataPartition,
+    AddPartition,
     FileMove,
     Move,
     MoveDataPartition,
+    MoveDb2Log,
     MoveFiles,
     MovePartition,
     MoveTablespace,
+    MoveTempTablespace,
     NewFile,
     Options,
     PlanError,
@@ -45,14 +49,18 @@ EXTENSION = {"tsql": ".sql", "db2": ".db2"}
 
 __all__ = [
     "EXTENSION",
+    "AddDataPartition",
+    "AddPartition",
     "AdviceError",
     "Dialect",
     "FileMove",
     "Move",
     "MoveDataPartition",
+    "MoveDb2Log",
     "MoveFiles",
     "MovePartition",
     "MoveTablespace",
+    "MoveTempTablespace",
     "NewFile",
     "Options",
     "PlanError",
@@ -92,7 +100,7 @@ def render_pair(
     safely: a move without a rollback is not scripted."""
     action = move.action
     manual = isinstance(action, MoveFiles) and action.mode == "offline"
-    restart = isinstance(action, MoveFiles) and action.mode == "restart"
+    restart = (isinstance(action, MoveFiles) and action.mode == "restart") or isinstance(action, MoveDb2Log)
     inverse = move.inverse()
     forward = Script(
         "forward", render_script(move, dialect, options, generated_at), manual, restart, move.notes

@@ -7,7 +7,9 @@ directory; DB2 table spaces go to the tier's storage group (created from the pol
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from migrations.advice_read import AdviceError, Obj, Reader, TierSpot
@@ -16,9 +18,11 @@ from migrations.plan import (
     FileMove,
     Move,
     MoveDataPartition,
+    MoveDb2Log,
     MoveFiles,
     MovePartition,
     MoveTablespace,
+    MoveTempTablespace,
     NewFile,
     StorageGroup,
     Target,
@@ -60,6 +64,15 @@ def _suffixed(base: str, tier: str, tiers: Sequence[str]) -> str:
     return base + suffix
 
 
+def _db2_suffixed(base: str, tier: str, tiers: Sequence[str]) -> str:
+    """`_suffixed` within DB2's 128 bytes (UTF-8)."""
+    name = _suffixed(base, tier, tiers)
+    while len(name.encode("utf-8")) > MAX_NAME:
+        base = name[: -(len(tier) + 1)][:-1]
+        name = base + f"_{tier}"
+    return name
+
+
 def _distinct(where: str, files: tuple[FileMove, ...]) -> None:
     """Logical names are unique in a database; the new names and paths must not collide either."""
     names = [f.from_name.casefold() for f in files]
@@ -73,6 +86,26 @@ def _distinct(where: str, files: tuple[FileMove, ...]) -> None:
         )
     if set(new_names) & set(names) or len(set(new_names)) != len(new_names):
         raise Unsupported(f"{where}: the new logical names would collide with the existing ones")
+
+
+def _schema_table(where: str, raw: Mapping[str, Any]) -> tuple[str, str]:
+    """The advice's `schema` and `table` fields (tierwise advise writes them), else `schema_name`
+    (the collected schema, a prefix of `table_name`); advice files from before those fields fall
+    back to splitting `table_name` when that is unambiguous."""
+    if "schema" in raw or "table" in raw:
+        schema, table = raw.get("schema"), raw.get("table")
+        if isinstance(schema, str) and schema and isinstance(table, str) and table:
+            return schema, table
+        raise Unsupported(
+            f"{where}: the advice has no separate schema and table for {raw.get('table_name')!r} "
+            "(a name contains '.'); move this partition by hand"
+        )
+    name, schema = raw.get("table_name"), raw.get("schema_name")
+    if isinstance(name, str) and isinstance(schema, str) and schema and name.startswith(schema + "."):
+        table = name[len(schema) + 1 :]
+        if table:
+            return schema, table
+    return _split_table(where, str(name))
 
 
 def _split_table(where: str, value: str) -> tuple[str, str]:
@@ -101,7 +134,7 @@ class Builder(Reader):
         if o.engine == "sqlserver":
             action, size = self.sqlserver_action(where, o, to, objects)
         else:
-            action, size = self.db2_action(where, o, to)
+            action, size = self.db2_action(where, o, to, objects)
         return Move(
             key=o.key,
             target=target,
@@ -189,7 +222,7 @@ class Builder(Reader):
         self, where: str, o: Obj, to: TierSpot, directory: str, objects: Sequence[Obj]
     ) -> tuple[MovePartition, int | None]:
         table_name = self.req(where, o.raw, "table_name")
-        schema, table = _split_table(where, table_name)
+        schema, table = _schema_table(where, o.raw)
         number = self.integer(where, o.raw, "partition_number")
         assert number is not None
         if number < 1:
@@ -243,19 +276,53 @@ class Builder(Reader):
         )
 
     def db2_action(
-        self, where: str, o: Obj, to: TierSpot
-    ) -> tuple[MoveTablespace | MoveDataPartition, int | None]:
+        self, where: str, o: Obj, to: TierSpot, objects: Sequence[Obj] = ()
+    ) -> tuple[MoveTablespace | MoveDataPartition | MoveTempTablespace | MoveDb2Log, int | None]:
         size = self.integer(where, o.raw, "size_bytes", optional=True)
         if o.kind == "tempdb":
-            raise Unsupported(
-                f"{where}: {o.name} is a temporary table space; DB2 cannot re-point those at another storage "
-                "group (drop and recreate it on the target group by hand)"
+            ts = self.name(
+                where, self.text(where, o.raw, "tablespace", optional=True) or o.name, "table space"
+            )
+            sg = self.text(where, o.raw, "storage_group", optional=True)
+            target = self.group(where, to)
+            if sg == target.name:
+                raise Unsupported(f"{where}: {ts} is already in storage group {target.name}")
+            return (
+                MoveTempTablespace(
+                    tablespace=ts,
+                    new_tablespace=self.name(
+                        where, _db2_suffixed(ts, to.name, self.order), "new table space"
+                    ),
+                    source=StorageGroup(self.name(where, sg, "storage group")) if sg else None,
+                    target=target,
+                ),
+                size,
             )
         if o.kind == "log_file":
-            raise Unsupported(
-                f"{where}: the DB2 transaction log moves with `UPDATE DB CFG ... USING NEWLOGPATH` and a "
-                "reactivation; the policy has no log path per tier, so it is not scripted"
+            if not to.db2_log_path:
+                raise Unsupported(
+                    f"{where}: the DB2 transaction log moves with `UPDATE DB CFG ... USING NEWLOGPATH` and a "
+                    f"reactivation; no log path is given for tier {to.name} (locations.db2_log_path in the policy, "
+                    f"or tierwise script --db2-log-path {to.name}=/path)"
+                )
+            old = self.text(where, o.raw, "physical_name", optional=True)
+            if old is None:
+                raise Unsupported(
+                    f"{where}: the advice has no current log path; the rollback could not go back"
+                )
+            new = self.path(where, to.db2_log_path, f"tier {to.name} log path", directory=True)
+            # DB2 appends NODEnnnn/ (and LOGSTREAMnnnn/ from 10.5) to NEWLOGPATH: go back to the base
+            current = self.path(
+                where,
+                re.sub(r"NODE\d{4}[\\/](?:LOGSTREAM\d{4}[\\/])?$", "", old),
+                "current log path",
+                directory=True,
             )
+            if '"' in new or '"' in current:
+                raise Unsupported(f"{where}: a log path containing '\"' cannot be passed to UPDATE DB CFG")
+            if new.startswith(current) or current.startswith(new):
+                raise Unsupported(f"{where}: the log is already under {new}")
+            return MoveDb2Log(current, new), size
         target = self.group(where, to)
         sg = self.text(where, o.raw, "storage_group", optional=True)
         source = StorageGroup(self.name(where, sg, "storage group")) if sg else None
@@ -268,22 +335,62 @@ class Builder(Reader):
             return MoveTablespace(tablespace, source, target), size
         if o.kind == "partition":
             table_name = self.req(where, o.raw, "table_name")
-            schema, table = _split_table(where, table_name)
+            schema, table = _schema_table(where, o.raw)
             number = self.integer(where, o.raw, "partition_number")
             assert number is not None
             label = o.name[len(table_name) + 1 :] if o.name.startswith(table_name + " ") else None
-            return (
-                MoveDataPartition(
-                    schema=self.name(where, schema, "schema"),
-                    table=self.name(where, table, "table"),
-                    partition_id=number,
-                    tablespace=tablespace,
-                    source=source,
-                    target=target,
-                    partition_name=self.name(where, label, "partition name") if label else None,
-                    range_low=self.text(where, o.raw, "range_low", optional=True),
-                    range_high=self.text(where, o.raw, "range_high", optional=True),
-                ),
-                size,
+            shared = any(
+                other.kind == "partition"
+                and other.server == o.server
+                and other.database == o.database
+                and other.raw.get("tablespace") == tablespace
+                and (other.raw.get("table_name"), other.raw.get("partition_number")) != (table_name, number)
+                for other in objects
             )
+            action = MoveDataPartition(
+                schema=self.name(where, schema, "schema"),
+                table=self.name(where, table, "table"),
+                partition_id=number,
+                tablespace=tablespace,
+                source=source,
+                target=target,
+                partition_name=self.name(where, label, "partition name") if label else None,
+                range_low=self.text(where, o.raw, "range_low", optional=True),
+                range_high=self.text(where, o.raw, "range_high", optional=True),
+            )
+            if shared:
+                action = self.detach_route(where, o, action, to)
+            return action, size
         raise Unsupported(f"{where}: kind {o.kind!r} has no DB2 move")
+
+    def detach_route(self, where: str, o: Obj, a: MoveDataPartition, to: TierSpot) -> MoveDataPartition:
+        """A partition whose table space other partitions share moves by detach / copy / attach
+        into `<table space>_<tier>` on the target storage group."""
+        if a.partition_name is None:
+            raise Unsupported(f"{where}: the advice does not name the data partition; ATTACH needs its name")
+        if a.source is None:
+            raise Unsupported(
+                f"{where}: table space {a.tablespace} is not in a storage group (DMS): the rollback could not "
+                "find its way back; move this partition by hand"
+            )
+        flags = []
+        for field, bound in (("low_inclusive", a.range_low), ("high_inclusive", a.range_high)):
+            value = o.raw.get(field)
+            if bound is not None and not isinstance(value, bool):
+                raise Unsupported(
+                    f"{where}: {field} is missing from the advice (re-run `tierwise advise`); the "
+                    "re-attached range would be a guess"
+                )
+            flags.append(value if isinstance(value, bool) else None)
+        for bound in (a.range_low, a.range_high):
+            if bound is not None:
+                self.name(where, bound, "partition range value")
+        return replace(
+            a,
+            route="detach_attach",
+            target_tablespace=self.name(
+                where, _db2_suffixed(a.tablespace, to.name, self.order), "target table space"
+            ),
+            low_inclusive=flags[0],
+            high_inclusive=flags[1],
+        )

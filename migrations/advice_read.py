@@ -30,6 +30,9 @@ class TierSpot:
     db2_overhead_ms: float | None = None
     db2_device_read_rate_mb_s: float | None = None
     db2_data_tag: int | None = None
+    # where a DB2 active log on this tier goes (policy locations.db2_log_path, or
+    # tierwise script --db2-log-path)
+    db2_log_path: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

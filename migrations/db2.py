@@ -17,8 +17,19 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from migrations import db2_partition
 from migrations.header import header_lines
-from migrations.plan import Move, MoveDataPartition, MoveTablespace, Options, StorageGroup, Unsupported
+from migrations.plan import (
+    AddDataPartition,
+    Move,
+    MoveDataPartition,
+    MoveDb2Log,
+    MoveTablespace,
+    MoveTempTablespace,
+    Options,
+    StorageGroup,
+    Unsupported,
+)
 from migrations.quoting import UnsafeNameError, check_db2_alias, comment_lines, db2_ident, db2_str
 
 SQLSTATE = "75001"
@@ -144,7 +155,7 @@ def create_stogroup_sql(sg: StorageGroup) -> str:
     return sql
 
 
-def _ensure_group(s: Db2Script, sg: StorageGroup, step: str) -> None:
+def ensure_group(s: Db2Script, sg: StorageGroup, step: str) -> None:
     if not sg.paths:
         s.check(
             f"storage group {sg.name} exists",
@@ -196,7 +207,7 @@ def _tablespace_steps(
         "a rebalance is running: wait for it",
         where=moving,
     )
-    _ensure_group(s, target, "step 1")
+    ensure_group(s, target, "step 1")
     factor = 1 + options.headroom_pct / 100
     s.check(
         f"the paths of {target.name} have room for {ts} ({options.headroom_pct:g} % headroom; storage is striped over the paths)",
@@ -297,6 +308,37 @@ def _exclusive_check(s: Db2Script, a: MoveDataPartition) -> None:
     )
 
 
+def _log_steps(s: Db2Script, a: MoveDb2Log) -> None:
+    """NEWLOGPATH through ADMIN_CMD; post-check in SYSIBMADM.DBCFG (the pending `newlogpath`, or
+    `logpath` once a reactivation has moved the log)."""
+    target = db2_str(a.to_path + "%")
+    s.check(
+        f"the log is under {a.from_path} today, or already set to move to / moved to {a.to_path}",
+        "SYSIBM.SYSDUMMY1",
+        "log path not as planned: advice out of date",
+        where=(
+            "NOT EXISTS (SELECT 1 FROM SYSIBMADM.DBCFG WHERE (NAME = 'logpath' AND (VALUE LIKE "
+            f"{db2_str(a.from_path + '%')} OR VALUE LIKE {target})) OR (NAME = 'newlogpath' AND VALUE LIKE {target}))"
+        ),
+    )
+    command = f'UPDATE DB CFG USING NEWLOGPATH "{a.to_path}"'
+    s.comment(f"step 1: record the new log path {a.to_path} (running it again sets the same value again)")
+    s.statement(f"CALL SYSPROC.ADMIN_CMD({db2_str(command)})")
+    s.check(
+        f"post-check: SYSIBMADM.DBCFG shows newlogpath (pending) or logpath under {a.to_path}",
+        "SYSIBM.SYSDUMMY1",
+        "post-check: new log path not recorded",
+        where=(
+            f"NOT EXISTS (SELECT 1 FROM SYSIBMADM.DBCFG WHERE NAME IN ('newlogpath', 'logpath') AND VALUE LIKE {target})"
+        ),
+    )
+    s.statement(
+        "BEGIN\n"
+        f"  {s.say(f'finished: the log moves to {a.to_path} at the next activation of the database (RESTART NEEDED)')}\n"
+        "END"
+    )
+
+
 def render(move: Move, direction: str, forward: Move, options: Options, generated_at: datetime) -> str:
     a = move.action
     if isinstance(a, MoveTablespace):
@@ -313,20 +355,86 @@ def render(move: Move, direction: str, forward: Move, options: Options, generate
                 "the rollback puts it in IBMSTOGROUP."
             )
         ts, source, target = a.tablespace, a.source, a.target
+    elif isinstance(a, MoveDataPartition) and a.route == "detach_attach":
+        table = f"{db2_ident(a.schema)}.{db2_ident(a.table)}"
+        what = (
+            f"data partition {a.partition_name} of {table}, from table space {db2_ident(a.tablespace)} "
+            f"to {db2_ident(a.target_tablespace or '')}"
+        )
+        method = db2_partition.method_lines(a)
+        limits = [
+            "Not supported in pureScale.",
+            "Needs DBADM (or SYSADM); Db2 10.5 or later (MON_GET_HADR).",
+            *db2_partition.limits(),
+        ]
+        ts, source, target = a.tablespace, a.source, a.target
     elif isinstance(a, MoveDataPartition):
         table = f"{db2_ident(a.schema)}.{db2_ident(a.table)}"
         what = f"data partition {a.partition_id} ({a.partition_name or 'unnamed'}) of {table}, in table space {db2_ident(a.tablespace)}"
         method = [
-            f"when table space {a.tablespace} holds only this partition: ALTER TABLESPACE ... USING STOGROUP",
-            "(online, asynchronous rebalance), checked at run time. When it is shared the script stops:",
-            "unsupported here: review. The manual route (each step to be reviewed; not run by tierwise):",
-            f"  ALTER TABLE {table} DETACH PARTITION <name> INTO <staging table>; wait until it is a regular table,",
-            "  SYSPROC.ADMIN_MOVE_TABLE it into a table space in the target storage group, then",
-            f"  ALTER TABLE {table} ATTACH PARTITION <name> STARTING ... ENDING ... FROM <staging table>;",
-            f"  SET INTEGRITY FOR {table} ALLOW WRITE ACCESS IMMEDIATE CHECKED.",
+            f"the advice shows no other partition in table space {a.tablespace}: ALTER TABLESPACE ... USING",
+            "STOGROUP (online, asynchronous rebalance). The script first checks that the table space holds",
+            "only this partition; when something else is in it the script stops before changing anything:",
+            "unsupported here: review (partitions that the advice shows sharing a table space are scripted",
+            "with detach / copy / attach instead).",
         ]
         limits = ["Not supported in pureScale.", "Needs SYSCTRL or SYSADM; Db2 10.5 or later (MON_GET_HADR)."]
         ts, source, target = a.tablespace, a.source, a.target
+    elif isinstance(a, MoveTempTablespace):
+        what = f"temporary table space {db2_ident(a.tablespace)} of database {move.target.database}"
+        method = [
+            "CREATE SYSTEM (or USER, like the old one: read from SYSCAT.TABLESPACES at run time) TEMPORARY TABLESPACE",
+            f"{db2_ident(a.new_tablespace)} on the target storage group, like {db2_ident(a.tablespace)} (page size, extent size,",
+            f"buffer pool), then DROP TABLESPACE {db2_ident(a.tablespace)}: automatic storage temporary table spaces cannot",
+            'change their storage group (IBM Db2 docs, "Temporary table spaces": a rebalance returns SQL0109N). The new',
+            "name replaces the old one. A user temporary table space: the USE privileges of the old one are granted on",
+            "the new one, and the DROP waits until no declared or created temporary table is in it (IBM Db2 docs,",
+            '"Dropping table spaces"; SYSIBMADM.ADMINTEMPTABLES shows them).',
+        ]
+        limits = [
+            "Not supported in pureScale.",
+            "Needs SYSCTRL or SYSADM; Db2 10.5 or later (MON_GET_HADR).",
+            "No restart needed: new work uses the new table space at once; DROP fails while a running query "
+            "uses the old one (run the script again later).",
+            "User temporary: applications that name the table space (DECLARE GLOBAL TEMPORARY TABLE ... IN "
+            f"{db2_ident(a.tablespace)}) must use {db2_ident(a.new_tablespace)}; without IN, Db2 picks one they have USE of. "
+            "A created temporary table defined in it stops the script before anything changes (move it by hand).",
+        ]
+        ts, source, target = a.tablespace, a.source, a.target
+    elif isinstance(a, MoveDb2Log):
+        what = f"the active log of database {move.target.database}"
+        method = [
+            f"CALL SYSPROC.ADMIN_CMD('UPDATE DB CFG USING NEWLOGPATH \"{a.to_path}\"') (IBM Db2 docs: UPDATE DATABASE",
+            "CONFIGURATION command using the ADMIN_CMD procedure). It only records the new path: DB2 creates the",
+            "log files there (under NODE0000/LOGSTREAM0000/) when the database is next activated.",
+        ]
+        limits = [
+            "RESTART NEEDED: takes effect at the next activation of the database (all applications disconnected, "
+            "then ACTIVATE DATABASE or the first connection); until then the log stays where it is.",
+            "Needs SYSADM, SYSCTRL or SYSMAINT. The directory must exist and belong to the instance owner.",
+        ]
+        header = header_lines(
+            move, direction=direction, forward=forward, dialect_title="DB2 CLP", what=what,
+            source=f"log path {a.from_path}", destination=f"log path {a.to_path}", method=method, limits=limits,
+            run=[
+                f"db2 -td@ -vsf <this file>   (as the instance owner; it connects to {move.target.database} itself)",
+                "Then, in a change window: db2 deactivate db <db> (all applications disconnected), db2 activate db <db>.",
+                "Read docs/running-scripts.md first.",
+            ],
+            options=options, generated_at=generated_at,
+        )  # fmt: skip
+        s = Db2Script(header, move.target.database)
+        _identity_checks(s, move)
+        _backup_check(s, move, options)
+        _log_steps(s, a)
+        return s.text()
+    elif isinstance(a, AddDataPartition):
+        table = f"{db2_ident(a.schema)}.{db2_ident(a.table)}"
+        verb = "detach (kept as a table) the partition" if a.remove else "add the partition"
+        what = f"{table}: {verb} {db2_ident(a.partition_name)} ({a.range_low or 'MINVALUE'} .. {a.range_high or 'MAXVALUE'})"
+        method = db2_partition.add_method_lines(a)
+        limits = ["Not supported in pureScale.", "Needs DBADM (or SYSADM); Db2 10.5 or later (MON_GET_HADR)."]
+        ts, source, target = a.tablespace, None, a.target
     else:
         raise Unsupported(f"{move.key}: {type(a).__name__} is a SQL Server action; it has no DB2 form")
     header = header_lines(
@@ -335,7 +443,9 @@ def render(move: Move, direction: str, forward: Move, options: Options, generate
         forward=forward,
         dialect_title="DB2 CLP",
         what=what,
-        source=_where_sg(source) if source else "no storage group (DMS containers)",
+        source=_where_sg(source)
+        if source
+        else ("(new)" if isinstance(a, AddDataPartition) else "no storage group (DMS containers)"),
         destination=_where_sg(target),
         method=method,
         limits=limits,
@@ -349,6 +459,15 @@ def render(move: Move, direction: str, forward: Move, options: Options, generate
     s = Db2Script(header, move.target.database)
     _identity_checks(s, move)
     _backup_check(s, move, options)
+    if isinstance(a, MoveDataPartition) and a.route == "detach_attach":
+        db2_partition.steps(s, a, options)
+        return s.text()
+    if isinstance(a, AddDataPartition):
+        db2_partition.add_steps(s, a, options)
+        return s.text()
+    if isinstance(a, MoveTempTablespace):
+        db2_partition.temp_steps(s, a)
+        return s.text()
     if isinstance(a, MoveDataPartition):
         _exclusive_check(s, a)
     _tablespace_steps(s, ts, source, target, options)

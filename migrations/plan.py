@@ -124,13 +124,39 @@ class MovePartition:
 
 @dataclass(frozen=True, slots=True)
 class SetReadOnly:
-    """Mark a filegroup READ_ONLY (or back to READ_WRITE)."""
+    """Mark a filegroup READ_ONLY (or back to READ_WRITE).
+
+    `partitions` (schema, table, partition number), when given, is everything the filegroup may
+    hold: the script checks it at run time and refuses to freeze a filegroup that holds anything
+    else (ILM read-only marks; `tierwise script --read-only` leaves it empty)."""
 
     filegroup: str
     read_only: bool = True
+    partitions: tuple[tuple[str, str, int], ...] = ()
 
     def inverse(self) -> SetReadOnly:
         return replace(self, read_only=not self.read_only)
+
+
+@dataclass(frozen=True, slots=True)
+class AddPartition:
+    """ILM leading edge (domain.md §3.4 "Sliding-window ILM"): `NEXT USED [filegroup]` on the
+    scheme and `SPLIT RANGE (boundary)` of the function, so the next period's partition is
+    created, empty, on the hot filegroup. RANGE RIGHT only (the new partition is the one above
+    the boundary; on RANGE LEFT the split would give the current period's rows the new
+    filegroup). Rollback (`remove`): `MERGE RANGE (boundary)` while the new partition is empty."""
+
+    schema: str
+    table: str
+    scheme: str
+    function: str
+    boundary: str  # text, converted at run time to the function's parameter type
+    filegroup: str
+    create_filegroup: NewFile | None = None
+    remove: bool = False
+
+    def inverse(self) -> AddPartition:
+        return replace(self, remove=not self.remove, create_filegroup=None)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -165,8 +191,15 @@ class MoveTablespace:
 
 @dataclass(frozen=True, slots=True)
 class MoveDataPartition:
-    """Move one data partition: by moving its table space when the table space holds nothing
-    else (checked at run time); a shared table space is refused with a review note."""
+    """Move one data partition to another storage group.
+
+    - route "tablespace": the table space holds nothing but this partition (checked at run
+      time): re-point the table space (ALTER TABLESPACE … USING STOGROUP).
+    - route "detach_attach": the table space is shared with other partitions: detach the
+      partition into a table, copy it into a table in `target_tablespace` (on the target storage
+      group; created like the source table space when missing), attach that table back with the
+      same range, SET INTEGRITY. The range literals (`range_low`/`range_high`, None = MINVALUE /
+      MAXVALUE) and inclusive flags are checked against the catalog before anything changes."""
 
     schema: str
     table: str
@@ -177,12 +210,89 @@ class MoveDataPartition:
     partition_name: str | None = None
     range_low: str | None = None
     range_high: str | None = None
+    route: Literal["tablespace", "detach_attach"] = "tablespace"
+    target_tablespace: str | None = None
+    low_inclusive: bool | None = None
+    high_inclusive: bool | None = None
 
     def inverse(self) -> MoveDataPartition:
-        return replace(self, source=self.target, target=self.source or StorageGroup(DEFAULT_STORAGE_GROUP))
+        back = self.source or StorageGroup(DEFAULT_STORAGE_GROUP)
+        if self.route == "detach_attach" and self.target_tablespace is not None:
+            return replace(
+                self, source=self.target, target=back, tablespace=self.target_tablespace,
+                target_tablespace=self.tablespace,
+            )  # fmt: skip
+        return replace(self, source=self.target, target=back)
 
 
-Action = MoveFiles | MovePartition | SetReadOnly | MoveTablespace | MoveDataPartition
+@dataclass(frozen=True, slots=True)
+class MoveTempTablespace:
+    """A DB2 system or user temporary table space (which one is read from the catalog at run
+    time) to another storage group. Automatic storage temporary
+    table spaces cannot change their storage group (IBM Db2 docs, "Temporary table spaces":
+    a rebalance returns SQL0109N), so: create `new_tablespace` on the target group like the old
+    one (page size, extent size, buffer pool), then drop the old one. Rollback: the same back,
+    recreating the old name."""
+
+    tablespace: str
+    new_tablespace: str
+    source: StorageGroup | None  # None: not automatic storage today
+    target: StorageGroup
+
+    def inverse(self) -> MoveTempTablespace:
+        return replace(
+            self, tablespace=self.new_tablespace, new_tablespace=self.tablespace,
+            source=self.target, target=self.source or StorageGroup(DEFAULT_STORAGE_GROUP),
+        )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class MoveDb2Log:
+    """The active log path of a DB2 database: `UPDATE DB CFG USING NEWLOGPATH` (through
+    SYSPROC.ADMIN_CMD). It only records the new path; DB2 moves the active log there when the
+    database is next activated (all applications disconnected, then ACTIVATE DATABASE or the
+    first connection) — like tempdb on SQL Server."""
+
+    from_path: str
+    to_path: str
+
+    def inverse(self) -> MoveDb2Log:
+        return replace(self, from_path=self.to_path, to_path=self.from_path)
+
+
+@dataclass(frozen=True, slots=True)
+class AddDataPartition:
+    """ILM leading edge on DB2: `ALTER TABLE … ADD PARTITION name STARTING … ENDING … IN ts`, with
+    `ts` on the hot storage group (created when missing like `like_tablespace`: same page size,
+    extent size, type). Rollback (`remove`): DETACH the partition into a table that is kept."""
+
+    schema: str
+    table: str
+    partition_name: str
+    range_low: str | None
+    range_high: str | None
+    low_inclusive: bool | None
+    high_inclusive: bool | None
+    tablespace: str
+    like_tablespace: str
+    target: StorageGroup
+    remove: bool = False
+
+    def inverse(self) -> AddDataPartition:
+        return replace(self, remove=not self.remove)
+
+
+Action = (
+    MoveFiles
+    | MovePartition
+    | SetReadOnly
+    | MoveTablespace
+    | MoveDataPartition
+    | AddPartition
+    | AddDataPartition
+    | MoveTempTablespace
+    | MoveDb2Log
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,6 +315,8 @@ class Move:
     def to_json(self) -> dict[str, object]:
         d = asdict(self)
         d["action"] = {"type": type(self.action).__name__, **asdict(self.action)}
+        if isinstance(self.action, SetReadOnly) and not self.action.partitions:
+            del d["action"]["partitions"]  # plans from before the field keep their checksum
         return d
 
     def checksum(self) -> str:

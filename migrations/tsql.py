@@ -109,6 +109,22 @@ def finish(done: str) -> list[str]:
             "STOPPED: a check or step above failed or asked for a manual step; later steps did not run.",
             "    ",
         ),
+        # a marker for the session: in a file of several scripts (tierwise ilm --scripts) the
+        # next part's guard (part_guard) stops there instead of running on after NOEXEC OFF
+        "    IF OBJECT_ID(N'tempdb..#tierwise_stopped') IS NULL CREATE TABLE #tierwise_stopped (stopped bit);",
+        "END;",
+    ]
+
+
+def part_guard() -> list[str]:
+    """The first batch of every later part of a multi-script file: stop when an earlier part
+    stopped (its finish batch left #tierwise_stopped in the session)."""
+    return [
+        "IF OBJECT_ID(N'tempdb..#tierwise_stopped') IS NOT NULL",
+        "BEGIN",
+        "    RAISERROR(N'%s', 16, 1, N'tierwise: an earlier part of this file stopped; this part and the later ones do not run.');",
+        "    SET NOEXEC ON;",
+        "    RETURN;",
         "END;",
     ]
 
@@ -198,16 +214,58 @@ def backup_check(move: Move, options: Options) -> list[str]:
     ]
 
 
+MAJOR_VERSION = "CAST(PARSENAME(CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), 4) AS int)"
+FS_NOTE = (
+    "File-system checks use sys.dm_os_file_exists (SQL Server 2017+) and sys.dm_os_volume_stats / "
+    "sys.dm_os_enumerate_fixed_drives (2019+); xp_fileexist / xp_fixeddrives only on older versions. "
+    "The script prints which one it used."
+)
+
+
+def file_exists_probe(path: str, var: str) -> list[str]:
+    """Set the declared bit `var` to whether `path` exists as a file, as the service account
+    sees it: sys.dm_os_file_exists on SQL Server 2017+ (through sp_executesql), xp_fileexist
+    before."""
+    return [
+        f"SET {var} = NULL;",
+        f"IF {MAJOR_VERSION} >= 14",
+        "    EXEC sys.sp_executesql N'SELECT @e = CAST(file_exists AS bit) FROM sys.dm_os_file_exists(@p);',",
+        f"        N'@p nvarchar(4000), @e bit OUTPUT', @p = {tsql_str(path)}, @e = {var} OUTPUT;",
+        "ELSE",
+        "BEGIN",
+        "    DELETE FROM @fe_probe;",
+        f"    INSERT INTO @fe_probe EXEC master.dbo.xp_fileexist {tsql_str(path)};",
+        f"    SELECT {var} = CAST(MAX(file_exists) AS bit) FROM @fe_probe;",
+        "END;",
+    ]
+
+
 def directory_check(directory: str, label: str) -> list[str]:
-    """The target directory exists and the service account can see it (xp_fileexist runs as it)."""
+    """The target directory exists and the service account can see it (both probes run as it).
+
+    SQL Server 2017+: sys.dm_os_file_exists (enabled in SQL Server 2017 per its release notes;
+    not on the DMV reference pages, same columns as xp_fileexist), called through sp_executesql
+    so that older versions never compile it. Older versions: xp_fileexist."""
     probe = directory
     if len(probe) > 3 and probe.endswith(("\\", "/")):
         probe = probe[:-1]
     return [
-        "DECLARE @dir_probe TABLE (file_exists int, is_directory int, parent_exists int);",
-        f"INSERT INTO @dir_probe EXEC master.dbo.xp_fileexist {tsql_str(probe)};",
+        "DECLARE @dir_is_directory bit;",
+        f"IF {MAJOR_VERSION} >= 14",
+        "BEGIN",
+        "    PRINT N'tierwise: directory check with sys.dm_os_file_exists';",
+        "    EXEC sys.sp_executesql N'SELECT @d = CAST(file_is_a_directory AS bit) FROM sys.dm_os_file_exists(@p);',",
+        f"        N'@p nvarchar(4000), @d bit OUTPUT', @p = {tsql_str(probe)}, @d = @dir_is_directory OUTPUT;",
+        "END",
+        "ELSE",
+        "BEGIN",
+        "    PRINT N'tierwise: directory check with xp_fileexist (SQL Server before 2017)';",
+        "    DECLARE @dir_probe TABLE (file_exists int, is_directory int, parent_exists int);",
+        f"    INSERT INTO @dir_probe EXEC master.dbo.xp_fileexist {tsql_str(probe)};",
+        "    SELECT @dir_is_directory = CAST(MAX(is_directory) AS bit) FROM @dir_probe;",
+        "END;",
         *fail(
-            "NOT EXISTS (SELECT 1 FROM @dir_probe WHERE is_directory = 1)",
+            "COALESCE(@dir_is_directory, 0) = 0",
             tsql_str(
                 f"tierwise: pre-check failed: the {label} directory {directory} does not exist, or the SQL "
                 "Server service account cannot see it. Create it and grant the service account full control. "
@@ -235,9 +293,19 @@ def free_space_check(directory: str, need_mb: str, headroom_pct: float, what: st
         "ORDER BY LEN(vs.volume_mount_point) DESC;",
     ]
     if windows and directory[1:2] == ":":
+        # no database file on that volume yet: the drive's free space, from
+        # sys.dm_os_enumerate_fixed_drives (documented, SQL Server 2019+) or xp_fixeddrives before
         lines += [
-            "IF @free_mb IS NULL",
+            f"IF @free_mb IS NULL AND {MAJOR_VERSION} >= 15",
             "BEGIN",
+            "    PRINT N'tierwise: free space from sys.dm_os_enumerate_fixed_drives';",
+            "    EXEC sys.sp_executesql N'SELECT @f = free_space_in_bytes / 1048576 FROM sys.dm_os_enumerate_fixed_drives"
+            " WHERE UPPER(LEFT(fixed_drive_path, 1)) = UPPER(@d);',",
+            f"        N'@d nchar(1), @f bigint OUTPUT', @d = {tsql_str(directory[0])}, @f = @free_mb OUTPUT;",
+            "END",
+            "ELSE IF @free_mb IS NULL",
+            "BEGIN",
+            "    PRINT N'tierwise: free space from xp_fixeddrives (SQL Server before 2019)';",
             "    DECLARE @drives TABLE (drive nvarchar(5), mb_free bigint);",
             "    INSERT INTO @drives EXEC master.dbo.xp_fixeddrives;",
             f"    SELECT @free_mb = mb_free FROM @drives WHERE UPPER(drive) = UPPER({tsql_str(directory[0])});",
@@ -260,8 +328,8 @@ def free_space_check(directory: str, need_mb: str, headroom_pct: float, what: st
 
 
 def render(move: Move, direction: str, forward: Move, options: Options, generated_at: datetime) -> str:
-    from migrations import tsql_offline, tsql_online, tsql_partition, tsql_readonly
-    from migrations.plan import MoveFiles, MovePartition, SetReadOnly
+    from migrations import tsql_leading, tsql_offline, tsql_online, tsql_partition, tsql_readonly
+    from migrations.plan import AddPartition, MoveFiles, MovePartition, SetReadOnly
 
     action = move.action
     if isinstance(action, MoveFiles):
@@ -274,6 +342,8 @@ def render(move: Move, direction: str, forward: Move, options: Options, generate
         return tsql_readonly.render_read_only(move, action, direction, forward, options, generated_at)
     if isinstance(action, MovePartition):
         return tsql_partition.render_partition(move, action, direction, forward, options, generated_at)
+    if isinstance(action, AddPartition):
+        return tsql_leading.render_add_partition(move, action, direction, forward, options, generated_at)
     raise Unsupported(f"{move.key}: {type(action).__name__} is a DB2 action; it has no T-SQL form")
 
 
@@ -293,6 +363,7 @@ def make_header(
     run = [
         f"sqlcmd -S {move.target.server} -E -b -f 65001 -i <this file>   (or SSMS: Query > SQLCMD Mode)",
         "Never run it with sqlcmd -x. Read docs/running-scripts.md first.",
+        FS_NOTE,
     ]
     return header_lines(
         move,

@@ -20,6 +20,7 @@ from migrations.tsql import (
     backup_check,
     directory_check,
     fail,
+    file_exists_probe,
     finish,
     free_space_check,
     ha_checks,
@@ -91,10 +92,9 @@ def render_offline(
     probes: list[str] = []
     for f in action.files:
         probes += [
-            "DELETE FROM @file_probe;",
-            f"INSERT INTO @file_probe EXEC master.dbo.xp_fileexist {tsql_str(f.to_path)};",
+            *file_exists_probe(f.to_path, "@file_exists"),
             *fail(
-                "EXISTS (SELECT 1 FROM @file_probe WHERE file_exists = 1)",
+                "@file_exists = 1",
                 tsql_str(
                     f"tierwise: pre-check failed: {f.to_path} already exists. A file there now is not a copy of the "
                     "database as it is (it is still online); if it is the original from before an earlier move, it is "
@@ -113,7 +113,7 @@ def render_offline(
         say("run 1: checking backups, the target directory, stale copies and free space"),
         backup_check(move, options),
         *directory_check(target, "target"),
-        "DECLARE @file_probe TABLE (file_exists int, is_directory int, parent_exists int);",
+        "DECLARE @fe_probe TABLE (file_exists int, is_directory int, parent_exists int), @file_exists bit;",
         *probes,
         *free_space_check(
             target,
@@ -143,14 +143,13 @@ def render_offline(
     script.add(
         "USE [master];",
         "DECLARE @msg nvarchar(2048), @missing int = 0;",
-        "DECLARE @copy_probe TABLE (file_exists int, is_directory int, parent_exists int);",
+        "DECLARE @fe_probe TABLE (file_exists int, is_directory int, parent_exists int), @copy_exists bit;",
         *[
             line
             for f in action.files
             for line in [
-                "DELETE FROM @copy_probe;",
-                f"INSERT INTO @copy_probe EXEC master.dbo.xp_fileexist {tsql_str(f.to_path)};",
-                "IF NOT EXISTS (SELECT 1 FROM @copy_probe WHERE file_exists = 1) SET @missing = @missing + 1;",
+                *file_exists_probe(f.to_path, "@copy_exists"),
+                "IF COALESCE(@copy_exists, 0) = 0 SET @missing = @missing + 1;",
             ]
         ],
         f"IF {state} <> N'ONLINE' AND @missing > 0",

@@ -204,7 +204,7 @@ def render_partition(
         *_shape_checks(a),
     )
     if a.create_target is not None:
-        _create_filegroup(script, move, a, options)
+        create_filegroup(script, move, a, options)
     script.add(
         f"USE {qdb};",
         "SET NOCOUNT ON;",
@@ -282,7 +282,7 @@ def _capacity_check() -> list[str]:
     ]
 
 
-def _create_filegroup(script: Batches, move: Move, a: MovePartition, options: Options) -> None:
+def create_filegroup(script: Batches, move: Move, a: MovePartition, options: Options) -> None:
     assert a.create_target is not None
     f = a.create_target
     db = move.target.database

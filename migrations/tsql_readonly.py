@@ -17,6 +17,17 @@ def render_read_only(
     mode = "READ_ONLY" if action.read_only else "READ_WRITE"
     flag = 1 if action.read_only else 0
     label = f"filegroup {tsql_ident(fg)} of {qdb}"
+    limits = [
+        "The script refuses to run while other sessions use the database (it does not disconnect them).",
+        "A READ_ONLY filegroup rejects every write: only for data that no longer changes.",
+    ]
+    if action.partitions:
+        listed = ", ".join(f"{tsql_ident(s)}.{tsql_ident(t)} partition {n}" for s, t, n in action.partitions)
+        limits.append(
+            f"ILM read-only mark: the filegroup may hold only {listed} (all indexes); the script checks that "
+            "and stops when anything else is in it. Moving data into or out of it later needs READ_WRITE first "
+            "(the rollback)."
+        )
     header = make_header(
         move,
         direction,
@@ -27,10 +38,7 @@ def render_read_only(
         source="(in place)",
         destination="(in place)",
         method=[f"ALTER DATABASE ... MODIFY FILEGROUP ... {mode}; needs exclusive access to the database."],
-        limits=[
-            "The script refuses to run while other sessions use the database (it does not disconnect them).",
-            "A READ_ONLY filegroup rejects every write: only for data that no longer changes.",
-        ],
+        limits=limits,
     )
     script = Batches(header)
     script.add(gate())
@@ -56,6 +64,7 @@ def render_read_only(
                 "read-only. Nothing was changed."
             ),
         ),
+        *_holds_check(qdb, lfg, label, action),
     )
     script.add(
         "USE [master];",
@@ -85,3 +94,28 @@ def render_read_only(
     )
     script.add(finish(f"finished: {label} is {mode}."))
     return script.text()
+
+
+def _holds_check(qdb: str, lfg: str, label: str, action: SetReadOnly) -> list[str]:
+    """READ_ONLY only when the filegroup holds nothing but the listed partitions (every index and
+    allocation unit of them): a table or partition of anything else would stop taking writes."""
+    if not action.read_only or not action.partitions:
+        return []
+    allowed = " OR ".join(
+        f"(p.object_id = OBJECT_ID({tsql_str(f'{qdb}.{tsql_ident(s)}.{tsql_ident(t)}')}) AND p.partition_number = {n})"
+        for s, t, n in action.partitions
+    )
+    others = (
+        f"EXISTS (SELECT 1 FROM {qdb}.sys.allocation_units AS au "
+        f"INNER JOIN {qdb}.sys.partitions AS p ON au.container_id = "
+        "CASE WHEN au.type IN (1, 3) THEN p.hobt_id ELSE p.partition_id END "
+        f"INNER JOIN {qdb}.sys.filegroups AS f ON f.data_space_id = au.data_space_id "
+        f"WHERE f.name = {lfg} AND f.is_read_only = 0 AND NOT ({allowed}))"
+    )
+    return fail(
+        others,
+        tsql_str(
+            f"tierwise: pre-check failed: {label} holds data other than the partitions this plan froze; "
+            "it stays READ_WRITE (mark it by hand once that data is elsewhere). Nothing was changed."
+        ),
+    )

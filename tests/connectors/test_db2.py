@@ -126,6 +126,7 @@ def test_range_partitions_exact_and_open_ends() -> None:
         storage_group="SG_COLD",
         tablespace="TS_ORD_2023",
         table_name="SALES.ORDERS",
+        schema_name="SALES",
         partition_number=0,
         range_low=None,  # MINVALUE
         range_high="2024-01-01",
@@ -407,3 +408,21 @@ def test_collect_unreachable_server_fails_without_secrets() -> None:
     for secret in (PASSWORD, USER, cs):
         assert secret not in message
     assert caught.value.__cause__ is None
+
+
+def test_partition_schema_is_its_own_field_even_with_dots_and_quotes() -> None:
+    # a recorded DB2_TABLE_PARTITIONS row (table_partitions.json, shape and source named there)
+    # with delimited names Db2 allows: "." and '"' / "]" inside TABSCHEMA and TABNAME
+    row = dict(load_fixture(FIXTURES / "table_partitions.json", DB2_TABLE_PARTITIONS)[0])
+    row.update(tabschema='SALES.EU"X', tabname="ORDERS.2024]")
+    assert list(row) == [c.name for c in DB2_TABLE_PARTITIONS.columns]
+    ref = db2.table_partition_sample(row).ref
+    assert ref.schema_name == 'SALES.EU"X'
+    assert ref.table_name == 'SALES.EU"X.ORDERS.2024]'
+    assert ref.key == 'SALESDB/partition/SALES.EU"X.ORDERS.2024]/0'
+
+
+def test_every_recorded_partition_has_its_schema() -> None:
+    refs = [s.ref for s in snapshot().samples]
+    assert {r.schema_name for r in refs if r.kind is ObjectKind.PARTITION} == {"SALES"}
+    assert {r.schema_name for r in refs if r.kind is not ObjectKind.PARTITION} == {None}

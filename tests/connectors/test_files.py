@@ -689,3 +689,36 @@ def test_any_names_survive_the_round_trip(
         filegroup,
         physical,
     )
+
+
+def _renamed(src: Path, dest: Path, schema_col: str, table_col: str, schema: str, table: str) -> Path:
+    rows = list(csv.reader(src.open(encoding="utf-8", newline="")))
+    s, t = rows[0].index(schema_col), rows[0].index(table_col)
+    with dest.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(rows[0])
+        for row in rows[1:]:
+            writer.writerow([schema if i == s else table if i == t else v for i, v in enumerate(row)])
+    return dest
+
+
+def test_import_partitions_carry_the_schema_on_its_own() -> None:
+    # the shipped collection scripts always wrote schema_name / tabschema as a column of its own:
+    # files written before ObjectRef.schema_name existed import with it filled in
+    sql = [s.ref for snap in read_import_file(PARTITIONS) for s in snap.samples]
+    assert {r.schema_name for r in sql} == {"dbo"}
+    db2 = [s.ref for snap in read_import_file(TABLE_PARTITIONS) for s in snap.samples]
+    assert {r.schema_name for r in db2} == {"SALES"}
+
+
+@pytest.mark.parametrize(
+    ("fixture", "schema_col", "table_col"),
+    [(PARTITIONS, "schema_name", "table_name"), (TABLE_PARTITIONS, "tabschema", "tabname")],
+)
+def test_import_schema_and_table_names_with_dots_quotes_and_brackets(
+    tmp_path: Path, fixture: Path, schema_col: str, table_col: str
+) -> None:
+    schema, table = 'a.b]"c', 'd."e]].f'
+    path = _renamed(fixture, tmp_path / "hostile.csv", schema_col, table_col, schema, table)
+    refs = [s.ref for snap in read_import_file(path) for s in snap.samples]
+    assert refs and {(r.schema_name, r.table_name) for r in refs} == {(schema, f"{schema}.{table}")}

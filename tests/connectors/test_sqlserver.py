@@ -237,6 +237,7 @@ def test_range_right_partitions_with_open_ends() -> None:
         size_bytes=7_340_032 * 8192,
         filegroup="FG_ORDERS_OLD",
         table_name="dbo.Orders",
+        schema_name="dbo",
         partition_number=1,
         partition_scheme="ps_OrdersByYear",
         partition_function="pf_OrdersByYear",
@@ -550,3 +551,30 @@ def test_test_connection_unreachable_and_missing_driver() -> None:
     with pytest.raises(SourceError, match=r"ODBC driver not found.*FreeTDS") as caught:
         sqlserver.test_connection(bad, timeout_s=3)
     assert_clean(str(caught.value), bad)
+
+
+def test_partition_schema_is_its_own_field_even_with_dots_and_brackets() -> None:
+    # a recorded SQLSERVER_PARTITIONS row (partitions.json, shape and source named there) with
+    # names SQL Server allows: "." and "]" / '"' inside a schema and a table name
+    row = dict(load_fixture(FIXTURES / "partitions.json", SQLSERVER_PARTITIONS)[0])
+    row.update(schema_name='sales.eu]"x', table_name="Orders.2024]")
+    assert list(row) == [c.name for c in SQLSERVER_PARTITIONS.columns]
+    ref = (
+        sqlserver.snapshot_from_results(
+            {"file_stats": [], "partitions": [row], "buffer_manager": []}, sample_time=SAMPLE_TIME
+        )
+        .samples[0]
+        .ref
+    )
+    assert ref.schema_name == 'sales.eu]"x'
+    assert ref.table_name == 'sales.eu]"x.Orders.2024]'
+    assert ref.key == 'Sales/partition/sales.eu]"x.Orders.2024]/1/1'
+
+
+def test_every_recorded_partition_has_its_schema() -> None:
+    parts = [s.ref for s in snapshot().samples if s.ref.kind is ObjectKind.PARTITION]
+    assert parts and {r.schema_name for r in parts} == {"dbo"}
+    assert all(r.table_name is not None and r.table_name.startswith("dbo.") for r in parts)
+    # files and the instance have no schema
+    others = [s.ref for s in snapshot().samples if s.ref.kind is not ObjectKind.PARTITION]
+    assert {r.schema_name for r in others} == {None}

@@ -3,17 +3,24 @@
 Shared by tests/migrations/test_golden.py and scripts/regen_golden.py. The advice fixtures are
 frozen JSON (advice_sqlserver.json and advice_db2.json were made with `tierwise advise` from
 tests/fixtures/import and tests/migrations/fixtures/policy.yaml; advice_sqlserver.json then had
-Sales PRIMARY recommended on fc to exercise the offline move; the others are hand-written).
+Sales PRIMARY recommended on fc to exercise the offline move, and advice_db2.json's partitions got
+the schema/table/inclusive fields that `tierwise advise` now writes; the others are hand-written:
+advice_db2_user_temp.json is advice_db2.json's TEMPSPACE1 renamed to a user temporary USERTEMP1 on
+SG_SATA, ilm_plan_sqlserver_read_only.json is ilm_plan_sqlserver.json with partition 3's December
+move marked read-only).
+db2_partition is the shared-table-space route (detach / copy / attach), db2_partition_alone the
+table space route.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 from migrations import Move, Options, SetReadOnly, TierSpot, render_pair, select_moves
+from migrations.ilm import ilm_moves
 from policies.loader import load_policy
 
 HERE = Path(__file__).parent
@@ -32,6 +39,8 @@ class Case:
     advice: str
     key: str
     read_only: bool = False
+    ilm: str | None = None  # an ILM plan fixture: the move comes from migrations.ilm.ilm_moves
+    db2_log_path: str | None = None  # the recommended tier's log path (tierwise script --db2-log-path)
 
 
 CASES = (
@@ -63,6 +72,44 @@ CASES = (
         "db2_tablespace_dms", "db2", "advice_db2_dms.json", "db2host01/db2inst1|SALESDB/tablespace/TS_LEGACY"
     ),
     Case("db2_partition", "db2", "advice_db2.json", "db2host01/db2inst1|SALESDB/partition/SALES.ORDERS/1"),
+    Case(
+        "db2_partition_alone",
+        "db2",
+        "advice_db2_partition_alone.json",
+        "db2host01/db2inst1|SALESDB/partition/SALES.ORDERS/3",
+    ),
+    Case("db2_temp_tablespace", "db2", "advice_db2.json", "db2host01/db2inst1|SALESDB/tablespace/TEMPSPACE1"),
+    # a user temporary table space (advice_db2_user_temp.json: hand-written, the TEMPSPACE1 object renamed)
+    Case(
+        "db2_user_temp_tablespace",
+        "db2",
+        "advice_db2_user_temp.json",
+        "db2host01/db2inst1|SALESDB/tablespace/USERTEMP1",
+    ),
+    Case("db2_log", "db2", "advice_db2.json", "db2host01/db2inst1|SALESDB/log", db2_log_path="/db2/fc1/log"),
+    # the ILM leading edge (tierwise ilm --scripts): NEXT USED + SPLIT / ADD PARTITION
+    Case(
+        "tsql_ilm_add_partition",
+        "tsql",
+        "advice_sqlserver.json",
+        "SQLPROD01|Sales/partition/dbo.Orders/new/2024-07-01",
+        ilm="ilm_plan_sqlserver.json",
+    ),
+    Case(
+        "db2_ilm_add_partition",
+        "db2",
+        "advice_db2.json",
+        "db2host01/db2inst1|SALESDB/partition/SALES.ORDERS/new/2024-07-01",
+        ilm="ilm_plan_db2.json",
+    ),
+    # ILM read-only (age rule: sata and read-only): READ_ONLY on the filegroup the partition moved to
+    Case(
+        "tsql_ilm_read_only",
+        "tsql",
+        "advice_sqlserver.json",
+        "SQLPROD01|Sales/filegroup/FG_ORDERS_2024_sata",
+        ilm="ilm_plan_sqlserver_read_only.json",
+    ),
 )
 
 
@@ -84,10 +131,18 @@ def tiers() -> list[TierSpot]:
 
 def case_move(case: Case) -> Move:
     doc = json.loads((FIXTURES / case.advice).read_text(encoding="utf-8"))
+    if case.ilm is not None:
+        plan = json.loads((FIXTURES / case.ilm).read_text(encoding="utf-8"))
+        sel = ilm_moves(doc, plan, source=case.ilm, tiers=tiers(), dialect=case.dialect)  # type: ignore[arg-type]
+        hits = [m for month in sel.months for m in month.moves if f"{m.target.server}|{m.key}" == case.key]
+        if len(hits) != 1:
+            raise AssertionError(f"{case.name}: expected one move, got {hits} (skipped: {sel.skipped})")
+        return hits[0]
+    spots = [replace(t, db2_log_path=case.db2_log_path) for t in tiers()]
     selection = select_moves(
         doc,
         source=case.advice,
-        tiers=tiers(),
+        tiers=spots,
         dialect=case.dialect,  # type: ignore[arg-type]
         only=[case.key],
         read_only=[case.key] if case.read_only else [],

@@ -259,3 +259,168 @@ def test_hostile_names_end_to_end(cli: typer.Typer, tmp_path: Path) -> None:
     plan = json.loads((out / "plan.json").read_text(encoding="utf-8"))
     assert plan["scripts"][0]["database"] == "Sales]; DROP DATABASE x; --"
     assert all(p.name.isascii() for p in out.iterdir())
+
+
+def test_fresh_advice_has_schema_table_and_range_flags(cli: typer.Typer, tmp_path: Path) -> None:
+    """`tierwise advise` writes schema, table and the range flags the generators read, and a DB2
+    partition that shares its table space scripts as detach / copy / attach from that JSON."""
+    from app.cli import app as main_app
+
+    r = CliRunner().invoke(
+        main_app,
+        ["advise", "--input", str(IMPORT / "sqlserver_file_stats.csv"), str(IMPORT / "sqlserver_partitions.csv"),
+         str(IMPORT / "db2_tablespaces.csv"), str(IMPORT / "db2_table_partitions.csv")],
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    parts = [o for o in doc["objects"] if o["kind"] == "partition"]
+    sql = [o for o in parts if o["engine"] == "sqlserver"]
+    db2 = [o for o in parts if o["engine"] == "db2"]
+    assert sql and db2
+    for o in parts:
+        assert f"{o['schema']}.{o['table']}" == o["table_name"]
+    assert all(isinstance(o["range_right"], bool) for o in sql)
+    # RANGE RIGHT: the low bound is in the partition, the high bound is not
+    assert all(o.get("low_inclusive") is o["range_right"] for o in sql if o.get("range_low") is not None)
+    assert all(
+        o.get("high_inclusive") is (not o["range_right"]) for o in sql if o.get("range_high") is not None
+    )
+    q1 = next(o for o in db2 if o["name"].endswith("P2024Q1"))
+    assert (q1["schema"], q1["table"], q1["low_inclusive"], q1["high_inclusive"]) == (
+        "SALES",
+        "ORDERS",
+        True,
+        False,
+    )
+    assert "range_right" not in q1  # a SQL Server notion
+    advice = tmp_path / "advice.json"
+    advice.write_text(r.stdout, encoding="utf-8")
+    out = tmp_path / "db2"
+    r = run(cli, "--advice", str(advice), "--dialect", "db2", "--out", str(out), "--only", q1["key"])
+    assert r.exit_code == 0, r.output
+    plan = json.loads((out / "plan.json").read_text(encoding="utf-8"))
+    (entry,) = plan["scripts"]
+    text = (out / entry["forward"]["path"]).read_text(encoding="utf-8")
+    assert 'DETACH PARTITION "P2024Q1"' in text and "STARTING FROM (''2024-01-01'') INCLUSIVE" in text
+
+
+def test_db2_log_path_per_tier(cli: typer.Typer, tmp_path: Path) -> None:
+    """--db2-log-path TIER=PATH scripts the DB2 log (NEWLOGPATH, restart needed); without it the
+    log is a note; a bad value or unknown tier is an error and nothing is written."""
+    key = "db2host01/db2inst1|SALESDB/log"
+    args = [
+        "--advice",
+        str(FIXTURES / "advice_db2.json"),
+        "--dialect",
+        "db2",
+        "--policy",
+        str(POLICY),
+        "--only",
+        key,
+    ]
+    out = tmp_path / "with"
+    r = run(cli, *args, "--out", str(out), "--db2-log-path", "fc=/db2/fc1/log")
+    assert r.exit_code == 0, r.output
+    plan = json.loads((out / "plan.json").read_text(encoding="utf-8"))
+    (entry,) = plan["scripts"]
+    assert entry["action"] == "MoveDb2Log" and entry["restart_required"] is True
+    assert "takes effect at the next restart" in r.stdout
+    text = (out / entry["forward"]["path"]).read_text(encoding="utf-8")
+    assert "CALL SYSPROC.ADMIN_CMD('UPDATE DB CFG USING NEWLOGPATH \"/db2/fc1/log/\"')@" in text
+    back = (out / entry["rollback"]["path"]).read_text(encoding="utf-8")
+    assert (
+        'NEWLOGPATH "/db2/log/SALESDB/"' in back
+    )  # NODE0000/LOGSTREAM0000/ is DB2's, not part of the setting
+    r = run(cli, *args, "--out", str(tmp_path / "without"))
+    assert r.exit_code == 0 and "--db2-log-path" in r.stderr
+    for bad in ("fc", "ssd=/x"):
+        r = run(cli, *args, "--out", str(tmp_path / "bad"), "--db2-log-path", bad)
+        assert r.exit_code == 2 and "--db2-log-path" in r.output and not (tmp_path / "bad").exists()
+
+
+def _rename_csv(src: Path, dest: Path, renames: dict[str, str]) -> Path:
+    """A copy of an import file with some columns' values replaced (header names -> new value)."""
+    import csv
+
+    rows = list(csv.reader(src.open(encoding="utf-8", newline="")))
+    cols = {rows[0].index(k): v for k, v in renames.items()}
+    with dest.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(rows[0])
+        for row in rows[1:]:
+            writer.writerow([cols.get(i, v) for i, v in enumerate(row)])
+    return dest
+
+
+def test_schema_and_table_names_with_dots_end_to_end(cli: typer.Typer, tmp_path: Path) -> None:
+    """Import files -> `tierwise advise` -> `tierwise script`, with a schema and a table whose
+    names contain "." and the quote characters: the collected schema keeps the split exact."""
+    from app.cli import app as main_app
+
+    schema, table = 's.a]"b', 'T.x]"y'
+    sql = _rename_csv(
+        IMPORT / "sqlserver_partitions.csv", tmp_path / "p.csv", {"schema_name": schema, "table_name": table}
+    )
+    db2 = _rename_csv(
+        IMPORT / "db2_table_partitions.csv", tmp_path / "t.csv", {"tabschema": schema, "tabname": table}
+    )
+    r = CliRunner().invoke(
+        main_app,
+        ["advise", "--input", str(IMPORT / "sqlserver_file_stats.csv"), str(sql),
+         str(IMPORT / "db2_tablespaces.csv"), str(db2)],
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    parts = [o for o in doc["objects"] if o["kind"] == "partition"]
+    assert parts and {(o["schema_name"], o["schema"], o["table"]) for o in parts} == {(schema, schema, table)}
+    advice = tmp_path / "advice.json"
+    advice.write_text(r.stdout, encoding="utf-8")
+    sql_key = next(o["key"] for o in parts if o["engine"] == "sqlserver" and o["key"].endswith("/1/2"))
+    db2_key = next(o["key"] for o in parts if o["engine"] == "db2" and o["name"].endswith("P2024Q1"))
+    expected = {"tsql": '[s.a]]"b].[T.x]]"y]', "db2": '"s.a]""b"."T.x]""y"'}
+    for dialect, key in (("tsql", sql_key), ("db2", db2_key)):
+        out = tmp_path / dialect
+        r = run(cli, "--advice", str(advice), "--dialect", dialect, "--out", str(out), "--only", key)
+        assert r.exit_code == 0, r.output
+        (entry,) = json.loads((out / "plan.json").read_text(encoding="utf-8"))["scripts"]
+        for direction in ("forward", "rollback"):
+            text = (out / entry[direction]["path"]).read_text(encoding="utf-8")
+            assert expected[dialect] in text, (dialect, direction)
+
+
+def test_db2_log_path_from_the_policy_and_the_option_overrides_it(cli: typer.Typer, tmp_path: Path) -> None:
+    """A tier's locations.db2_log_path scripts the DB2 log move without --db2-log-path; the option,
+    when it names the tier, wins."""
+    import yaml
+
+    doc = yaml.safe_load(POLICY.read_text(encoding="utf-8"))
+    for tier in doc["tiers"]:
+        if tier["name"] == "fc":
+            tier["locations"]["db2_log_path"] = "/db2/fc1/policylog"
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    args = ["--advice", str(FIXTURES / "advice_db2.json"), "--dialect", "db2", "--policy", str(policy),
+            "--only", "db2host01/db2inst1|SALESDB/log"]  # fmt: skip
+    for out, extra, expected in (
+        (tmp_path / "policy", [], "/db2/fc1/policylog/"),
+        (tmp_path / "option", ["--db2-log-path", "fc=/db2/fc1/optionlog"], "/db2/fc1/optionlog/"),
+    ):
+        r = run(cli, *args, "--out", str(out), *extra)
+        assert r.exit_code == 0, r.output
+        (entry,) = json.loads((out / "plan.json").read_text(encoding="utf-8"))["scripts"]
+        assert entry["action"] == "MoveDb2Log"
+        text = (out / entry["forward"]["path"]).read_text(encoding="utf-8")
+        assert f'NEWLOGPATH "{expected}"' in text
+
+
+def test_policy_db2_log_path_must_not_be_empty(tmp_path: Path) -> None:
+    import yaml
+
+    from policies.loader import PolicyError, load_policy
+
+    doc = yaml.safe_load(POLICY.read_text(encoding="utf-8"))
+    doc["tiers"][0]["locations"]["db2_log_path"] = ""
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    with pytest.raises(PolicyError, match="db2_log_path"):
+        load_policy(policy)

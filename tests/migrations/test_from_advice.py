@@ -14,6 +14,7 @@ from migrations import (
     MoveFiles,
     MovePartition,
     MoveTablespace,
+    MoveTempTablespace,
     SetReadOnly,
     StorageGroup,
     select_moves,
@@ -157,7 +158,7 @@ def test_db2_moves() -> None:
     )
 
 
-def test_db2_unsupported_kinds_are_notes() -> None:
+def test_db2_log_is_a_note_and_temp_table_space_is_recreated() -> None:
     sel = select_moves(
         advice("advice_db2.json"),
         source="d.json",
@@ -165,12 +166,20 @@ def test_db2_unsupported_kinds_are_notes() -> None:
         dialect="db2",
         only=["SALESDB/tablespace/TEMPSPACE1", "SALESDB/log"],
     )
-    assert sel.moves == ()
-    assert ["temporary table space" in s.reason or "NEWLOGPATH" in s.reason for s in sel.skipped] == [
-        True,
-        True,
-    ]
-    assert all(s.reason.startswith("unsupported here: review") for s in sel.skipped)
+    (temp,) = sel.moves
+    assert isinstance(temp.action, MoveTempTablespace)
+    assert (temp.action.tablespace, temp.action.new_tablespace, temp.action.source, temp.action.target.name) == (
+        "TEMPSPACE1", "TEMPSPACE1_fc", None, "SG_FC",
+    )  # fmt: skip
+    back = temp.inverse().action
+    assert isinstance(back, MoveTempTablespace)
+    assert (back.tablespace, back.new_tablespace, back.target.name) == (
+        "TEMPSPACE1_fc",
+        "TEMPSPACE1",
+        "IBMSTOGROUP",
+    )
+    (log,) = sel.skipped
+    assert log.reason.startswith("unsupported here: review") and "NEWLOGPATH" in log.reason
 
 
 def test_dms_rollback_goes_to_the_default_group() -> None:
@@ -237,3 +246,77 @@ def test_tier_without_location_is_an_error() -> None:
     spots = [t if t.name != "fc" else type(t)("fc") for t in tiers()]
     with pytest.raises(AdviceError, match=r"tier fc has no locations\.sqlserver_directory"):
         select_moves(advice("advice_sqlserver.json"), source="a.json", tiers=spots, dialect="tsql")
+
+
+def _db2_partition(doc: dict[str, Any], key: str) -> dict[str, Any]:
+    obj: dict[str, Any] = next(o for o in doc["objects"] if o["key"] == key)
+    return obj
+
+
+def _only(doc: dict[str, Any], key: str, dialect: str = "db2") -> Any:
+    return select_moves(doc, source="d.json", tiers=tiers(), dialect=dialect, only=[key])  # type: ignore[arg-type]
+
+
+def test_db2_shared_table_space_takes_the_detach_attach_route() -> None:
+    sel = _only(advice("advice_db2.json"), "SALESDB/partition/SALES.ORDERS/1")
+    a = sel.moves[0].action
+    assert isinstance(a, MoveDataPartition)
+    assert (a.route, a.tablespace, a.target_tablespace) == (
+        "detach_attach",
+        "TS_ORDERS_2024",
+        "TS_ORDERS_2024_fc",
+    )
+    assert (a.range_low, a.range_high, a.low_inclusive, a.high_inclusive) == (
+        "2024-01-01",
+        "2024-04-01",
+        True,
+        False,
+    )
+    back = sel.moves[0].inverse().action
+    assert isinstance(back, MoveDataPartition)
+    assert (back.tablespace, back.target_tablespace, back.target.name) == (
+        "TS_ORDERS_2024_fc",
+        "TS_ORDERS_2024",
+        "SG_HOT",
+    )
+    alone = (
+        _only(advice("advice_db2_partition_alone.json"), "SALESDB/partition/SALES.ORDERS/3").moves[0].action
+    )
+    assert (
+        isinstance(alone, MoveDataPartition)
+        and alone.route == "tablespace"
+        and alone.target_tablespace is None
+    )
+
+
+def test_db2_detach_route_needs_the_inclusive_flags_and_a_storage_group() -> None:
+    doc = advice("advice_db2.json")
+    del _db2_partition(doc, "SALESDB/partition/SALES.ORDERS/1")["high_inclusive"]
+    sel = _only(doc, "SALESDB/partition/SALES.ORDERS/1")
+    assert not sel.moves and "high_inclusive is missing" in sel.skipped[0].reason
+    doc = advice("advice_db2.json")
+    for o in doc["objects"]:
+        o.pop("storage_group", None)
+    sel = _only(doc, "SALESDB/partition/SALES.ORDERS/1")
+    assert not sel.moves and "not in a storage group" in sel.skipped[0].reason
+
+
+def test_schema_and_table_fields_are_used_instead_of_splitting_the_name() -> None:
+    doc = advice("advice_db2.json")
+    p = _db2_partition(doc, "SALESDB/partition/SALES.ORDERS/1")
+    p.update(schema="SALES.EU", table="ORDERS", table_name="SALES.EU.ORDERS", name="SALES.EU.ORDERS P2024Q1")
+    a = _only(doc, "SALESDB/partition/SALES.ORDERS/1").moves[0].action
+    assert isinstance(a, MoveDataPartition) and (a.schema, a.table, a.partition_name) == (
+        "SALES.EU",
+        "ORDERS",
+        "P2024Q1",
+    )
+    # the advice could not split the name: null fields -> refused with a note, not guessed
+    p.update(schema=None, table=None)
+    sel = _only(doc, "SALESDB/partition/SALES.ORDERS/1")
+    assert not sel.moves and "no separate schema and table" in sel.skipped[0].reason
+    # older advice without the fields: split when unambiguous
+    for field in ("schema", "table"):
+        p.pop(field)
+    sel = _only(doc, "SALESDB/partition/SALES.ORDERS/1")
+    assert not sel.moves and "cannot be split" in sel.skipped[0].reason

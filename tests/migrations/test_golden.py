@@ -145,3 +145,27 @@ def test_rollback_undoes_forward(rendered: dict[str, str]) -> None:
     assert 'ALTER TABLESPACE "USERSPACE1" USING STOGROUP "SG_SATA"' in dfwd
     assert 'ALTER TABLESPACE "USERSPACE1" USING STOGROUP "IBMSTOGROUP"' in dback
     assert "CREATE STOGROUP" not in dback  # the original group exists; it is never created blind
+
+
+def test_xp_procedures_only_as_the_old_version_fallback() -> None:
+    """xp_fileexist / xp_fixeddrives run only in the ELSE branch of a SQL Server version check;
+    2017+ uses sys.dm_os_file_exists, 2019+ sys.dm_os_enumerate_fixed_drives, and the header says so."""
+    from tests.migrations.golden_cases import all_golden
+
+    seen = 0
+    for name, text in all_golden().items():
+        if not name.endswith(".sql"):
+            continue
+        assert "sys.dm_os_file_exists (SQL Server 2017+)" in text, name
+        lines = text.splitlines()
+        for i, line in enumerate(lines):
+            if "EXEC master.dbo.xp_" not in line:
+                continue
+            seen += 1
+            before = "\n".join(lines[max(0, i - 12) : i])
+            assert "ELSE" in before and "SERVERPROPERTY('ProductVersion')" in before, (
+                f"{name}:{i + 1}: {line}"
+            )
+            modern = "sys.dm_os_file_exists" if "xp_fileexist" in line else "sys.dm_os_enumerate_fixed_drives"
+            assert modern in before, f"{name}:{i + 1}: no {modern} branch before {line}"
+    assert seen, "the golden scripts should still carry the fallback for old versions"

@@ -99,7 +99,77 @@ DDL = [
     re.compile(rf"ALTER TABLESPACE {IDENT} USING STOGROUP {IDENT}"),
     re.compile(rf"ALTER TABLESPACE {IDENT} MANAGED BY AUTOMATIC STORAGE USING STOGROUP {IDENT}"),
     re.compile(rf"ALTER TABLESPACE {IDENT} REBALANCE"),
+    # detach / copy / attach of a data partition (migrations/db2_partition.py)
+    re.compile(rf"ALTER TABLE {IDENT}\.{IDENT} DETACH PARTITION {IDENT} INTO {IDENT}\.{IDENT}"),
+    re.compile(rf"CREATE TABLE {IDENT}\.{IDENT} LIKE {IDENT}\.{IDENT} IN {IDENT}"),
+    re.compile(
+        rf"ALTER TABLE {IDENT}\.{IDENT} ATTACH PARTITION {IDENT} STARTING FROM \((?:MINVALUE|{STR}|-?{NUM})\)"
+        rf"(?: INCLUSIVE| EXCLUSIVE)? ENDING AT \((?:MAXVALUE|{STR}|-?{NUM})\)(?: INCLUSIVE| EXCLUSIVE)? "
+        rf"FROM {IDENT}\.{IDENT}"
+    ),
+    re.compile(rf"SET INTEGRITY FOR {IDENT}\.{IDENT} ALLOW WRITE ACCESS IMMEDIATE CHECKED"),
+    # a system temporary table space is replaced, not re-pointed (migrations/db2_partition.temp_steps)
+    re.compile(rf"DROP TABLESPACE {IDENT}"),
+    # the ILM leading edge (migrations/db2_partition.add_steps)
+    re.compile(
+        rf"ALTER TABLE {IDENT}\.{IDENT} ADD PARTITION {IDENT} STARTING FROM \((?:MINVALUE|{STR}|-?{NUM})\)"
+        rf"(?: INCLUSIVE| EXCLUSIVE)? ENDING AT \((?:MAXVALUE|{STR}|-?{NUM})\)(?: INCLUSIVE| EXCLUSIVE)? IN {IDENT}"
+    ),
 ]
+# payloads sqlfluff's db2 dialect parses: checked by sqlfluff, not by a pattern
+SQLFLUFF_DDL = [
+    re.compile(rf"DELETE FROM {IDENT}\.{IDENT}"),
+    re.compile(rf"INSERT INTO {IDENT}\.{IDENT} SELECT \* FROM {IDENT}\.{IDENT}"),
+    re.compile(rf"DROP TABLE {IDENT}\.{IDENT}"),
+]
+# the one statement built at run time (the target table space takes the source's page size,
+# extent size, type and buffer pool from the catalog): its text outside the variables is fixed
+RUNTIME_SQL = re.compile(
+    r"SET v_sql = (?:'CREATE ' \|\| CASE WHEN v_type = 'L' THEN 'LARGE' ELSE 'REGULAR' END"
+    r"|'CREATE ' \|\| CASE WHEN v_type = 'U' THEN 'USER' ELSE 'SYSTEM' END \|\| ' TEMPORARY') \|\| "
+    rf"(?P<a>{STR}) \|\| VARCHAR\(v_page\) \|\| (?P<b>{STR}) \|\| VARCHAR\(v_extent\) \|\| "
+    r"' BUFFERPOOL \"' \|\| REPLACE\(v_bp, '\"', '\"\"'\) \|\| '\"';"
+)
+RUNTIME_PARTS = (
+    re.compile(rf" TABLESPACE {IDENT} PAGESIZE "),
+    re.compile(rf" MANAGED BY AUTOMATIC STORAGE USING STOGROUP {IDENT} EXTENTSIZE "),
+)
+# the other statement built at run time: USE of a user temporary table space, granted on its
+# replacement to each grantee of the old one (migrations/db2_partition.temp_steps); the grantee
+# is the only run-time text, delimited with '"' doubled
+RUNTIME_GRANT = re.compile(
+    rf"EXECUTE IMMEDIATE (?P<a>{STR}) \|\| CASE WHEN R.GRANTEETYPE = 'G' AND R.GRANTEE = 'PUBLIC' THEN 'PUBLIC' ELSE "
+    r"CASE R.GRANTEETYPE WHEN 'U' THEN 'USER ' WHEN 'G' THEN 'GROUP ' ELSE 'ROLE ' END \|\| "
+    r"'\"' \|\| REPLACE\(RTRIM\(R.GRANTEE\), '\"', '\"\"'\) \|\| '\"' END \|\| "
+    r"CASE WHEN R.USEAUTH = 'G' THEN ' WITH GRANT OPTION' ELSE '' END;"
+)
+RUNTIME_GRANT_PART = re.compile(rf"GRANT USE OF TABLESPACE {IDENT} TO ")
+KNOWN_DB2_GAPS = (
+    'DROP TABLESPACE "X"',
+    'CREATE SYSTEM TEMPORARY TABLESPACE "X" PAGESIZE 8192 MANAGED BY AUTOMATIC STORAGE USING STOGROUP "S" '
+    'EXTENTSIZE 32 BUFFERPOOL "B"',
+    'ALTER TABLE "S"."T" DETACH PARTITION "P" INTO "S"."X"',
+    'CREATE TABLE "S"."C" LIKE "S"."X" IN "TS"',
+    'ALTER TABLE "S"."T" ATTACH PARTITION "P" STARTING FROM (\'2024-01-01\') INCLUSIVE ENDING AT (\'2024-04-01\') '
+    'EXCLUSIVE FROM "S"."C"',
+    'SET INTEGRITY FOR "S"."T" ALLOW WRITE ACCESS IMMEDIATE CHECKED',
+    'ALTER TABLE "S"."T" ADD PARTITION "P" STARTING FROM (\'2024-07-01\') INCLUSIVE ENDING AT (\'2024-10-01\') '
+    'EXCLUSIVE IN "TS"',
+    'CREATE REGULAR TABLESPACE "X" PAGESIZE 8192 MANAGED BY AUTOMATIC STORAGE USING STOGROUP "SG" EXTENTSIZE 32 '
+    'BUFFERPOOL "BP"',
+    'CREATE USER TEMPORARY TABLESPACE "X" PAGESIZE 8192 MANAGED BY AUTOMATIC STORAGE USING STOGROUP "S" '
+    'EXTENTSIZE 32 BUFFERPOOL "B"',
+    'GRANT USE OF TABLESPACE "X" TO USER "U"',
+    'GRANT USE OF TABLESPACE "X" TO GROUP "G" WITH GRANT OPTION',
+)
+
+
+@pytest.mark.parametrize("sql", KNOWN_DB2_GAPS, ids=[g[:40] for g in KNOWN_DB2_GAPS])
+def test_known_db2_gaps_still_exist(sql: str) -> None:
+    """sqlfluff 4.5's db2 dialect cannot parse these, so check_compound matches them by pattern."""
+    assert not _parses(sql, "db2"), f"sqlfluff now parses this; check it with sqlfluff instead: {sql}"
+
+
 CLP = [
     re.compile(r"UPDATE COMMAND OPTIONS USING S ON"),
     re.compile(r"SET SERVEROUTPUT ON"),
@@ -118,21 +188,39 @@ def check_compound(stmt: str) -> None:
     )
     opens = len(re.findall(r"\bIF\b", code)) - len(re.findall(r"\bEND IF\b", code))
     assert opens == len(re.findall(r"\bEND IF\b", code)), f"unbalanced IF in {stmt[:120]}"
+    runtime_sql = False
     for line in body.split("\n"):
         s = line.strip()
         if not s or re.match(r"^(IF|ELSEIF|ELSE|AND|OR)\b", s) or s.endswith(" THEN"):
             continue
+        loop = re.fullmatch(r"FOR R AS (SELECT .*) DO", s)
+        if loop:  # a cursor loop over a catalog query: the query must parse
+            assert _parses(loop.group(1), "db2"), s
+            continue
         assert s.endswith(";"), f"inner statement without ';': {s[:80]}"
         if s.startswith("CALL "):
             assert _parses(s[:-1], "db2"), s
+        elif s == "EXECUTE IMMEDIATE v_sql;":
+            assert runtime_sql, "EXECUTE IMMEDIATE v_sql without the fixed SET v_sql"
+        elif s.startswith("SET v_sql = "):
+            m = RUNTIME_SQL.fullmatch(s)
+            assert m, f"run-time statement not in the fixed form: {s[:120]}"
+            for part, pattern in zip((m.group("a"), m.group("b")), RUNTIME_PARTS, strict=True):
+                assert pattern.fullmatch(part[1:-1].replace("''", "'")), part
+            runtime_sql = True
+        elif grant := RUNTIME_GRANT.fullmatch(s):
+            assert RUNTIME_GRANT_PART.fullmatch(grant.group("a")[1:-1].replace("''", "'")), s
         elif s.startswith("EXECUTE IMMEDIATE "):
             m = re.fullmatch(rf"EXECUTE IMMEDIATE ({STR});", s)
             assert m, s
             payload = m.group(1)[1:-1].replace("''", "'")
-            assert any(p.fullmatch(payload) for p in DDL), (
-                f"EXECUTE IMMEDIATE payload not in the DDL grammar: {payload}"
-            )
-        elif s.startswith(("DECLARE ", "SELECT ", "END IF")):
+            if any(p.fullmatch(payload) for p in SQLFLUFF_DDL):
+                assert _parses(payload, "db2"), payload
+            else:
+                assert any(p.fullmatch(payload) for p in DDL), (
+                    f"EXECUTE IMMEDIATE payload not in the DDL grammar: {payload}"
+                )
+        elif s.startswith(("DECLARE ", "SELECT ", "END IF")) or s == "END FOR;":
             continue
         else:
             raise AssertionError(f"unexpected statement in a compound: {s[:80]}")
@@ -158,7 +246,7 @@ def test_db2_statements_parse_or_pass_structural_checks(case: object) -> None:
 
 def test_structural_checks_catch_bad_ddl() -> None:
     with pytest.raises(AssertionError):
-        check_compound("BEGIN\n  EXECUTE IMMEDIATE 'DROP TABLESPACE \"X\"';\nEND")
+        check_compound("BEGIN\n  EXECUTE IMMEDIATE 'DROP STOGROUP \"X\"';\nEND")
     with pytest.raises(AssertionError):
         check_compound(
             'BEGIN\n  EXECUTE IMMEDIATE \'ALTER TABLESPACE "X" USING STOGROUP "S"; DROP TABLE T\';\nEND'
@@ -168,3 +256,26 @@ def test_structural_checks_catch_bad_ddl() -> None:
     check_compound(
         "BEGIN\n  IF 1 = 1 THEN\n    EXECUTE IMMEDIATE 'ALTER TABLESPACE \"X\" REBALANCE';\n  END IF;\nEND"
     )
+    with pytest.raises(AssertionError):
+        check_compound("BEGIN\n  EXECUTE IMMEDIATE v_sql;\nEND")
+    with pytest.raises(AssertionError):  # DETACH into an unqualified table: not the generated form
+        check_compound('BEGIN\n  EXECUTE IMMEDIATE \'ALTER TABLE "S"."T" DETACH PARTITION "P" INTO X\';\nEND')
+    with pytest.raises(AssertionError):  # a payload sqlfluff parses is still pattern-checked first
+        check_compound("BEGIN\n  EXECUTE IMMEDIATE 'DELETE FROM T WHERE 1 = 1; DROP TABLE U';\nEND")
+
+
+def test_structural_checks_catch_a_bad_grant_loop() -> None:
+    good = (
+        "BEGIN\n  FOR R AS SELECT A.GRANTEE FROM SYSCAT.TBSPACEAUTH AS A WHERE A.TBSPACE = 'T' DO\n"
+        "    EXECUTE IMMEDIATE 'GRANT USE OF TABLESPACE \"X\" TO ' || CASE WHEN R.GRANTEETYPE = 'G' AND "
+        "R.GRANTEE = 'PUBLIC' THEN 'PUBLIC' ELSE CASE R.GRANTEETYPE WHEN 'U' THEN 'USER ' WHEN 'G' THEN 'GROUP ' "
+        "ELSE 'ROLE ' END || '\"' || REPLACE(RTRIM(R.GRANTEE), '\"', '\"\"') || '\"' END || CASE WHEN "
+        "R.USEAUTH = 'G' THEN ' WITH GRANT OPTION' ELSE '' END;\n  END FOR;\nEND"
+    )
+    check_compound(good)
+    with pytest.raises(AssertionError):  # anything but GRANT USE in the fixed part
+        check_compound(good.replace("GRANT USE OF TABLESPACE", "DROP TABLESPACE"))
+    with pytest.raises(AssertionError):  # the grantee not delimited
+        check_compound(good.replace("REPLACE(RTRIM(R.GRANTEE), '\"', '\"\"')", "R.GRANTEE"))
+    with pytest.raises(AssertionError):  # a loop query that does not parse
+        check_compound(good.replace("FROM SYSCAT.TBSPACEAUTH AS A WHERE", "FROM WHERE"))

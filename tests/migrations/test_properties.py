@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from migrations import AdviceError, Move, Options, TierSpot, render_pair, select_moves
+from migrations.ilm import ilm_moves, month_pair
 from tests.migrations.sqltokens import db2_skeleton, db2_tokens, tool_lines, tsql_skeleton, tsql_tokens
 
 WHEN = __import__("datetime").datetime(2024, 5, 2, tzinfo=__import__("datetime").UTC)
@@ -67,6 +68,9 @@ FRAGMENTS = [
     "̈",
     "ﬁ",
     "\u00ad",
+    ".",  # schema.table: a name may contain the separator itself
+    "].[",
+    '"."',
 ]
 UNSAFE = ["\n", "\r\n", "\nGO\n", "$(", "\t", "\x00", "\u2028", "\u202e", "\x85", "\u2066"]
 SAFE_CHARS = st.characters(
@@ -174,6 +178,11 @@ def sqlserver_doc(n: SqlNames) -> dict[str, Any]:
             "name": f"{n.schema}.{n.table} p3",
             "key": f"{n.db}/partition/{n.schema}.{n.table}/1/3",
             "table_name": f"{n.schema}.{n.table}",
+            # as `tierwise advise` writes them (from the collected schema_name): exact even when a
+            # name contains "."
+            "schema_name": n.schema,
+            "schema": n.schema,
+            "table": n.table,
             "partition_number": 3,
             "partition_scheme": n.scheme,
             "partition_function": n.function,
@@ -242,8 +251,8 @@ sql_names = st.builds(
     file2=names(),
     primary=names(),
     log=names(),
-    schema=names(dots=False),
-    table=names(dots=False),
+    schema=names(),
+    table=names(),
     scheme=names(),
     function=names(),
     stem=names(dots=False).map(lambda s: "".join(c for c in s if c not in '<>"|?*:/\\%')).filter(bool),
@@ -338,6 +347,11 @@ class Db2Names:
     sg_to: str = "SG_B"
     schema: str = "S"
     table: str = "T"
+    ts3: str = "TS3"
+    part1: str = "P1"
+    part2: str = "P2"
+    bound: str = "d2024-01-01"
+    temp: str = "TEMP1"
 
 
 def db2_doc(n: Db2Names) -> dict[str, Any]:
@@ -356,14 +370,51 @@ def db2_doc(n: Db2Names) -> dict[str, Any]:
     }
     objs = [
         {**base, "kind": "tablespace", "name": n.ts, "key": f"SALESDB/tablespace/{n.ts}", "tablespace": n.ts},
+        # a system temporary table space: recreated on the target group
+        {
+            **base,
+            "kind": "tempdb",
+            "name": n.temp,
+            "key": f"SALESDB/tablespace/{n.temp}",
+            "tablespace": n.temp,
+        },
+        # P1 and P2 share a table space: detach / copy / attach; P3 is alone: its table space moves
         {
             **base,
             "kind": "partition",
-            "name": f"{n.schema}.{n.table} P1",
+            "name": f"{n.schema}.{n.table} {n.part1}",
             "key": f"SALESDB/partition/{n.schema}.{n.table}/1",
             "tablespace": n.ts2,
             "table_name": f"{n.schema}.{n.table}",
+            "schema": n.schema,
+            "table": n.table,
             "partition_number": 1,
+            "range_high": n.bound,
+            "high_inclusive": False,
+        },
+        {
+            **base,
+            "kind": "partition",
+            "name": f"{n.schema}.{n.table} {n.part2}",
+            "key": f"SALESDB/partition/{n.schema}.{n.table}/2",
+            "tablespace": n.ts2,
+            "table_name": f"{n.schema}.{n.table}",
+            "schema": n.schema,
+            "table": n.table,
+            "partition_number": 2,
+            "range_low": n.bound,
+            "low_inclusive": True,
+        },
+        {
+            **base,
+            "kind": "partition",
+            "name": f"{n.schema}.{n.table} P3",
+            "key": f"SALESDB/partition/{n.schema}.{n.table}/3",
+            "tablespace": n.ts3,
+            "table_name": f"{n.schema}.{n.table}",
+            "schema": n.schema,
+            "table": n.table,
+            "partition_number": 3,
         },
     ]
     for o in objs:
@@ -388,15 +439,21 @@ db2_names = st.builds(
     ts2=names(),
     sg_from=names(),
     sg_to=names(),
-    schema=names(dots=False),
-    table=names(dots=False),
+    schema=names(),
+    table=names(),
+    ts3=names(),
+    part1=names(),
+    part2=names(),
+    bound=names().map(lambda s: "d" + s),
+    temp=names(),
 ).flatmap(with_one_unsafe)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(db2_names)
 def test_db2_names_cannot_break_out(n: Db2Names) -> None:
     assume(n.sg_from != n.sg_to and "/" not in n.instance)
+    assume(len({n.ts, n.ts2, n.ts3, n.temp}) == 4 and n.part1 != n.part2)
     values = [getattr(n, f.name) for f in fields(n)]
     must_refuse = any(unsafe(v, "db2") for v in values) or any(len(v.encode()) > 128 for v in values)
     out, skipped, error = _refused(db2_doc(n), "db2", db2_tiers(n))
@@ -423,3 +480,131 @@ def test_db2_database_must_be_an_alias() -> None:
         o["database"] = "SALES DB"
     out, skipped = _scripts(doc, "db2", db2_tiers(Db2Names()))
     assert out == [] and skipped
+
+
+# ---------------------------------------------------------------------------------------------
+# ILM leading edge (tierwise ilm --scripts): AddPartition / AddDataPartition
+
+
+@dataclass(frozen=True)
+class IlmNames:
+    server: str = "SRV"
+    schema: str = "s"
+    table: str = "t"
+    scheme: str = "ps"
+    function: str = "pf"
+    fg: str = "fg"
+    ts: str = "TS"
+    sg: str = "SG_A"
+
+
+def ilm_docs(n: IlmNames, engine: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    db, server = ("db", n.server) if engine == "sqlserver" else ("SALESDB", "host/db2inst1")
+    obj: dict[str, Any] = {
+        "engine": engine, "server": server, "database": db, "kind": "partition",
+        "name": f"{n.schema}.{n.table} P1", "key": f"{db}/partition/{n.schema}.{n.table}/1", "current_tier": "flash",
+        "recommended_tier": "flash", "placement_unit": "x", "table_name": f"{n.schema}.{n.table}", "schema": n.schema,
+        "table": n.table, "partition_number": 1, "range_low": "2024-04-01", "range_high": "2024-07-01",
+        "low_inclusive": True, "high_inclusive": False,
+    }  # fmt: skip
+    if engine == "sqlserver":
+        obj.update(filegroup=n.fg, partition_scheme=n.scheme, partition_function=n.function, range_right=True)
+    else:
+        obj.update(tablespace=n.ts, storage_group=n.sg)
+    new = {"partition": 2, "key": "new", "new": True, "range_start": "2024-07-01", "range_end": "2024-10-01",
+           "moves": [{"date": "2024-06-01", "to_tier": "fc", "reason": "new"}]}  # fmt: skip
+    table = {"engine": engine, "server": server, "database": db, "table": f"{n.schema}.{n.table}",
+             "partitions": [{"partition": 1, "key": obj["key"], "new": False, "moves": []}, new]}  # fmt: skip
+    return {"objects": [obj]}, {"tables": [table]}
+
+
+def _ilm_scripts(n: IlmNames, dialect: str) -> tuple[list[tuple[str, str, str]], list[str]]:
+    advice, plan = ilm_docs(n, "sqlserver" if dialect == "tsql" else "db2")
+    sel = ilm_moves(advice, plan, source="p", tiers=TIERS, dialect=dialect)  # type: ignore[arg-type]
+    out = []
+    skipped = [s.reason for s in sel.skipped]
+    for month in sel.months:
+        fwd, back, moves, more = month_pair(month, dialect, OPTIONS, WHEN)  # type: ignore[arg-type]
+        skipped += [s.reason for s in more]
+        out += [(f"{month.month}:{type(m.action).__name__}", fwd.text, back.text) for m in moves]
+    return out, skipped
+
+
+BENIGN_ILM = {d: _ilm_scripts(IlmNames(), d)[0] for d in ("tsql", "db2")}
+ilm_names = st.builds(
+    IlmNames, server=names(), schema=names(), table=names(), scheme=names(), function=names(), fg=names(),
+    ts=names(), sg=names(),
+).flatmap(with_one_unsafe)  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ilm_names, st.sampled_from(["tsql", "db2"]))
+def test_ilm_leading_edge_names_cannot_break_out(n: IlmNames, dialect: str) -> None:
+    assert BENIGN_ILM[dialect], "the benign ILM plan must script the leading edge"
+    # the new DB2 partition goes to another tier: that tier's storage group, not the advice's `sg`
+    used = (
+        ["schema", "table", "scheme", "function", "fg", "server"]
+        if dialect == "tsql"
+        else ["schema", "table", "ts"]
+    )
+    values = [getattr(n, f) for f in used]
+    limit = (lambda v: len(v.encode("utf-16-le")) // 2) if dialect == "tsql" else (lambda v: len(v.encode()))
+    out, skipped = _ilm_scripts(n, dialect)
+    if any(unsafe(v, dialect) for v in values) or any(limit(v) > 128 for v in values):
+        assert skipped and not out, "an unsafe or over-long name was not refused"
+        return
+    assert not skipped, skipped
+    skeleton = tsql_skeleton if dialect == "tsql" else db2_skeleton
+    _same_structure(out, BENIGN_ILM[dialect], skeleton)
+
+
+def test_schema_and_table_with_dots_and_quotes_are_quoted_whole() -> None:
+    """The example the properties must cover: "." inside a schema and a table name, with "]" and
+    '"' — never split at the wrong ".", never breaking out of the quoting."""
+    schema, table = 'a.b]"', 'c."d]'
+    out, skipped = _scripts(sqlserver_doc(SqlNames(schema=schema, table=table)), "tsql")
+    assert not skipped
+    _same_structure(out, BENIGN_SQL, tsql_skeleton)
+    (part,) = [(f, b) for label, f, b in out if label.startswith("4:")]
+    assert all('[a.b]]"].[c."d]]]' in text for text in part)
+    out, skipped = _scripts(db2_doc(Db2Names(schema=schema, table=table)), "db2", db2_tiers(Db2Names()))
+    assert not skipped
+    _same_structure(out, BENIGN_DB2, db2_skeleton)
+    assert any('"a.b]"""."c.""d]"' in f for _, f, _ in out)
+
+
+def _ilm_read_only_scripts(n: IlmNames) -> tuple[list[tuple[str, str, str]], list[str]]:
+    """The ILM plan of ilm_docs plus partition 1 going to sata read-only in December (SQL Server:
+    the partition move and READ_ONLY on the filegroup it moved to, which lists the partition)."""
+    advice, plan = ilm_docs(n, "sqlserver")
+    plan["tables"][0]["partitions"][0]["moves"] = [
+        {"date": "2024-12-01", "to_tier": "sata", "read_only": True, "reason": "old"}
+    ]
+    sel = ilm_moves(advice, plan, source="p", tiers=TIERS, dialect="tsql")
+    out, skipped = [], [s.reason for s in sel.skipped]
+    for month in sel.months:
+        fwd, back, moves, more = month_pair(month, "tsql", OPTIONS, WHEN)
+        skipped += [s.reason for s in more]
+        out += [(f"{month.month}:{type(m.action).__name__}", fwd.text, back.text) for m in moves]
+    return out, skipped
+
+
+BENIGN_ILM_READ_ONLY = _ilm_read_only_scripts(IlmNames())[0]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ilm_names)
+def test_ilm_read_only_names_cannot_break_out(n: IlmNames) -> None:
+    assert [label for label, _, _ in BENIGN_ILM_READ_ONLY if label.startswith("2024-12")] == [
+        "2024-12:MovePartition",
+        "2024-12:SetReadOnly",
+    ]
+    values = [n.schema, n.table, n.scheme, n.function, n.fg, n.server]
+    if any(unsafe(v, "tsql") for v in values) or any(len(v.encode("utf-16-le")) // 2 > 128 for v in values):
+        out, skipped = _ilm_read_only_scripts(n)
+        assert skipped, "an unsafe or over-long name was not refused"
+        assert not any(label.endswith("SetReadOnly") for label, _, _ in out)
+        return
+    out, skipped = _ilm_read_only_scripts(n)
+    assert not skipped, skipped
+    _same_structure(out, BENIGN_ILM_READ_ONLY, tsql_skeleton)

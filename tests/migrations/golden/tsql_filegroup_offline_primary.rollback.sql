@@ -32,6 +32,7 @@
 -- Run:
 --   sqlcmd -S SQLPROD01 -E -b -f 65001 -i <this file>   (or SSMS: Query > SQLCMD Mode)
 --   Never run it with sqlcmd -x. Read docs/running-scripts.md first.
+--   File-system checks use sys.dm_os_file_exists (SQL Server 2017+) and sys.dm_os_volume_stats / sys.dm_os_enumerate_fixed_drives (2019+); xp_fileexist / xp_fixeddrives only on older versions. The script prints which one it used.
 -- Safe to run twice: every step checks first and says 'already done' when there is nothing to do.
 -- ================================================================================================
 :on error exit
@@ -133,19 +134,39 @@ BEGIN
     SET NOEXEC ON;
     RETURN;
 END;
-DECLARE @dir_probe TABLE (file_exists int, is_directory int, parent_exists int);
-INSERT INTO @dir_probe EXEC master.dbo.xp_fileexist N'E:\data';
-IF NOT EXISTS (SELECT 1 FROM @dir_probe WHERE is_directory = 1)
+DECLARE @dir_is_directory bit;
+IF CAST(PARSENAME(CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), 4) AS int) >= 14
+BEGIN
+    PRINT N'tierwise: directory check with sys.dm_os_file_exists';
+    EXEC sys.sp_executesql N'SELECT @d = CAST(file_is_a_directory AS bit) FROM sys.dm_os_file_exists(@p);',
+        N'@p nvarchar(4000), @d bit OUTPUT', @p = N'E:\data', @d = @dir_is_directory OUTPUT;
+END
+ELSE
+BEGIN
+    PRINT N'tierwise: directory check with xp_fileexist (SQL Server before 2017)';
+    DECLARE @dir_probe TABLE (file_exists int, is_directory int, parent_exists int);
+    INSERT INTO @dir_probe EXEC master.dbo.xp_fileexist N'E:\data';
+    SELECT @dir_is_directory = CAST(MAX(is_directory) AS bit) FROM @dir_probe;
+END;
+IF COALESCE(@dir_is_directory, 0) = 0
 BEGIN
     SET @msg = N'tierwise: pre-check failed: the target directory E:\data\ does not exist, or the SQL Server service account cannot see it. Create it and grant the service account full control. Nothing was changed.';
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
 END;
-DECLARE @file_probe TABLE (file_exists int, is_directory int, parent_exists int);
-DELETE FROM @file_probe;
-INSERT INTO @file_probe EXEC master.dbo.xp_fileexist N'E:\data\Sales.mdf';
-IF EXISTS (SELECT 1 FROM @file_probe WHERE file_exists = 1)
+DECLARE @fe_probe TABLE (file_exists int, is_directory int, parent_exists int), @file_exists bit;
+SET @file_exists = NULL;
+IF CAST(PARSENAME(CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), 4) AS int) >= 14
+    EXEC sys.sp_executesql N'SELECT @e = CAST(file_exists AS bit) FROM sys.dm_os_file_exists(@p);',
+        N'@p nvarchar(4000), @e bit OUTPUT', @p = N'E:\data\Sales.mdf', @e = @file_exists OUTPUT;
+ELSE
+BEGIN
+    DELETE FROM @fe_probe;
+    INSERT INTO @fe_probe EXEC master.dbo.xp_fileexist N'E:\data\Sales.mdf';
+    SELECT @file_exists = CAST(MAX(file_exists) AS bit) FROM @fe_probe;
+END;
+IF @file_exists = 1
 BEGIN
     SET @msg = N'tierwise: pre-check failed: E:\data\Sales.mdf already exists. A file there now is not a copy of the database as it is (it is still online); if it is the original from before an earlier move, it is out of date. Rename or delete it, then run again. Nothing was changed.';
     RAISERROR(N'%s', 16, 1, @msg);
@@ -160,8 +181,15 @@ JOIN sys.databases AS d ON d.database_id = mf.database_id AND d.state = 0
 CROSS APPLY sys.dm_os_volume_stats(mf.database_id, mf.file_id) AS vs
 WHERE LEFT(LOWER(N'E:\data\'), LEN(vs.volume_mount_point)) = LOWER(vs.volume_mount_point)
 ORDER BY LEN(vs.volume_mount_point) DESC;
-IF @free_mb IS NULL
+IF @free_mb IS NULL AND CAST(PARSENAME(CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), 4) AS int) >= 15
 BEGIN
+    PRINT N'tierwise: free space from sys.dm_os_enumerate_fixed_drives';
+    EXEC sys.sp_executesql N'SELECT @f = free_space_in_bytes / 1048576 FROM sys.dm_os_enumerate_fixed_drives WHERE UPPER(LEFT(fixed_drive_path, 1)) = UPPER(@d);',
+        N'@d nchar(1), @f bigint OUTPUT', @d = N'E', @f = @free_mb OUTPUT;
+END
+ELSE IF @free_mb IS NULL
+BEGIN
+    PRINT N'tierwise: free space from xp_fixeddrives (SQL Server before 2019)';
     DECLARE @drives TABLE (drive nvarchar(5), mb_free bigint);
     INSERT INTO @drives EXEC master.dbo.xp_fixeddrives;
     SELECT @free_mb = mb_free FROM @drives WHERE UPPER(drive) = UPPER(N'E');
@@ -187,10 +215,18 @@ END;
 GO
 USE [master];
 DECLARE @msg nvarchar(2048), @missing int = 0;
-DECLARE @copy_probe TABLE (file_exists int, is_directory int, parent_exists int);
-DELETE FROM @copy_probe;
-INSERT INTO @copy_probe EXEC master.dbo.xp_fileexist N'E:\data\Sales.mdf';
-IF NOT EXISTS (SELECT 1 FROM @copy_probe WHERE file_exists = 1) SET @missing = @missing + 1;
+DECLARE @fe_probe TABLE (file_exists int, is_directory int, parent_exists int), @copy_exists bit;
+SET @copy_exists = NULL;
+IF CAST(PARSENAME(CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), 4) AS int) >= 14
+    EXEC sys.sp_executesql N'SELECT @e = CAST(file_exists AS bit) FROM sys.dm_os_file_exists(@p);',
+        N'@p nvarchar(4000), @e bit OUTPUT', @p = N'E:\data\Sales.mdf', @e = @copy_exists OUTPUT;
+ELSE
+BEGIN
+    DELETE FROM @fe_probe;
+    INSERT INTO @fe_probe EXEC master.dbo.xp_fileexist N'E:\data\Sales.mdf';
+    SELECT @copy_exists = CAST(MAX(file_exists) AS bit) FROM @fe_probe;
+END;
+IF COALESCE(@copy_exists, 0) = 0 SET @missing = @missing + 1;
 IF (SELECT state_desc FROM sys.databases WHERE name = N'Sales') <> N'ONLINE' AND @missing > 0
 BEGIN
     PRINT N'tierwise: ======================== MANUAL STEP ========================';
@@ -244,5 +280,6 @@ END
 ELSE
 BEGIN
     PRINT N'tierwise: STOPPED: a check or step above failed or asked for a manual step; later steps did not run.';
+    IF OBJECT_ID(N'tempdb..#tierwise_stopped') IS NULL CREATE TABLE #tierwise_stopped (stopped bit);
 END;
 GO

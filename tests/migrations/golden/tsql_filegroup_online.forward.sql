@@ -28,6 +28,7 @@
 -- Run:
 --   sqlcmd -S SQLPROD01 -E -b -f 65001 -i <this file>   (or SSMS: Query > SQLCMD Mode)
 --   Never run it with sqlcmd -x. Read docs/running-scripts.md first.
+--   File-system checks use sys.dm_os_file_exists (SQL Server 2017+) and sys.dm_os_volume_stats / sys.dm_os_enumerate_fixed_drives (2019+); xp_fileexist / xp_fixeddrives only on older versions. The script prints which one it used.
 -- Safe to run twice: every step checks first and says 'already done' when there is nothing to do.
 -- ================================================================================================
 :on error exit
@@ -182,9 +183,21 @@ BEGIN
     PRINT N'tierwise: every new file exists: no directory or free-space check needed';
     RETURN;
 END;
-DECLARE @dir_probe TABLE (file_exists int, is_directory int, parent_exists int);
-INSERT INTO @dir_probe EXEC master.dbo.xp_fileexist N'F:\fc';
-IF NOT EXISTS (SELECT 1 FROM @dir_probe WHERE is_directory = 1)
+DECLARE @dir_is_directory bit;
+IF CAST(PARSENAME(CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), 4) AS int) >= 14
+BEGIN
+    PRINT N'tierwise: directory check with sys.dm_os_file_exists';
+    EXEC sys.sp_executesql N'SELECT @d = CAST(file_is_a_directory AS bit) FROM sys.dm_os_file_exists(@p);',
+        N'@p nvarchar(4000), @d bit OUTPUT', @p = N'F:\fc', @d = @dir_is_directory OUTPUT;
+END
+ELSE
+BEGIN
+    PRINT N'tierwise: directory check with xp_fileexist (SQL Server before 2017)';
+    DECLARE @dir_probe TABLE (file_exists int, is_directory int, parent_exists int);
+    INSERT INTO @dir_probe EXEC master.dbo.xp_fileexist N'F:\fc';
+    SELECT @dir_is_directory = CAST(MAX(is_directory) AS bit) FROM @dir_probe;
+END;
+IF COALESCE(@dir_is_directory, 0) = 0
 BEGIN
     SET @msg = N'tierwise: pre-check failed: the target directory F:\fc\ does not exist, or the SQL Server service account cannot see it. Create it and grant the service account full control. Nothing was changed.';
     RAISERROR(N'%s', 16, 1, @msg);
@@ -199,8 +212,15 @@ JOIN sys.databases AS d ON d.database_id = mf.database_id AND d.state = 0
 CROSS APPLY sys.dm_os_volume_stats(mf.database_id, mf.file_id) AS vs
 WHERE LEFT(LOWER(N'F:\fc\'), LEN(vs.volume_mount_point)) = LOWER(vs.volume_mount_point)
 ORDER BY LEN(vs.volume_mount_point) DESC;
-IF @free_mb IS NULL
+IF @free_mb IS NULL AND CAST(PARSENAME(CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), 4) AS int) >= 15
 BEGIN
+    PRINT N'tierwise: free space from sys.dm_os_enumerate_fixed_drives';
+    EXEC sys.sp_executesql N'SELECT @f = free_space_in_bytes / 1048576 FROM sys.dm_os_enumerate_fixed_drives WHERE UPPER(LEFT(fixed_drive_path, 1)) = UPPER(@d);',
+        N'@d nchar(1), @f bigint OUTPUT', @d = N'F', @f = @free_mb OUTPUT;
+END
+ELSE IF @free_mb IS NULL
+BEGIN
+    PRINT N'tierwise: free space from xp_fixeddrives (SQL Server before 2019)';
     DECLARE @drives TABLE (drive nvarchar(5), mb_free bigint);
     INSERT INTO @drives EXEC master.dbo.xp_fixeddrives;
     SELECT @free_mb = mb_free FROM @drives WHERE UPPER(drive) = UPPER(N'F');
@@ -286,5 +306,6 @@ END
 ELSE
 BEGIN
     PRINT N'tierwise: STOPPED: a check or step above failed or asked for a manual step; later steps did not run.';
+    IF OBJECT_ID(N'tempdb..#tierwise_stopped') IS NULL CREATE TABLE #tierwise_stopped (stopped bit);
 END;
 GO

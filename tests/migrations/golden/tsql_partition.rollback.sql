@@ -29,6 +29,7 @@
 -- Run:
 --   sqlcmd -S SQLPROD01 -E -b -f 65001 -i <this file>   (or SSMS: Query > SQLCMD Mode)
 --   Never run it with sqlcmd -x. Read docs/running-scripts.md first.
+--   File-system checks use sys.dm_os_file_exists (SQL Server 2017+) and sys.dm_os_volume_stats / sys.dm_os_enumerate_fixed_drives (2019+); xp_fileexist / xp_fixeddrives only on older versions. The script prints which one it used.
 -- Safe to run twice: every step checks first and says 'already done' when there is nothing to do.
 -- ================================================================================================
 :on error exit
@@ -569,5 +570,6 @@ END
 ELSE
 BEGIN
     PRINT N'tierwise: STOPPED: a check or step above failed or asked for a manual step; later steps did not run.';
+    IF OBJECT_ID(N'tempdb..#tierwise_stopped') IS NULL CREATE TABLE #tierwise_stopped (stopped bit);
 END;
 GO

@@ -1,0 +1,60 @@
+--#SET TERMINATOR @
+-- ================================================================================================
+-- tierwise DB2 CLP migration script: FORWARD
+-- ================================================================================================
+-- Moves:      the active log of database SALESDB
+-- Server:     db2host01/db2inst1
+-- Database:   SALESDB
+-- From:       tier unknown: log path /db2/log/SALESDB/
+-- To:         tier fc: log path /db2/fc1/log/
+-- Object:     log_file SALESDB transaction log (key SALESDB/log)
+-- Why:        log_write (TW202)
+--             - TW202 transaction log: sequential writes that array cache absorbs (1.5 ms per write); flash only above 3,000 writes/s and 5.0 ms
+--             - n/a average read, 0 reads/s, n/a average read latency, 15 writes/s, heat 55,200.0 I/O per GB-hour (2.89x the database average)
+-- Predicted:  I/O wait 22.9 ms/s now -> 22.9 ms/s on tier fc
+-- Size:       1.0 GB
+-- Method:
+--   CALL SYSPROC.ADMIN_CMD('UPDATE DB CFG USING NEWLOGPATH "/db2/fc1/log/"') (IBM Db2 docs: UPDATE DATABASE
+--   CONFIGURATION command using the ADMIN_CMD procedure). It only records the new path: DB2 creates the
+--   log files there (under NODE0000/LOGSTREAM0000/) when the database is next activated.
+-- Limits and notes:
+--   - RESTART NEEDED: takes effect at the next activation of the database (all applications disconnected, then ACTIVATE DATABASE or the first connection); until then the log stays where it is.
+--   - Needs SYSADM, SYSCTRL or SYSMAINT. The directory must exist and belong to the instance owner.
+--   - the current tier is unknown: the policy matches no tier to its location
+-- Generator:  tierwise (golden files) (migrations/1)
+-- Generated:  2024-05-02T06:00:00Z
+-- Plan:       sha256 493097d87d40de9e9dfca7e59b5ce71adbb8716f551fe29ff36f24fbbcefc15d (the forward plan; the rollback shows the same)
+-- Run:
+--   db2 -td@ -vsf <this file>   (as the instance owner; it connects to SALESDB itself)
+--   Then, in a change window: db2 deactivate db <db> (all applications disconnected), db2 activate db <db>.
+--   Read docs/running-scripts.md first.
+-- Safe to run twice: every step checks first and says 'already done' when there is nothing to do.
+-- ================================================================================================
+-- Checks (a failing check stops the script with its number):
+--   check 1: connected to database SALESDB
+--   check 2: instance db2inst1
+--   check 3: not an HADR database (the storage paths would have to exist on the standby too: review by hand)
+--   check 4: a full backup of SALESDB finished in the last 24 hours
+--   check 5: the log is under /db2/log/SALESDB/ today, or already set to move to / moved to /db2/fc1/log/
+--   check 6: post-check: SYSIBMADM.DBCFG shows newlogpath (pending) or logpath under /db2/fc1/log/
+UPDATE COMMAND OPTIONS USING S ON@
+SET SERVEROUTPUT ON@
+CONNECT TO SALESDB@
+-- check 1: connected to database SALESDB
+SELECT RAISE_ERROR('75001', 'tierwise check 1 failed: not connected to SALESDB') FROM SYSIBM.SYSDUMMY1 WHERE UPPER(CURRENT SERVER) <> UPPER('SALESDB') FETCH FIRST 1 ROW ONLY@
+-- check 2: instance db2inst1
+SELECT RAISE_ERROR('75001', 'tierwise check 2 failed: not instance db2inst1') FROM SYSIBMADM.ENV_INST_INFO WHERE UPPER(INST_NAME) <> UPPER('db2inst1') FETCH FIRST 1 ROW ONLY@
+-- check 3: not an HADR database (the storage paths would have to exist on the standby too: review by hand)
+SELECT RAISE_ERROR('75001', 'tierwise check 3 failed: HADR database: unsupported here, review') FROM TABLE(MON_GET_HADR(NULL)) AS H WHERE H.HADR_ROLE <> 'STANDARD' FETCH FIRST 1 ROW ONLY@
+-- check 4: a full backup of SALESDB finished in the last 24 hours
+SELECT RAISE_ERROR('75001', 'tierwise check 4 failed: no full backup in the last 24 hours') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSIBMADM.DB_HISTORY WHERE OPERATION = 'B' AND OPERATIONTYPE IN ('F', 'N') AND COALESCE(SQLCODE, 0) >= 0 AND END_TIME >= VARCHAR_FORMAT(CURRENT TIMESTAMP - 24 HOURS, 'YYYYMMDDHH24MISS')) FETCH FIRST 1 ROW ONLY@
+-- check 5: the log is under /db2/log/SALESDB/ today, or already set to move to / moved to /db2/fc1/log/
+SELECT RAISE_ERROR('75001', 'tierwise check 5 failed: log path not as planned: advice out of date') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSIBMADM.DBCFG WHERE (NAME = 'logpath' AND (VALUE LIKE '/db2/log/SALESDB/%' OR VALUE LIKE '/db2/fc1/log/%')) OR (NAME = 'newlogpath' AND VALUE LIKE '/db2/fc1/log/%')) FETCH FIRST 1 ROW ONLY@
+-- step 1: record the new log path /db2/fc1/log/ (running it again sets the same value again)
+CALL SYSPROC.ADMIN_CMD('UPDATE DB CFG USING NEWLOGPATH "/db2/fc1/log/"')@
+-- check 6: post-check: SYSIBMADM.DBCFG shows newlogpath (pending) or logpath under /db2/fc1/log/
+SELECT RAISE_ERROR('75001', 'tierwise check 6 failed: post-check: new log path not recorded') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSIBMADM.DBCFG WHERE NAME IN ('newlogpath', 'logpath') AND VALUE LIKE '/db2/fc1/log/%') FETCH FIRST 1 ROW ONLY@
+BEGIN
+  CALL DBMS_OUTPUT.PUT_LINE('tierwise: finished: the log moves to /db2/fc1/log/ at the next activation of the database (RESTART NEEDED)');
+END@
+CONNECT RESET@

@@ -1,0 +1,138 @@
+-- ================================================================================================
+-- tierwise T-SQL migration script: ROLLBACK
+-- ================================================================================================
+-- Moves:      filegroup [FG_ORDERS_2024_sata] of [Sales]: mark READ_WRITE
+-- Server:     SQLPROD01
+-- Database:   Sales
+-- From:       tier sata: (in place)
+-- To:         tier sata: (in place)
+-- Undoes:     the forward move of Sales/filegroup/FG_ORDERS_2024_sata (tier sata -> sata)
+-- Object:     filegroup FG_ORDERS_2024_sata (key Sales/filegroup/FG_ORDERS_2024_sata)
+-- Why:        ilm (read-only)
+--             - older than 8 months: sata and read-only
+-- Predicted:  I/O wait n/a now -> n/a on tier sata
+-- Size:       0.8 GB
+-- Method:
+--   ALTER DATABASE ... MODIFY FILEGROUP ... READ_WRITE; needs exclusive access to the database.
+-- Limits and notes:
+--   - The script refuses to run while other sessions use the database (it does not disconnect them).
+--   - A READ_ONLY filegroup rejects every write: only for data that no longer changes.
+--   - ILM read-only mark: the filegroup may hold only [dbo].[Orders] partition 3 (all indexes); the script checks that and stops when anything else is in it. Moving data into or out of it later needs READ_WRITE first (the rollback).
+--   - ILM: the plan freezes these partitions after their move; READ_ONLY needs exclusive access to the database (the script stops while other sessions use it)
+-- Generator:  tierwise (golden files) (migrations/1)
+-- Generated:  2024-05-02T06:00:00Z
+-- Plan:       sha256 bad727f899494b207452ecda16e316ac74ef6f3fd9c4c9b9a0fdf286bf4919af (the forward plan; the rollback shows the same)
+-- Run:
+--   sqlcmd -S SQLPROD01 -E -b -f 65001 -i <this file>   (or SSMS: Query > SQLCMD Mode)
+--   Never run it with sqlcmd -x. Read docs/running-scripts.md first.
+--   File-system checks use sys.dm_os_file_exists (SQL Server 2017+) and sys.dm_os_volume_stats / sys.dm_os_enumerate_fixed_drives (2019+); xp_fileexist / xp_fixeddrives only on older versions. The script prints which one it used.
+-- Safe to run twice: every step checks first and says 'already done' when there is nothing to do.
+-- ================================================================================================
+:on error exit
+:setvar TierwiseSqlcmdMode "on"
+GO
+IF N'$(TierwiseSqlcmdMode)' <> N'on'
+BEGIN
+    RAISERROR(N'%s', 16, 1, N'tierwise: run this script with sqlcmd -b, or in SSMS with Query > SQLCMD Mode switched on; never with sqlcmd -x. Nothing was changed.');
+    SET NOEXEC ON;
+    RETURN;
+END;
+GO
+USE [master];
+SET NOCOUNT ON;
+DECLARE @msg nvarchar(2048);
+PRINT N'tierwise: rollback: filegroup [FG_ORDERS_2024_sata] of [Sales] -> READ_WRITE';
+IF UPPER(CAST(SERVERPROPERTY('ServerName') AS nvarchar(256))) <> UPPER(N'SQLPROD01')
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: this script is for server SQLPROD01, but the connection is to ' + CAST(SERVERPROPERTY('ServerName') AS nvarchar(256)) + N'. Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF CAST(PARSENAME(CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), 4) AS int) < 11
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: SQL Server 2012 or later is needed. Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF CAST(SERVERPROPERTY('EngineEdition') AS int) IN (5, 6, 8, 9, 11)
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: this is a managed cloud service; its files are not moved with ALTER DATABASE. Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF DB_ID(N'Sales') IS NULL
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: database [Sales] does not exist. Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF DATABASEPROPERTYEX(N'Sales', 'Status') <> N'ONLINE'
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: database [Sales] is not ONLINE. Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF (SELECT is_read_only FROM [Sales].sys.filegroups WHERE name = N'FG_ORDERS_2024_sata') IS NULL
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: filegroup [FG_ORDERS_2024_sata] of [Sales] does not exist. Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF EXISTS (SELECT 1 FROM [Sales].sys.filegroups WHERE name = N'FG_ORDERS_2024_sata' AND (data_space_id = 1 OR is_default = 1))
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: filegroup [FG_ORDERS_2024_sata] of [Sales] is PRIMARY or the default filegroup, which cannot be read-only. Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+GO
+USE [master];
+DECLARE @msg nvarchar(2048), @others int;
+IF (SELECT is_read_only FROM [Sales].sys.filegroups WHERE name = N'FG_ORDERS_2024_sata') = 0
+BEGIN
+    PRINT N'tierwise: already done: filegroup [FG_ORDERS_2024_sata] of [Sales] is READ_WRITE.';
+END
+ELSE
+BEGIN
+    SELECT @others = COUNT(*) FROM sys.dm_exec_sessions WHERE database_id = DB_ID(N'Sales') AND session_id <> @@SPID;
+    IF @others > 0
+    BEGIN
+        SET @msg = N'tierwise: pre-check failed: READ_WRITE needs exclusive access, but ' + CAST(@others AS nvarchar(10)) + N' other session(s) use the database; stop them and run again. Nothing was changed.';
+        RAISERROR(N'%s', 16, 1, @msg);
+        SET NOEXEC ON;
+        RETURN;
+    END;
+    PRINT N'tierwise: step 1: marking filegroup [FG_ORDERS_2024_sata] of [Sales] READ_WRITE';
+    ALTER DATABASE [Sales] MODIFY FILEGROUP [FG_ORDERS_2024_sata] READ_WRITE;
+END;
+GO
+USE [master];
+DECLARE @msg nvarchar(2048);
+IF (SELECT is_read_only FROM [Sales].sys.filegroups WHERE name = N'FG_ORDERS_2024_sata') <> 0
+BEGIN
+    SET @msg = N'tierwise: post-check failed: filegroup [FG_ORDERS_2024_sata] of [Sales] is not READ_WRITE.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+PRINT N'tierwise: post-check passed: filegroup [FG_ORDERS_2024_sata] of [Sales] is READ_WRITE.';
+GO
+DECLARE @tw_finished bit;
+SET @tw_finished = 1;  -- not executed when a check stopped the script (NOEXEC)
+SET NOEXEC OFF;
+IF @tw_finished = 1
+BEGIN
+    PRINT N'tierwise: finished: filegroup [FG_ORDERS_2024_sata] of [Sales] is READ_WRITE.';
+END
+ELSE
+BEGIN
+    PRINT N'tierwise: STOPPED: a check or step above failed or asked for a manual step; later steps did not run.';
+    IF OBJECT_ID(N'tempdb..#tierwise_stopped') IS NULL CREATE TABLE #tierwise_stopped (stopped bit);
+END;
+GO
