@@ -8,10 +8,17 @@ scans and write-heavy objects gain little from flash and wear it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from advisors.features import Features, ObjectInfo
 from policies.model import Policy
+
+# Wait statistics (sys.dm_os_wait_stats, MON_GET_* wait times) are not collected: say so rather
+# than invent them.
+WRITELOG_NOTE = ("WRITELOG waits are not collected by tierwise: judged on the log's own write "
+                 "latency and rate (file statistics)")  # fmt: skip
+TEMPDB_WAITS_NOTE = ("PAGEIOLATCH waits are not collected by tierwise: judged on tempdb's own "
+                     "file latency and rate")  # fmt: skip
 
 PROFILES = ("random_read", "random_mixed", "sequential_read", "log_write", "write_heavy", "tempdb", "cold")
 
@@ -92,18 +99,122 @@ def latency_for_tier(info: ObjectInfo, f: Features, policy: Policy) -> tuple[str
 
 def classify(info: ObjectInfo, f: Features, policy: Policy) -> Verdict:
     """The rule verdict, with the latency judged against the current tier's band; an object that
-    is slow on the fastest tier is a storage problem to report (TW801), not a placement to change."""
-    v = _classify(info, f, policy)
+    is slow on the fastest tier is a storage problem to report (TW801), not a placement to change.
+    Flash endurance (TW502/TW503) and business periods (TW901) may change the rules' verdict;
+    maintenance left out of the figures is said (TW101/TW102)."""
+    v = _with_endurance(info, f, policy, _classify(info, f, policy))
+    v = _with_calendar(info, f, policy, v)
     finding, slow = latency_for_tier(info, f, policy)
-    if finding is None:
+    if finding is not None:
+        if slow and info.current_tier == policy.tiers[0].name and info.current_tier in v.allowed_tiers:
+            why = (f"TW801 {finding}: on the fastest tier already, so this is a storage problem to "
+                   f"investigate (queueing, path, array), not a placement to change")  # fmt: skip
+            v = Verdict(v.profile, "TW801", (info.current_tier,), info.current_tier, (why, *v.reasons))
+        else:
+            v = replace(v, reasons=(*v.reasons[:-1], finding, v.reasons[-1]))
+    notes = maintenance_notes(info, f)
+    return replace(v, reasons=(v.reasons[0], *notes, *v.reasons[1:])) if notes else v
+
+
+def _object_word(info: ObjectInfo) -> str:
+    return {"filegroup": "filegroup", "tablespace": "table space", "partition": "partition",
+            "tempdb": "tempdb", "log_file": "log"}.get(info.kind, "object")  # fmt: skip
+
+
+def maintenance_notes(info: ObjectInfo, f: Features) -> tuple[str, ...]:
+    """TW101 (declared window) / TW102 (detected burst): what was left out of the figures."""
+    m = f.maintenance
+    if m is None:
+        return ()
+    if m.note is not None:
+        return (f"TW101 {m.note}",)
+    out = []
+    what = _object_word(info)
+    for s in m.slices:
+        if m.read_share is not None and s.reads:
+            share, of = s.reads / (f.read_iops * f.hours * 3600 + sum(x.reads for x in m.slices)), "reads"
+        else:
+            total = f.io_rate * f.hours * 3600 + sum(x.requests for x in m.slices)
+            share, of = (s.requests / total if total else 0.0), "I/O"
+        size = f", avg {_kb(s.avg_read_bytes)} per read" if s.avg_read_bytes is not None else ""
+        if s.kind == "burst":
+            where = f"hours of large sequential reads ({s.hours:,.0f} h{size}, e.g. a backup or DBCC)"
+            code = "TW102"
+        else:
+            where = f"the '{s.name}' {s.kind} window ({s.hours:,.0f} h{size})"
+            code = "TW101"
+        out.append(
+            f"{code} {_pct(share)} of this {what}'s {of} fell in {where} and were left out of its heat and rates"
+        )
+    return tuple(out)
+
+
+def write_budget_gb(policy: Policy) -> float | None:
+    """The fastest tier's daily write budget in GB: DWPD × usable capacity (None: not declared)."""
+    flash = policy.tiers[0]
+    return None if flash.endurance_dwpd is None else flash.endurance_dwpd * flash.capacity_gb
+
+
+def daily_write_gb(f: Features) -> float:
+    return f.write_mb_s * 86_400 / 1024
+
+
+def _budget(policy: Policy) -> str:
+    flash = policy.tiers[0]
+    return (f"{flash.name}'s daily write budget ({flash.endurance_dwpd:g} DWPD x "
+            f"{flash.capacity_gb:,.0f} GB = {write_budget_gb(policy):,.0f} GB/day)")  # fmt: skip
+
+
+def _with_endurance(info: ObjectInfo, f: Features, policy: Policy, v: Verdict) -> Verdict:
+    """Keep write-dominated objects off flash unless their reads justify the wear (TW502/TW503);
+    write-heavy, log and tempdb verdicts say how much of the budget they would use."""
+    budget = write_budget_gb(policy)
+    if budget is None or f.write_mb_s <= 0:
         return v
-    if slow and info.current_tier == policy.tiers[0].name and info.current_tier in v.allowed_tiers:
-        why = (f"TW801 {finding}: on the fastest tier already, so this is a storage problem to "
-               f"investigate (queueing, path, array), not a placement to change")  # fmt: skip
-        return Verdict(v.profile, "TW801", (info.current_tier,), info.current_tier, (why, *v.reasons))
-    return Verdict(
-        v.profile, v.rule, v.allowed_tiers, v.preferred_tier, (*v.reasons[:-1], finding, v.reasons[-1])
-    )
+    e = policy.endurance
+    gb = daily_write_gb(f)
+    share = gb / budget
+    figure = f"writes {gb:,.0f} GB per day: {_pct(share)} of {_budget(policy)}"
+    fastest = policy.tiers[0].name
+    if v.rule in ("TW501", "TW201", "TW202", "TW301", "TW302"):
+        return replace(v, reasons=(v.reasons[0], figure, *v.reasons[1:]))
+    if v.preferred_tier != fastest or v.rule != "TW701" or share <= e.object_max_budget_share:
+        return v
+    total = f.read_iops + f.write_iops
+    request_share = f.write_iops / total if total else 0.0
+    moved = f.read_mb_s + f.write_mb_s
+    byte_share = f.write_mb_s / moved if moved else request_share
+    # endurance is spent in bytes: an object is write-dominated by requests or by bytes
+    write_share = max(request_share, byte_share)
+    mix = f"{_pct(request_share)} of requests and {_pct(byte_share)} of bytes are writes"
+    if write_share >= e.write_dominated_min_write_share or share > 1:
+        allowed = tuple(t for t in v.allowed_tiers if t != fastest) or v.allowed_tiers
+        preferred = allowed[0]  # the next fastest, as for the other not-flash rules
+        why = (f"TW502 write-dominated ({mix}) and {figure}, more than the "
+               f"{_pct(e.object_max_budget_share)} one object may use: its {f.read_iops:,.0f} reads/s "
+               f"do not justify the wear, kept off {fastest}")  # fmt: skip
+        return Verdict("write_heavy", "TW502", allowed, preferred, (why, *v.reasons))
+    why = (f"TW503 {figure}, more than the {_pct(e.object_max_budget_share)} one object may use, "
+           f"but reads dominate ({mix}): flash is justified by read latency; watch the wear")  # fmt: skip
+    return replace(v, reasons=(v.reasons[0], why, *v.reasons[1:]))
+
+
+def _with_calendar(info: ObjectInfo, f: Features, policy: Policy, v: Verdict) -> Verdict:
+    """TW901: an object hot in a declared business period keeps the tier that period needs."""
+    p = f.period
+    if p is None or not p.hot:
+        return v
+    pv = _with_endurance(info, p.features, policy, _classify(info, p.features, policy))
+    order = [t.name for t in policy.tiers]
+    if order.index(pv.preferred_tier) >= order.index(v.preferred_tier):
+        return v
+    allowed = tuple(t for t in pv.allowed_tiers if order.index(t) <= order.index(pv.preferred_tier))
+    ratio = f"{p.ratio:,.1f}x its other days" if p.ratio is not None else "none on its other days"
+    why = (f"TW901 busy in the '{p.name}' period ({p.kind}, occurrence from {p.occurrence.isoformat()}, "
+           f"{p.features.hours:,.0f} h): {p.features.io_rate:,.1f} {p.features.heat_basis} per second, "
+           f"{ratio}; judged on that period it needs {pv.preferred_tier} ({pv.reasons[0]}), so it is "
+           f"kept there between periods rather than moved to {v.preferred_tier}")  # fmt: skip
+    return Verdict(v.profile, "TW901", allowed or (pv.preferred_tier,), pv.preferred_tier, (why, *v.reasons))
 
 
 def _classify(info: ObjectInfo, f: Features, policy: Policy) -> Verdict:
@@ -130,6 +241,7 @@ def _classify(info: ObjectInfo, f: Features, policy: Policy) -> Verdict:
                 fastest,
                 f"TW201 log with sustained {f.write_iops:,.0f} writes/s at {_ms(f.avg_write_ms)}: "
                 f"array cache is not absorbing it, flash is justified",
+                WRITELOG_NOTE,
             )
         return verdict(
             "log_write",
@@ -139,6 +251,7 @@ def _classify(info: ObjectInfo, f: Features, policy: Policy) -> Verdict:
             f"TW202 transaction log: sequential writes that array cache absorbs "
             f"({_ms(f.avg_write_ms)} per write); flash only above "
             f"{rules.log_flash_min_write_iops:,.0f} writes/s and {rules.log_flash_min_write_ms} ms",
+            WRITELOG_NOTE,
         )
     if is_tempdb:
         rate = f.read_iops + f.write_iops
@@ -150,6 +263,7 @@ def _classify(info: ObjectInfo, f: Features, policy: Policy) -> Verdict:
                 allowed,
                 fastest,
                 f"TW301 tempdb under load: {rate:,.0f} I/O per second at up to {worst:,.1f} ms",
+                TEMPDB_WAITS_NOTE,
             )
         return verdict(
             "tempdb",
@@ -159,6 +273,7 @@ def _classify(info: ObjectInfo, f: Features, policy: Policy) -> Verdict:
             f"TW302 tempdb: no evidence for flash ({rate:,.0f} I/O per second, worst "
             f"{worst:,.1f} ms; needs {rules.tempdb_flash_min_iops:,.0f}/s and "
             f"{rules.tempdb_flash_min_latency_ms} ms)",
+            TEMPDB_WAITS_NOTE,
         )
     total_iops = f.read_iops + f.write_iops
     cold_ratio = f.heat_ratio is not None and f.heat_ratio <= rules.cold_max_heat_ratio

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import date, datetime
 
 GB = 1024**3
 
@@ -30,11 +30,15 @@ class ObjectInfo:
     storage_group: str | None = None
     tablespace: str | None = None
     table_name: str | None = None
+    schema_name: str | None = None  # the schema of table_name on its own (names may contain ".")
     partition_number: int | None = None
     partition_scheme: str | None = None
     partition_function: str | None = None
     range_low: str | None = None
     range_high: str | None = None
+    range_right: bool | None = None  # SQL Server RANGE RIGHT (True) / LEFT (False); None for DB2
+    low_inclusive: bool | None = None  # the range's low bound belongs to the partition
+    high_inclusive: bool | None = None
     files: tuple[ObjectInfo, ...] = ()  # member files of a filegroup / tempdb (scripts move each)
     location_since: datetime | None = None  # when it was last seen to move (None: unknown)
 
@@ -59,10 +63,52 @@ class Usage:
 
 
 @dataclass(frozen=True, slots=True)
+class MaintenanceSlice:
+    """I/O of one maintenance source (a declared window, or detected bursts) left out of heat."""
+
+    name: str  # the window's name, or "large sequential reads" for detected bursts
+    kind: str  # backup | dbcc | index | etl | burst
+    hours: float
+    reads: int
+    writes: int
+    bytes_read: int
+    requests: float  # on the object's heat basis (file I/O or the partition's proxy)
+
+    @property
+    def avg_read_bytes(self) -> float | None:
+        return self.bytes_read / self.reads if self.reads else None
+
+
+@dataclass(frozen=True, slots=True)
+class MaintenanceShare:
+    """What was left out of an object's heat as maintenance, and its share of the object's I/O."""
+
+    slices: tuple[MaintenanceSlice, ...]
+    io_share: float  # of all requests in the window (heat basis)
+    read_share: float | None  # of all reads (None: no read counters)
+    hours: float
+    note: str | None = None  # e.g. why nothing was excluded after all
+
+
+@dataclass(frozen=True, slots=True)
+class PeriodSplit:
+    """The hours of a window that fall in a declared business period's latest occurrence."""
+
+    name: str
+    kind: str
+    occurrence: date  # the period's first day in that occurrence
+    window: ObjectWindow
+    hot_min_ratio: float
+
+
+@dataclass(frozen=True, slots=True)
 class ObjectWindow:
     info: ObjectInfo
     total: Usage
     by_hour: Sequence[tuple[datetime, Usage]] = ()
+    # set by advisors.maintenance.prepare_window: what was left out of `total` / `by_hour`
+    maintenance: MaintenanceShare | None = None
+    period: PeriodSplit | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +137,25 @@ class Features:
     instance_read_miss_ratio: float | None
     by_hour_of_day: tuple[float, ...]  # I/O per second by UTC hour of day (24 values; empty if unknown)
     hours: float
+    maintenance: MaintenanceShare | None = None  # I/O left out of every figure above as maintenance
+    period: PeriodView | None = None  # the latest occurrence of a declared business period
+
+
+@dataclass(frozen=True, slots=True)
+class PeriodView:
+    """An object's figures in the latest occurrence of a business period (month-end...), and how
+    its I/O rate then compares with the other days' (`ratio`; None when the other days have none)."""
+
+    name: str
+    kind: str
+    occurrence: date
+    features: Features
+    ratio: float | None
+    hot_min_ratio: float
+
+    @property
+    def hot(self) -> bool:
+        return self.features.io_rate > 0 and (self.ratio is None or self.ratio >= self.hot_min_ratio)
 
 
 def _n(v: int | None) -> int:
@@ -285,7 +350,24 @@ def compute_features(
         instance_read_miss_ratio=instance_miss if info.engine == "sqlserver" else None,
         by_hour_of_day=_by_hour_of_day(window.by_hour, info),
         hours=u.seconds / 3600,
+        maintenance=window.maintenance,
+        period=_period_view(window, db_heat, tier_read_ms, instance_miss, io_requests(info, u)[0] / secs),
     )
+
+
+def _period_view(
+    window: ObjectWindow,
+    db_heat: float | None,
+    tier_read_ms: float | None,
+    instance_miss: float | None,
+    other_rate: float,
+) -> PeriodView | None:
+    p = window.period
+    if p is None or p.window.total.seconds <= 0:
+        return None
+    pf = compute_features(p.window, db_heat=db_heat, tier_read_ms=tier_read_ms, instance_miss=instance_miss)
+    ratio = pf.io_rate / other_rate if other_rate > 0 else None
+    return PeriodView(p.name, p.kind, p.occurrence, pf, ratio, p.hot_min_ratio)
 
 
 def combine(windows: Sequence[ObjectWindow], info: ObjectInfo) -> ObjectWindow:

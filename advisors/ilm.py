@@ -79,6 +79,10 @@ class PartitionInput:
     read_share: float  # for physical IOPS in the forecast
     current_tier: str | None
     location: str | None = None  # filegroup or table space
+    # heat in the latest occurrence of a declared business period (month-end...) in which the
+    # partition is hot (Features.period): it recurs, so the plan never projects it below that
+    period_heat: float | None = None
+    period: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +179,8 @@ class _Track:
     location: str | None
     last_move: int = -10_000
     moves: list[Move] = field(default_factory=list)
+    floor: float = 0.0  # recurring period heat: projections never fall below it
+    period: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,6 +216,11 @@ def _wants(
                 slow, False, f"cold tail: {share:.1%} of the table's projected I/O is in hotter partitions"
             )
         age = max(0.0, months_between(t.end, month)) if t.end else 0.0
+        if t.floor > 0 and h <= t.floor and want.tier != slow:  # recurring heat: no age rule
+            want = _Want(want.tier, False, f"{want.why}; hot in every '{t.period}' period "
+                         f"({t.floor:,.1f} per GB-hour then): not demoted between periods")  # fmt: skip
+            out[id(t)] = want
+            continue
         for rule in ilm.age_rules:
             if age < rule.older_than_months:
                 continue
@@ -262,7 +273,8 @@ def plan_ilm(
             start = lo or (add_months(hi, -period) if hi else None)
             end = hi or (add_months(lo, period) if lo else None)
             tracks.append(_Track(p, p.key, p.partition, start, end, p.heat, 0, p.size_gb, p.read_share,
-                                 p.current_tier, p.location))  # fmt: skip
+                                 p.current_tier, p.location, floor=p.period_heat or 0.0,
+                                 period=p.period))  # fmt: skip
         ages = [max(0.0, months_between(t.end, today)) if t.end else 0.0 for t in tracks]
         fit = fit_heat(ages, [t.heat_now for t in tracks], default_half_life=ilm.default_half_life_months)
         # the leading edge: partitions that will be created during the horizon, on the hot tier
@@ -293,7 +305,7 @@ def plan_ilm(
         month = add_months(today.replace(day=1), m) if m else today  # moves on the 1st of each month
         wanted: list[tuple[float, _Track, _Want]] = []
         for _tkey, _period_m, fit, tracks in plans:
-            live = [(t, fit.heat_at(t.heat_now, m - t.born)) for t in tracks if t.born <= m]
+            live = [(t, max(fit.heat_at(t.heat_now, m - t.born), t.floor)) for t in tracks if t.born <= m]
             wants = _wants(live, month, ilm, fast, middle, slow)
             wanted.extend((h, t, wants[id(t)]) for t, h in live)
         # capacity: densest heat first into each wanted tier, overflowing to the next slower tier

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
 from typing import Any, TypeVar
 
@@ -75,6 +75,13 @@ class ObjectTruth:
     read_miss_ratio: float | None
     prefetch_share: float | None
     current_tier: str
+    # issue #9: I/O outside the steady workload, which the rates above leave out
+    maintenance: str | None = None  # e.g. "nightly backup 01:00-02:00 UTC, 1 MB reads"
+    maintenance_read_iops: float = 0.0  # its reads, as a daily mean
+    period: str | None = None  # a recurring business period in which the object is busy
+    period_read_iops: float = 0.0  # extra reads/s during the period
+    period_tier: str | None = None  # the tier it needs for that period (kept there in between)
+    endurance: str | None = None  # why flash's write budget rules it out
 
 
 @dataclass(frozen=True)
@@ -93,6 +100,49 @@ class CacheTruth:
 
 
 @dataclass(frozen=True, slots=True)
+class _Burst:
+    """Extra event streams at a flat rate inside a recurring window and nothing outside it: a
+    nightly backup (`daily`: seconds after UTC midnight) or a month-end re-read (`month_end`: the
+    last and first days of each month, UTC). Still closed-form: rate × covered seconds."""
+
+    origin: datetime
+    rates: tuple[tuple[str, float], ...]
+    daily: tuple[float, float] | None = None
+    month_end: tuple[int, int] | None = None
+
+    def seconds(self, since: float, until: float) -> float:
+        """Seconds of [since, until] (from origin) inside the window."""
+        if self.daily is not None:
+            start, end = self.daily
+            tod = (
+                self.origin - self.origin.replace(hour=0, minute=0, second=0, microsecond=0)
+            ).total_seconds()
+
+            def covered(x: float) -> float:
+                days, rest = divmod(x + tod, _DAY_S)
+                return days * (end - start) + min(max(rest - start, 0.0), end - start)
+
+            return covered(until) - covered(since)
+        assert self.month_end is not None
+        last, first = self.month_end
+        a, b = self.origin + timedelta(seconds=since), self.origin + timedelta(seconds=until)
+        total, month = 0.0, _add_months(a.date(), -1)
+        while month <= b.date():
+            turn = datetime.combine(_add_months(month, 1), datetime.min.time(), UTC)
+            lo, hi = max(a, turn - timedelta(days=last)), min(b, turn + timedelta(days=first))
+            total += max((hi - lo).total_seconds(), 0.0)
+            month = _add_months(month, 1)
+        return total
+
+    def daily_mean(self) -> float:
+        """Share of an average day inside the window (a 30.4-day month for month-end)."""
+        if self.daily is not None:
+            return (self.daily[1] - self.daily[0]) / _DAY_S
+        assert self.month_end is not None
+        return sum(self.month_end) / (365.25 / 12)
+
+
+@dataclass(frozen=True, slots=True)
 class _Model:
     """One object: its identity, the mean rates of its atoms and its daily rhythm."""
 
@@ -100,6 +150,7 @@ class _Model:
     rates: tuple[tuple[str, float], ...]
     amplitude: float  # < 1, so the instantaneous rate stays positive
     phase: float
+    bursts: tuple[_Burst, ...] = field(default=(), kw_only=True)  # maintenance, business periods
 
     def activity(self, since: float, until: float) -> float:
         """∫ (1 + a·sin(ωt + φ)) dt over [since, until]: mean-rate seconds elapsed (t from origin)."""
@@ -110,7 +161,12 @@ class _Model:
 
     def sample(self, since: float, until: float) -> ObjectSample:
         a = self.activity(since, until)
-        counters, extra = self.render({name: int(rate * a) for name, rate in self.rates})
+        atoms = {name: int(rate * a) for name, rate in self.rates}
+        for burst in self.bursts:  # each stream floored on its own: the sum stays monotone
+            b = burst.seconds(since, until)
+            for name, rate in burst.rates:
+                atoms[name] = atoms.get(name, 0) + int(rate * b)
+        counters, extra = self.render(atoms)
         return ObjectSample(self.ref, counters, extra)
 
     def mean_counters(self) -> dict[str, float | None]:
@@ -128,10 +184,22 @@ class _SqlFileModel(_Model):
 
     read_bytes: int
     write_bytes: int
+    extra_read_bytes: int = field(default=1024 * 1024, kw_only=True)  # size of `extra_reads` (bursts)
 
     def render(self, v: Mapping[str, N]) -> tuple[dict[str, N | None], dict[str, N]]:
         reads, writes = v["reads"], v["writes"]
-        counters: dict[str, N | None] = {
+        if "extra_reads" in v:  # a burst's reads, of another size than the workload's
+            more = v["extra_reads"]
+            counters: dict[str, N | None] = {
+                "reads": reads + more,
+                "bytes_read": reads * self.read_bytes + more * self.extra_read_bytes,
+                "read_time_ms": v["read_time_ms"] + v["extra_read_time_ms"],
+                "writes": writes,
+                "bytes_written": writes * self.write_bytes,
+                "write_time_ms": v["write_time_ms"],
+            }
+            return counters, {}
+        counters = {
             "reads": reads,
             "bytes_read": reads * self.read_bytes,
             "read_time_ms": v["read_time_ms"],
@@ -368,6 +436,10 @@ class SimulatedInstance:
     def restarts(self) -> list[datetime]:
         return [self._origin + timedelta(seconds=s) for s in self._starts[1:]]
 
+    def restart(self, at: datetime) -> None:
+        """Fault injection: the instance restarts at `at` (its counters start again from zero)."""
+        self._starts = [self._starts[0], *sorted([*self._starts[1:], _seconds_since(self._origin, at)])]
+
 
 def _seconds_since(origin: datetime, at: datetime) -> float:
     if at.tzinfo is None:
@@ -501,7 +573,7 @@ _SQLPROD01_FILES = (
     _File("Sales", 6, "Sales_Archive1", "FG_ARCHIVE", "cold", "sata", 1600),
     _File("Sales", 7, "Sales_Rpt1", "FG_REPORTING", "sequential_read", "fc", 400),
     # files 8-31: dbo.Orders, one filegroup per month (_SqlServer.orders)
-    _File("Staging", 1, "Staging", "PRIMARY", "write_heavy", "fc", 150),
+    _File("Staging", 1, "Staging", "PRIMARY", "write_heavy", "fc", 150, writes=(120, 200)),
     _File("Staging", 2, "Staging_log", None, "log_write", "fc", 40, writes=(120, 180)),
     _File("tempdb", 1, "tempdev", "PRIMARY", "tempdb", "fc", 16),
     _File("tempdb", 2, "templog", None, "tempdb", "fc", 8, reads=0.5, writes=(30, 50)),
@@ -583,6 +655,62 @@ class _SqlServer(_Builder):
             file_model = self.models[-1]
             self.models.append(_Model(ref, rates, file_model.amplitude, file_model.phase))
             self.truth[ref.key] = replace(file_truth, key=ref.key, read_miss_ratio=miss)
+            if age == _MONTH_END_AGE:
+                self._month_end_reread(ref.key, file_truth)
+
+    def _month_end_reread(self, partition_key: str, file_truth: ObjectTruth) -> None:
+        """Issue #9: month-end closing re-reads this old month (and its filegroup's file): 120 more
+        8 KB lookups per second in the last 2 and first day of every month (UTC), nothing else.
+        Cold on the other days (sata), it needs fc in the period (120 reads/s: too few for flash)."""
+        file_model, part_model = self.models[-2], self.models[-1]
+        assert isinstance(file_model, _SqlFileModel)
+        reads, miss = _MONTH_END_READS, 0.9
+        file_burst = _Burst(self.origin, (("extra_reads", reads), ("extra_read_time_ms", reads * file_truth.read_ms)),
+                            month_end=_MONTH_END_DAYS)  # fmt: skip
+        part_burst = _Burst(self.origin, (("singleton_lookup_count", reads / miss), ("page_io_latch_wait_count", reads),
+                            ("page_io_latch_wait_in_ms", reads * file_truth.read_ms)), month_end=_MONTH_END_DAYS)  # fmt: skip
+        self.models[-2] = replace(file_model, bursts=(file_burst,), extra_read_bytes=_SQL_PAGE)
+        self.models[-1] = replace(part_model, bursts=(part_burst,))
+        for key in (file_model.ref.key, partition_key):
+            self.truth[key] = replace(
+                self.truth[key], period="month_end", period_read_iops=reads, period_tier="fc"
+            )
+
+    def nightly_backup(self, key: str) -> None:
+        """Issue #9: a nightly full backup of a cold filegroup's file, 01:00-02:00 UTC every day:
+        150 reads/s of 1 MB at 8 ms. Maintenance, not workload: the truth's rates leave it out."""
+        i = next(i for i, m in enumerate(self.models) if m.ref.key == key)
+        model = self.models[i]
+        reads, start = _BACKUP_READS, _BACKUP_START_H * 3600
+        burst = _Burst(self.origin, (("extra_reads", reads), ("extra_read_time_ms", reads * 8.0)),
+                       daily=(start, start + 3600))  # fmt: skip
+        self.models[i] = replace(model, bursts=(burst,))
+        self.truth[key] = replace(
+            self.truth[key],
+            maintenance=f"nightly backup {_BACKUP_START_H:02d}:00-{_BACKUP_START_H + 1:02d}:00 UTC, 1 MB reads",
+            maintenance_read_iops=reads * burst.daily_mean(),
+        )
+
+    def staging_load(self) -> None:
+        """Issue #9: a write-hot staging table (Staging FG_LOAD, 40 GB, on fc): 185 random 8 KB
+        reads/s at 13 ms (a flash candidate by its reads) under 120 bulk writes/s of 256 KB (95 % of
+        its bytes): ~2.5 TB written per day, 60 % of the default flash tier's write budget. It
+        belongs on fc. Fixed numbers, nothing drawn, so every other object is what it was."""
+        reads, writes, read_ms, write_ms = 185.0, 60.0, 13.0, 6.0
+        ref = self.ref(
+            "Staging", ObjectKind.DATA_FILE, "Staging/file/3", "Staging_Load1", size_bytes=40 * _GB,
+            logical_name="Staging_Load1", physical_name=f"{_SQL_DIR['fc']}\\Staging\\Staging_Load1.ndf",
+            file_id=3, filegroup="FG_LOAD",
+        )  # fmt: skip
+        rates = (("reads", reads), ("read_time_ms", reads * read_ms), ("writes", writes),
+                 ("write_time_ms", writes * write_ms))  # fmt: skip
+        model = _SqlFileModel(ref, rates, 0.4, self.phase(22, jitter=False), _SQL_PAGE, 262_144)
+        self.models.append(model)
+        self.tiers[ref.key] = "fc"
+        self.truth[ref.key] = replace(
+            _truth(model, "write_heavy", "fc", "fc"),
+            endurance="writes ~60 % of flash's daily write budget (3 DWPD x 1,400 GB)",
+        )
 
     def buffer_manager(self, miss: float) -> None:
         """The instance's Buffer Manager over its data and tempdb files, with `miss` = page reads
@@ -591,6 +719,11 @@ class _SqlServer(_Builder):
             m for m in self.models if isinstance(m, _SqlFileModel) and m.ref.kind is not ObjectKind.LOG_FILE
         ]
         page_rate = {m.ref.key: dict(m.rates)["reads"] * m.read_bytes / _SQL_PAGE for m in files}
+        for m in files:  # a nightly backup is in every whole day (simplified: counted as page reads)
+            for burst in m.bursts:
+                if burst.daily is not None:
+                    more = dict(burst.rates)["extra_reads"] * burst.daily_mean()
+                    page_rate[m.ref.key] += more * m.extra_read_bytes / _SQL_PAGE
         ahead = frozenset(m.ref.key for m in files if m.read_bytes > _SQL_PAGE)
         reads = sum(page_rate.values())
         ref = self.ref("", ObjectKind.INSTANCE, BUFFER_MANAGER_KEY, "Buffer Manager")
@@ -621,12 +754,19 @@ def _add_months(d: date, months: int) -> date:
     return date(index // 12, index % 12 + 1, 1)
 
 
+# issue #9: maintenance, a business period and flash endurance in the demo (docs/demo-fleet.md)
+_BACKUP_READS, _BACKUP_START_H = 150.0, 1
+_MONTH_END_AGE, _MONTH_END_READS, _MONTH_END_DAYS = 15, 120.0, (2, 1)
+
+
 def _sqlprod01(rng: random.Random, origin: datetime) -> SimulatedInstance:
     b = _SqlServer(rng, "SQLPROD01", Engine.SQLSERVER, origin)
     for f in _SQLPROD01_FILES:
         b.file(f)
         if f.db == "Sales" and f.file_id == 7:
             b.orders(first_file_id=8)
+    b.nightly_backup("Sales/file/6")  # FG_ARCHIVE (issue #9; nothing drawn from the generator)
+    b.staging_load()
     b.volumes()
     b.buffer_manager(miss=0.03)
     return b.instance(boot_s=-(9 * _DAY_S + 3 * 3600 + 17 * 60), restarts_s=[30 * 3600.0])

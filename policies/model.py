@@ -6,10 +6,21 @@ discovered later as odd advice.
 
 from __future__ import annotations
 
+from datetime import time
 from fnmatch import fnmatchcase
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from policies.workload import (
+    BurstDetection,
+    CalendarPeriod,
+    EndurancePolicy,
+    MaintenanceWindow,
+    Weekday,
+    _check_zone,
+    _parse_clock,
+)
 
 RAID_FACTORS: dict[int, int] = {0: 1, 1: 2, 10: 2, 5: 4, 6: 6}
 
@@ -29,6 +40,9 @@ class TierLocations(_Strict):
     db2_overhead_ms: float | None = Field(default=None, ge=0)
     db2_device_read_rate_mb_s: float | None = Field(default=None, gt=0)
     db2_data_tag: int | None = Field(default=None, ge=1, le=9)
+    # where a DB2 active log moved to this tier goes (NEWLOGPATH); `tierwise script --db2-log-path`
+    # overrides it
+    db2_log_path: str | None = Field(default=None, min_length=1)
 
 
 class Tier(_Strict):
@@ -45,6 +59,9 @@ class Tier(_Strict):
     write_latency_band_ms: tuple[float, float] | None = None
     capacity_gb: float = Field(gt=0, description="usable capacity after RAID")
     cost_per_gb: float = Field(ge=0)
+    endurance_dwpd: float | None = Field(
+        default=None, gt=0, description="rated drive writes per day (flash); None: not limited"
+    )
     locations: TierLocations = Field(default_factory=TierLocations)
 
     @property
@@ -142,6 +159,117 @@ class IlmPolicy(_Strict):
     )
 
 
+class VerificationPolicy(_Strict):
+    """Verify after change: how a move's before and after windows are compared (docs/verification.md)."""
+
+    window_days: int = Field(default=7, ge=1, le=60, description="days compared on each side of the change")
+    min_hours: float = Field(
+        default=24, gt=0, description="covered hours needed on each side, in the hours of day both have"
+    )
+    min_ios: int = Field(default=1000, ge=1, description="I/Os a side needs before its latency is judged")
+    regression_pct: float = Field(default=20, ge=0, description="object latency rise that is a regression, %")
+    regression_ms: float = Field(default=1.0, ge=0, description="... and at least this many ms")
+    tier_regression_pct: float = Field(default=20, ge=0, description="joined tier's latency rise, %")
+    tier_regression_ms: float = Field(default=1.0, ge=0)
+    max_volume_change_pct: float = Field(
+        default=50, gt=0, description="I/O per second changed more than this: inconclusive"
+    )
+    max_io_size_change_pct: float = Field(
+        default=30, gt=0, description="average I/O size changed more than this: inconclusive"
+    )
+    max_read_share_change_points: float = Field(
+        default=20, gt=0, description="read share of I/O moved more than this many points: inconclusive"
+    )
+    success_share: float = Field(
+        default=0.8, gt=0, le=1, description="share of the predicted gain a successful move achieves"
+    )
+
+
+MoveAction = Literal["emptyfile", "rebuild", "rebalance", "offline_copy", "restart"]
+
+
+class ChangeWindow(_Strict):
+    """A recurring window in which approved moves may run, e.g. Saturday 01:00-05:00. `end` at or
+    before `start` crosses midnight; `days` are the days the window starts, in `time_zone`."""
+
+    name: str = Field(default="", max_length=80)
+    days: list[Weekday] = Field(min_length=1)
+    start: time
+    end: time
+    time_zone: str = "UTC"
+
+    @field_validator("start", "end", mode="before")
+    @classmethod
+    def _clock(cls, v: object) -> object:
+        return _parse_clock(v)
+
+    @field_validator("time_zone")
+    @classmethod
+    def _tz(cls, v: str) -> str:
+        return _check_zone(v)
+
+
+def _saturday_night() -> list[ChangeWindow]:
+    return [ChangeWindow(name="Saturday night", days=["sat"], start=time(1, 0), end=time(5, 0))]
+
+
+def _overheads() -> dict[MoveAction, float]:
+    return {"emptyfile": 0.5, "rebuild": 1.0, "rebalance": 0.3, "offline_copy": 0.1}
+
+
+def _restart_kinds() -> list[Literal["tempdb", "log_file"]]:
+    return ["tempdb"]
+
+
+class ChangeWindowPolicy(_Strict):
+    """When approved moves run and how long they take (docs/change-windows.md): copy time is
+    size ÷ copy rate, plus an overhead share for the way the move is made."""
+
+    windows: list[ChangeWindow] = Field(default_factory=_saturday_night, min_length=1)
+    copy_rate_mb_s: float = Field(default=200, gt=0, description="default copy rate, MB/s")
+    copy_rate_by_action: dict[MoveAction, float] = Field(
+        default_factory=dict, description="copy rate for one kind of move, MB/s (overrides the default)"
+    )
+    copy_rate_by_tiers: dict[str, float] = Field(
+        default_factory=dict, description="copy rate from one tier to another, 'fc->flash': MB/s (wins)"
+    )
+    overhead: dict[MoveAction, float] = Field(
+        default_factory=_overheads,
+        description="share added to the copy time: 0.5 = +50 %",
+    )
+    cap_gb_per_window: float = Field(default=500, gt=0, description="most data moved in one window, GB")
+    restart_needed: list[Literal["tempdb", "log_file"]] = Field(
+        default_factory=_restart_kinds, description="object kinds whose move needs an instance restart"
+    )
+    restart_minutes: float = Field(default=15, ge=0, description="time a restart takes out of the window")
+    horizon_windows: int = Field(default=12, ge=1, le=100, description="how many coming windows to plan")
+
+    @field_validator("overhead")
+    @classmethod
+    def _overhead(cls, v: dict[str, float]) -> dict[str, float]:
+        for k, x in v.items():
+            if x < 0:
+                raise ValueError(f"{k}: an overhead share must not be negative")
+        return v
+
+    @field_validator("copy_rate_by_action", "copy_rate_by_tiers")
+    @classmethod
+    def _rates(cls, v: dict[str, float]) -> dict[str, float]:
+        for k, x in v.items():
+            if x <= 0:
+                raise ValueError(f"{k}: a copy rate must be more than 0 MB/s")
+        return v
+
+    @field_validator("copy_rate_by_tiers")
+    @classmethod
+    def _pairs(cls, v: dict[str, float]) -> dict[str, float]:
+        for k in v:
+            a, sep, b = k.partition("->")
+            if not sep or not a or not b:
+                raise ValueError(f"{k!r}: write a tier pair as 'from->to', e.g. 'fc->flash'")
+        return v
+
+
 class Policy(_Strict):
     """Tiers are listed fastest first."""
 
@@ -152,6 +280,12 @@ class Policy(_Strict):
     classification: Classification = Field(default_factory=Classification)
     hysteresis: Hysteresis = Field(default_factory=Hysteresis)
     ilm: IlmPolicy = Field(default_factory=IlmPolicy)
+    verification: VerificationPolicy = Field(default_factory=VerificationPolicy)
+    maintenance_windows: list[MaintenanceWindow] = Field(default_factory=list)
+    burst_detection: BurstDetection = Field(default_factory=BurstDetection)
+    endurance: EndurancePolicy = Field(default_factory=EndurancePolicy)
+    business_calendar: list[CalendarPeriod] = Field(default_factory=list)
+    change_windows: ChangeWindowPolicy = Field(default_factory=ChangeWindowPolicy)
 
     @model_validator(mode="after")
     def _names(self) -> Policy:
@@ -166,6 +300,17 @@ class Policy(_Strict):
             left = [t for t in (pin.only or names) if t not in pin.forbid]
             if not left:
                 raise ValueError(f"pins[{i}] leaves no tier for the objects it matches")
+        for what, items in (("maintenance_windows", self.maintenance_windows),
+                             ("business_calendar", self.business_calendar)):  # fmt: skip
+            seen = [w.name for w in items]
+            twice = sorted({n for n in seen if seen.count(n) > 1})
+            if twice:
+                raise ValueError(f"{what}: names must be unique ({', '.join(twice)} used twice)")
+        for pair in self.change_windows.copy_rate_by_tiers:
+            for tier in pair.split("->"):
+                if tier not in names:
+                    raise ValueError(f"change_windows.copy_rate_by_tiers: {pair!r} names unknown tier {tier!r} "
+                                     f"(tiers: {', '.join(names)})")  # fmt: skip
         for i, rule in enumerate(self.ilm.age_rules):
             if rule.tier not in names:
                 raise ValueError(

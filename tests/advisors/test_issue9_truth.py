@@ -1,0 +1,132 @@
+"""Issue #9 end to end on the demo fleet: the nightly backup of FG_ARCHIVE is left out of its heat,
+the write-hot staging table FG_LOAD stays off flash, and the Orders month re-read at every
+month-end keeps fc when the policy declares the period (and the window holds the last one)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from advisors.advise import Advice, AdviceReport, advise
+from advisors.ilm import plan_ilm
+from app.advice import windows_from_snapshots
+from app.ilm import partition_inputs
+from connectors.simulator import ObjectTruth, demo_fleet
+from policies.loader import load_policy
+from policies.workload import CalendarPeriod
+
+ORIGIN = datetime(2026, 11, 1, tzinfo=UTC)
+POLICY = load_policy()
+MONTH_END = CalendarPeriod(name="month-end close", kind="month_end", last_days=2, first_days=1)
+# 20 days of data around the November close (Nov 29 - Dec 1), advised on Dec 8, between closes
+CALENDAR = POLICY.model_copy(update={"window_days": 20, "business_calendar": [MONTH_END]})
+REREAD = ("Sales/file/16", "Sales/partition/dbo.Orders/1/9")  # FG_ORD_202508, 15 months old
+
+
+def _truth() -> dict[str, ObjectTruth]:
+    out: dict[str, ObjectTruth] = {}
+    for inst in demo_fleet(ORIGIN).instances:
+        out.update({f"{inst.name}|{k}": t for k, t in inst.truth().items()})
+    return out
+
+
+def _run(start: datetime, hours: int, policy):  # type: ignore[no-untyped-def]
+    fleet = demo_fleet(ORIGIN)
+    snaps = [s for h in range(hours + 1) for s in fleet.snapshots(start + timedelta(hours=h))]
+    return advise(windows_from_snapshots(snaps, policy), policy, curve_points=0, now=snaps[-1].sample_time)
+
+
+@pytest.fixture(scope="module")
+def week() -> AdviceReport:
+    return _run(ORIGIN + timedelta(hours=31), 7 * 24, POLICY)  # as test_advise_truth: no month-end in it
+
+
+@pytest.fixture(scope="module")
+def close() -> AdviceReport:
+    return _run(datetime(2026, 11, 18, tzinfo=UTC), 20 * 24, CALENDAR)
+
+
+def by_name(report: AdviceReport, name: str) -> Advice:
+    return next(a for a in report.objects if a.info.name == name)
+
+
+def truth_of(a: Advice, truth: dict[str, ObjectTruth]) -> ObjectTruth:
+    key = f"{a.info.server}|{a.info.key}"
+    return truth[key] if key in truth else truth[f"{a.info.server}|{a.info.files[0].key}"]
+
+
+def test_nightly_backup_is_left_out_of_the_archive_heat(week: AdviceReport) -> None:
+    a = by_name(week, "FG_ARCHIVE")
+    t = _truth()["SQLPROD01|Sales/file/6"]
+    assert t.maintenance is not None and t.maintenance_read_iops == pytest.approx(6.25)
+    m = a.features.maintenance
+    assert m is not None and [s.kind for s in m.slices] == ["burst"]
+    assert m.read_share is not None and m.read_share > 0.95 and m.hours == 7  # one hour a night
+    # the figures are the workload's, as the truth gives them (the daily sine: within a few %)
+    assert a.features.read_iops == pytest.approx(t.read_iops, rel=0.1)
+    assert a.features.avg_read_bytes == pytest.approx(t.avg_read_bytes, rel=0.01)
+    assert (a.verdict.rule, a.recommended_tier) == ("TW401", "sata")
+    assert a.reasons[1].startswith(
+        "TW102 97 % of this filegroup's reads fell in hours of large sequential reads"
+    )
+    assert "were left out of its heat and rates" in a.reasons[1]
+
+
+def test_write_hot_staging_table_stays_off_flash(week: AdviceReport) -> None:
+    a = by_name(week, "FG_LOAD")
+    t = _truth()["SQLPROD01|Staging/file/3"]
+    assert (t.profile, t.intended_tier) == ("write_heavy", "fc") and t.endurance
+    assert (a.verdict.rule, a.verdict.profile, a.recommended_tier) == ("TW502", "write_heavy", "fc")
+    assert "flash" not in a.verdict.allowed_tiers
+    assert "of flash's daily write budget (3 DWPD x 1,400 GB = 4,200 GB/day)" in a.reasons[0]
+    assert not any("TW504" in n for n in week.notes)  # what goes to flash stays within the budget
+
+
+def test_month_end_reread_keeps_fc_between_closes(close: AdviceReport, week: AdviceReport) -> None:
+    truth = _truth()
+    for key in REREAD:
+        t = truth[f"SQLPROD01|{key}"]
+        assert (t.profile, t.intended_tier, t.period, t.period_tier) == ("cold", "sata", "month_end", "fc")
+    for a in (by_name(close, "FG_ORD_202508"), by_name(close, "Orders 2025-08")):
+        assert (a.verdict.rule, a.verdict.profile, a.recommended_tier) == ("TW901", "cold", "fc"), a.reasons
+        assert (
+            "TW901 busy in the 'month-end close' period (month_end, occurrence from 2026-11-29, 72 h)"
+            in (a.reasons[0])
+        )
+    # a week in mid-month without the calendar cannot see the close: the steady-state answer
+    assert by_name(week, "FG_ORD_202508").recommended_tier == "sata"
+
+
+def test_agreement_over_the_close(close: AdviceReport) -> None:
+    """The figure in docs/demo-fleet.md: the period tier where the object has one."""
+    truth = _truth()
+    pairs = [(a, truth_of(a, truth)) for a in close.objects]
+    agree = sum(
+        (a.verdict.profile, a.recommended_tier) == (t.profile, t.period_tier or t.intended_tier)
+        for a, t in pairs
+    )
+    assert (agree, len(pairs)) == (70, 76)
+
+
+def test_ilm_plan_keeps_the_month_end_partition_off_sata(close: AdviceReport) -> None:
+    """The service's ILM inputs carry the period heat, so the plan does not demote the month that
+    is re-read at every close (without the calendar it would go to sata like its neighbours)."""
+    inputs = partition_inputs(close)
+    reread = next(p for p in inputs if p.key == REREAD[1])
+    assert reread.period == "month-end close" and reread.period_heat is not None
+    assert reread.period_heat > reread.heat
+    now = datetime(2026, 12, 8, tzinfo=UTC)
+    plan = plan_ilm(inputs, CALENDAR, now=now, months=12)
+    orders = next(t for t in plan.tables if t.table.endswith("Orders"))
+    part = next(p for p in orders.partitions if p.key == REREAD[1])
+    assert all(m.to_tier != "sata" for m in part.moves), part.moves
+    # the calendar is what keeps it: the same inputs without the period heat send it to sata
+    plain = plan_ilm(
+        [replace(p, period_heat=None, period=None) for p in inputs], CALENDAR, now=now, months=12
+    )
+    plain_part = next(
+        p for t in plain.tables if t.table.endswith("Orders") for p in t.partitions if p.key == REREAD[1]
+    )
+    assert [m.to_tier for m in plain_part.moves][-1:] == ["sata"], plain_part.moves
