@@ -13,6 +13,8 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from advisors.classify import Verdict, classify, describe_partition
+from advisors.endurance import endurance_note
+from advisors.explain import Decision, decide, decide_member
 from advisors.features import (
     GB,
     Features,
@@ -25,6 +27,7 @@ from advisors.features import (
     instance_read_miss,
 )
 from advisors.hysteresis import holds
+from advisors.maintenance import prepare_window
 from advisors.placement import PlacementObject, PlacementResult, PlacementTier, flash_curve, place
 from policies.model import Policy
 
@@ -39,6 +42,8 @@ class Advice:
     reasons: tuple[str, ...]
     io_ms_per_s_now: float | None  # measured I/O wait per second where it is now
     io_ms_per_s_after: float  # predicted on the recommended tier (service latencies)
+    decision: Decision | None = None  # which stage decided, with the numbers it used
+    explanation: str = ""  # one sentence, moved or not
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,25 +142,35 @@ def _io_ms(f: Features, read_ms: float | None, write_ms: float | None) -> float 
 
 def _partition_advice(
     w: ObjectWindow,
-    unit: ObjectWindow | None,
-    verdicts: dict[str, Verdict],
-    chosen: dict[str, str],
+    unit: Advice | None,
     heat: dict[tuple[str, str], float],
     policy: Policy,
 ) -> Advice:
     """A partition follows the filegroup / table space that holds it: its verdict is the unit's,
     its numbers are its own (ILM plans use them to tell hot months from cold ones)."""
-    f = compute_features(w, db_heat=heat.get((w.info.server, w.info.database)))
+    f = compute_features(prepare_window(w, policy), db_heat=heat.get((w.info.server, w.info.database)))
     own = describe_partition(f)
     if unit is None:
         v = classify(w.info, f, policy)
         why = "no filegroup / table space holding this partition is in the input: judged on its own counters"
-        return Advice(w.info, f, v, v.preferred_tier, w.info.key, (*v.reasons[:-1], own, why), None, 0.0)
-    uv, target = verdicts[uid(unit.info)], chosen[uid(unit.info)]
+        d, text = decide(w.info, f, v, policy, recommended=v.preferred_tier)
+        reasons = (*v.reasons[:-1], own, why)
+        return Advice(w.info, f, v, v.preferred_tier, w.info.key, reasons, None, 0.0, d, text)
+    uv, target = unit.verdict, unit.recommended_tier
     v = replace(uv, reasons=(f"{unit.info.kind} {unit.info.name}: {uv.reasons[0]}", own))
     why = f"moves with {unit.info.kind} {unit.info.name} (recommended: {target})"
     info = replace(w.info, current_tier=w.info.current_tier or unit.info.current_tier)
-    return Advice(info, f, v, target, unit.info.key, (*v.reasons, why), None, 0.0)
+    assert unit.decision is not None
+    d, text = decide_member(
+        info,
+        f,
+        policy,
+        unit=unit.info,
+        unit_decision=unit.decision,
+        unit_explanation=unit.explanation,
+        own=own,
+    )
+    return Advice(info, f, v, target, unit.info.key, (*v.reasons, why), None, 0.0, d, text)
 
 
 def _place_within_limits(
@@ -204,6 +219,7 @@ def advise(
 ) -> AdviceReport:
     """`now` is the data's clock (e.g. the newest sample), used for minimum residency."""
     units, member_of = build_units(windows)
+    units = [prepare_window(u, policy) for u in units]  # maintenance out, business periods apart
     heat = database_heat(units)
     inst_miss = instance_read_miss(windows)
     tiers = {t.name: t for t in policy.tiers}
@@ -237,6 +253,7 @@ def advise(
     chosen = {
         uid(u.info): result.assignment.get(uid(u.info), verdicts[uid(u.info)].preferred_tier) for u in units
     }
+    proposed = dict(chosen)
     held = holds(
         units,
         {(u.info.server, u.info.key): chosen[uid(u.info)] for u in units},
@@ -275,7 +292,7 @@ def advise(
                     flash_curve(subset, ptiers, flash_tier=flash, points=curve_points)
                 )
     out: list[Advice] = []
-    unit_by_uid = {uid(u.info): u for u in units}
+    by_unit: dict[str, Advice] = {}
     for u in units:
         f, v, target = feats[uid(u.info)], verdicts[uid(u.info)], chosen[uid(u.info)]
         reasons = list(v.reasons)
@@ -292,12 +309,114 @@ def advise(
         after_ms = f.read_iops * t.read_latency_ms + f.write_iops * t.write_latency_ms
         if now_ms is not None and target == (u.info.current_tier or target):
             after_ms = now_ms  # not moving (or location unknown): no change predicted
-        out.append(Advice(u.info, f, v, target, u.info.key, tuple(reasons), now_ms, after_ms))
+        d, text = decide(
+            u.info,
+            f,
+            v,
+            policy,
+            recommended=target,
+            hold=None if hold is None else hold.reason,
+            proposed=proposed.get(uid(u.info)),
+            io_now=now_ms,
+            io_after=after_ms,
+        )
+        advice = Advice(u.info, f, v, target, u.info.key, tuple(reasons), now_ms, after_ms, d, text)
+        out.append(advice)
+        by_unit[uid(u.info)] = advice
     for w in windows:
         if w.info.kind == "partition":
-            out.append(
-                _partition_advice(
-                    w, unit_by_uid.get(member_of.get(uid(w.info), "")), verdicts, chosen, heat, policy
+            unit_uid = member_of.get(uid(w.info), "")
+            unit = by_unit.get(unit_uid) if unit_uid != uid(w.info) else None
+            out.append(_partition_advice(w, unit, heat, policy))
+    wear = endurance_note(
+        ((u.info.name, feats[uid(u.info)]) for u in units if chosen[uid(u.info)] == flash), policy
+    )
+    if wear is not None:
+        notes.append(wear)
+    return AdviceReport(tuple(out), result, curve, flash, tuple(notes), by_db)
+
+
+@dataclass(frozen=True, slots=True)
+class DatabaseCurve:
+    """How much flash one database could use: (flash GB, share of I/O wait saved) against every
+    placement unit on its slowest allowed tier, and what the recommended placement predicts."""
+
+    engine: str
+    server: str
+    database: str
+    points: tuple[tuple[float, float], ...]
+    flash_gb_recommended: float
+    io_ms_per_s_now: float
+    io_ms_per_s_after: float
+    units: int
+    note: str = ""  # e.g. the tiers' IOPS limits were left out because the load exceeds them
+
+
+def database_curves(
+    report: AdviceReport, policy: Policy, *, points: int = 8, time_limit_s: float = 0.25
+) -> list[DatabaseCurve]:
+    """The flash curve per database from a report's placement units (hysteresis holds left out:
+    the curve is about how much flash is worth having, not about this hour's moves). Budget: up to
+    `points x time_limit_s` seconds per database."""
+    ptiers = [
+        PlacementTier(t.name, t.capacity_gb, t.max_iops, t.raid_factor, t.read_latency_ms, t.write_latency_ms)
+        for t in policy.tiers
+    ]
+    groups: dict[tuple[str, str, str], list[Advice]] = defaultdict(list)
+    for a in report.objects:
+        if a.placement_unit == a.info.key:
+            groups[(a.info.engine, a.info.server, a.info.database)].append(a)
+    out: list[DatabaseCurve] = []
+    for (engine, server, database), units in sorted(groups.items()):
+        objects = [
+            PlacementObject(
+                id=uid(a.info),
+                size_gb=(a.info.size_bytes or 0) / GB,
+                read_iops=a.features.read_iops,
+                write_iops=a.features.write_iops,
+                allowed_tiers=frozenset(a.verdict.allowed_tiers),
+                read_hit_ratio=a.features.est_cache_hit_share or 0.0,
+            )
+            for a in units
+        ]
+        curve: tuple[tuple[float, float], ...] = ()
+        note = ""
+        if len(ptiers) > 1 and points >= 2:
+            curve = tuple(
+                flash_curve(
+                    objects, ptiers, flash_tier=report.flash_tier, points=points, time_limit_s=time_limit_s
                 )
             )
-    return AdviceReport(tuple(out), result, curve, flash, tuple(notes), by_db)
+            if not curve and objects:
+                # more load than the devices serve at any amount of flash (as in the placement):
+                # the curve within capacity alone, said so
+                unlimited = 1.0 + sum(
+                    o.read_iops + o.write_iops * max(t.raid_factor for t in ptiers) for o in objects
+                )
+                relaxed = [replace(t, max_iops=unlimited) for t in ptiers]
+                curve = tuple(
+                    flash_curve(
+                        objects,
+                        relaxed,
+                        flash_tier=report.flash_tier,
+                        points=points,
+                        time_limit_s=time_limit_s,
+                    )
+                )
+                note = "the load exceeds the tiers' IOPS limits at every amount of flash: curve within capacity only"
+                if not curve:
+                    note = "the tiers' capacity cannot hold this database at any amount of flash: no curve"
+        out.append(
+            DatabaseCurve(
+                engine,
+                server,
+                database,
+                curve,
+                sum((a.info.size_bytes or 0) / GB for a in units if a.recommended_tier == report.flash_tier),
+                sum(a.io_ms_per_s_now or 0.0 for a in units),
+                sum(a.io_ms_per_s_after for a in units),
+                len(units),
+                note,
+            )
+        )
+    return out

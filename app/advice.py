@@ -21,11 +21,15 @@ INFO_FIELDS = (
     "storage_group",
     "tablespace",
     "table_name",
+    "schema_name",
     "partition_number",
     "partition_scheme",
     "partition_function",
     "range_low",
     "range_high",
+    "range_right",
+    "low_inclusive",
+    "high_inclusive",
 )
 
 
@@ -183,7 +187,16 @@ def advice_json(a: Advice) -> dict[str, Any]:
             "io_ms_per_s_after": _round(a.io_ms_per_s_after),
         },
         "reasons": list(a.reasons),
+        **evidence_json(a),
         **location,
+    }
+
+
+def evidence_json(a: Advice) -> dict[str, Any]:
+    """Which stage decided and the numbers it used (advisors.explain), for moved and unmoved alike."""
+    return {
+        "decision": None if a.decision is None else a.decision.as_json(),
+        "explanation": a.explanation,
     }
 
 
@@ -192,6 +205,22 @@ def _curve(points: tuple[tuple[float, float], ...]) -> list[dict[str, float]]:
 
 
 def report_json(report: AdviceReport, policy: Policy) -> dict[str, Any]:
+    def _with_schema(obj: dict[str, Any]) -> dict[str, Any]:
+        """Separate `schema` and `table` for partitions, so script generators need not split
+        `table_name` ("schema.table"). The collectors give the schema on its own (`schema_name`),
+        which makes the split exact even when a name contains "."; for objects collected before
+        that, `table_name` is split when unambiguous, else both stay null (the scripts then refuse
+        the move with a note)."""
+        name, schema = obj.get("table_name"), obj.get("schema_name")
+        if isinstance(name, str) and isinstance(schema, str) and schema and name.startswith(schema + "."):
+            table = name[len(schema) + 1 :]
+            obj["schema"], obj["table"] = (schema, table) if table else (None, None)
+        elif isinstance(name, str):
+            parts = name.split(".")
+            ok = len(parts) == 2 and all(parts)
+            obj["schema"], obj["table"] = (parts[0], parts[1]) if ok else (None, None)
+        return obj
+
     units = [a for a in report.objects if a.placement_unit == a.info.key]
     moves = [
         a for a in units if a.info.current_tier is not None and a.recommended_tier != a.info.current_tier
@@ -206,7 +235,7 @@ def report_json(report: AdviceReport, policy: Policy) -> dict[str, Any]:
         profiles[a.verdict.profile] += 1
     p = report.placement
     return {
-        "objects": [advice_json(a) for a in report.objects],
+        "objects": [_with_schema(advice_json(a)) for a in report.objects],
         "summary": {
             "policy": policy.name,
             "objects": len(report.objects),

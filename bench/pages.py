@@ -2,12 +2,14 @@
 
 Synthesizes (bulk inserts, no simulator) 10,000 objects spread over `--targets` SQL Server targets
 (data files, logs, tempdb files and partitions; sizes and I/O heavy-tailed), a day of hourly
-io_interval rows for every object with file counters, and 10,000 stored recommendations with
-evidence; then times each route with TestClient, `--repeat` times after two warm-up requests, and
-prints p50 / p95 per route and store. The target: p95 under 300 ms.
+io_interval rows for every object with file counters, 10,000 stored recommendations with
+evidence and an advice snapshot per target (every object's decision and explanation, flash curves);
+then times each route with TestClient, `--repeat` times after two warm-up requests, and
+prints p50 / p95 per route and store. The target: p95 under 300 ms. Routes marked "cold" drop the
+in-process caches before every request: the first load after a poll (or an advice run).
 
 Run: .venv/bin/python -m bench.pages [--objects 10000] [--targets 10] [--repeat 50]
-     [--stores sqlite,postgresql] [--admin-url postgresql+psycopg://...]
+     [--stores sqlite,postgresql] [--admin-url postgresql+psycopg://...] [--only /targets,/heatmap]
 """
 
 from __future__ import annotations
@@ -26,12 +28,20 @@ from pathlib import Path
 from typing import Any
 
 from fastapi.testclient import TestClient
-from sqlalchemy import create_engine, insert, select, text
+from sqlalchemy import create_engine, func, insert, select, text
 
 from app.main import create_app
 from app.settings import Settings
 from app.store.db import Store
-from app.store.models import DbObject, HourlyRollup, IoInterval, Recommendation, Target
+from app.store.models import (
+    AdviceSnapshot,
+    DbObject,
+    HourlyRollup,
+    IoInterval,
+    Recommendation,
+    RollupProgress,
+    Target,
+)
 from app.store.users import add_user
 
 ADMIN_URL = "postgresql+psycopg://postgres:postgres@127.0.0.1:5432/postgres"
@@ -107,9 +117,19 @@ def synthesize(
         for iv in intervals
         if iv["rolled_up"]
     ]  # fmt: skip
+    done: list[dict[str, Any]] = []
+    fresh: list[dict[str, Any]] = []
+    for iv in intervals:
+        (done if iv.pop("rolled_up") else fresh).append(iv)
     with store.session() as s:
-        for k in range(0, len(intervals), 20000):
-            s.execute(insert(IoInterval), intervals[k : k + 20000])
+        for k in range(0, len(done), 20000):
+            s.execute(insert(IoInterval), done[k : k + 20000])
+        # the roll-up's mark: every interval stored so far is in the roll-ups, the newer ones not
+        s.merge(
+            RollupProgress(name="hourly", last_interval_id=s.scalar(select(func.max(IoInterval.id))) or 0)
+        )
+        for k in range(0, len(fresh), 20000):
+            s.execute(insert(IoInterval), fresh[k : k + 20000])
         for k in range(0, len(rollups), 20000):
             s.execute(insert(HourlyRollup), rollups[k : k + 20000])
     recs: list[dict[str, Any]] = []
@@ -141,6 +161,30 @@ def synthesize(
     with store.session() as s:
         for k in range(0, len(recs), 5000):
             s.execute(insert(Recommendation), recs[k : k + 5000])
+    # the last advice run's evidence for every object (as app.evaluate stores it), per target
+    by_target: dict[int, list[dict[str, Any]]] = {}
+    for o in objs:
+        reason = recs[o.id % len(recs)]["evidence"]["reasons"]
+        by_target.setdefault(o.target_id, []).append({
+            "engine": "sqlserver", "server": o.server, "database": o.database, "kind": o.kind, "name": o.name,
+            "key": o.key, "placement_unit": o.key, "recommended_tier": "fc", "reasons": reason,
+            "explanation": f"Not moved to flash: {reason[0]}; stays on fc.",
+            "decision": {"stage": "rule", "rule": "TW703", "moved": False, "current_tier": "fc",
+                         "preferred_tier": "fc", "recommended_tier": "fc", "allowed_tiers": ["fc", "sata"],
+                         "detail": reason[0], "unit": None,
+                         "numbers": {"read_iops": rng.uniform(1, 3000), "avg_read_kb": 8.0},
+                         "predicted": [{"tier": t, "read_ms": 5.0, "write_ms": 2.0, "io_ms_per_s": 100.0,
+                                        "measured": t == "fc"} for t in ("flash", "fc", "sata")]},
+            "metrics": {"io_per_s_by_hour_of_day": [rng.uniform(0, 100) for _ in range(24)]},
+        })  # fmt: skip
+    with store.session() as s:
+        for tid, docs in by_target.items():
+            curve = [{"engine": "sqlserver", "server": docs[0]["server"], "database": f"DB{d}", "units": 100,
+                      "points": [[g * 50.0, min(1.0, 0.4 + g * 0.07)] for g in range(8)],
+                      "savings": {"flash_gb_recommended": 200.0, "io_ms_per_s_now": 5000.0,
+                                  "io_ms_per_s_after": 2000.0, "io_ms_per_s_saved": 3000.0}}
+                     for d in range(8)]  # fmt: skip
+            s.add(AdviceSnapshot(target_id=tid, evaluated_at=now, objects=docs, flash_curve=curve, notes=[]))
     print(f"  synthesized {len(objs):,} objects on {targets} targets, {len(intervals):,} hourly intervals "
           f"({len(rollups):,} rolled up), {len(recs):,} recommendations")  # fmt: skip
     return "bench:SQL000"
@@ -167,8 +211,10 @@ def _app(settings: Settings) -> Any:
 def time_routes(
     url: str, tmp: Path, routes: list[tuple[str, str, bool]], repeat: int
 ) -> list[tuple[str, float, float]]:
-    """(label, path, cold): a cold route drops the heat map's cached totals before each request."""
-    from app.web.objects import heatmap_totals
+    """(label, path, cold): a cold route drops the cached heat-map totals, target rows and advice
+    snapshots before each request (the first load after a poll or an advice run)."""
+    from app.store.queries import object_rows_cache
+    from app.web.objects import heatmap_totals, snapshots
 
     settings = Settings(
         database_url=url, secret_key_file=tmp / "bench.key", demo=False, scheduler_enabled=False
@@ -184,6 +230,8 @@ def time_routes(
             for _ in range(repeat):
                 if cold:
                     heatmap_totals.clear()
+                    object_rows_cache.clear()
+                    snapshots.clear()
                 t0 = time.perf_counter()
                 r = client.get(route)
                 times.append((time.perf_counter() - t0) * 1000)
@@ -217,6 +265,7 @@ def main() -> None:
     )
     ap.add_argument("--stores", default="sqlite,postgresql")
     ap.add_argument("--admin-url", default=ADMIN_URL)
+    ap.add_argument("--only", default="", help="time only routes containing one of these (comma-separated)")
     args = ap.parse_args()
     now = datetime.now(UTC)
     results: list[tuple[str, str, float, float]] = []
@@ -242,7 +291,13 @@ def main() -> None:
                          "/heatmap", f"/heatmap?target={quoted}", "/api/heatmap", "/objects/1"]  # fmt: skip
                 routes = [(p, p, False) for p in paths]
                 routes += [("/heatmap (cold: totals re-read)", "/heatmap", True),
-                           (f"/heatmap?target={quoted} (cold)", f"/heatmap?target={quoted}", True)]  # fmt: skip
+                           (f"/heatmap?target={quoted} (cold)", f"/heatmap?target={quoted}", True),
+                           (f"/targets/{quoted} (cold: rows re-read)", f"/targets/{quoted}", True),
+                           ("/objects/2 (cold: evidence re-read)", "/objects/2", True),
+                           ("/api/objects/2/evidence", "/api/objects/2/evidence", False),
+                           (f"/api/targets/{quoted}/flash-curve", f"/api/targets/{quoted}/flash-curve", False)]  # fmt: skip
+                if args.only:
+                    routes = [r for r in routes if any(w in r[0] for w in args.only.split(","))]
                 for route, p50, p95 in time_routes(url, tmp, routes, args.repeat):
                     results.append((kind, route, p50, p95))
     per = args.objects // args.targets

@@ -420,3 +420,68 @@ def curve_chart(
         dx = 8 if anchor == "start" else -8
         body.append(_text(x_of(mx) + dx, y_of(my) + 16, text, anchor=anchor, fill="#1f2933"))
     return _svg(width, height, title, body)
+
+
+# Distinct line colours for several databases on one chart (ColorBrewer Dark2).
+PALETTE = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#666666")
+
+
+@dataclass(frozen=True)
+class CurveLine:
+    name: str
+    points: Sequence[tuple[float, float]]  # (flash GB, share of I/O wait saved, 0..1)
+    marker_gb: float | None = None  # the recommended amount of flash, marked on the line
+
+
+def flash_chart(
+    lines: Sequence[CurveLine], *, title: str, flash_tier: str, width: int = 560, height: int = 320
+) -> Markup:
+    """ "How much flash": share of I/O wait saved (0..100 %) against GB of flash, one line per
+    database, with the recommended amount marked as a dot."""
+    left, right, top, bottom = 48, 150, 16, 40
+    pw, ph = width - left - right, height - top - bottom
+    x_max = nice_ceiling(max((x for ln in lines for x, _ in ln.points), default=0.0) or 1.0)
+
+    def x_of(x: float) -> float:
+        return left + x / x_max * pw
+
+    def y_of(y: float) -> float:
+        return top + ph - y * ph
+
+    body: list[str] = []
+    for k in range(5):
+        v = k / 4
+        body.append(
+            f'<line x1="{left}" x2="{left + pw}" y1="{_c(y_of(v))}" y2="{_c(y_of(v))}" stroke="{GRID}"/>'
+        )
+        body.append(_text(left - 6, y_of(v) + 4, f"{v:.0%}", anchor="end"))
+        body.append(_text(x_of(x_max * v), top + ph + 15, fmt_num(x_max * v), anchor="middle"))
+    body.append(_text(left + pw / 2, height - 6, f"GB of {flash_tier}", anchor="middle", fill="#1f2933"))
+    body.append(
+        f'<text transform="translate(12 {_c(top + ph / 2)}) rotate(-90)" text-anchor="middle" '
+        f'fill="#1f2933" font-size="11">share of I/O wait saved</text>'
+    )
+    if not any(ln.points for ln in lines):
+        body.append(_text(left + pw / 2, top + ph / 2, "no flash curve yet", anchor="middle"))
+        return _svg(width, height, title, body)
+    for i, ln in enumerate(lines):
+        colour = PALETTE[i % len(PALETTE)]
+        pts = list(ln.points)
+        if not pts:
+            continue
+        d = " ".join(f"{'M' if k == 0 else 'L'}{_c(x_of(x))} {_c(y_of(y))}" for k, (x, y) in enumerate(pts))
+        tip = "; ".join(f"{fmt_num(x)} GB: {y:.0%}" for x, y in pts)
+        body.append(
+            f'<path d="{d}" fill="none" stroke="{colour}" stroke-width="2" stroke-linejoin="round">'
+            f"<title>{_t(ln.name)}: {_t(tip)}</title></path>"
+        )
+        if ln.marker_gb is not None:
+            at = max((y for x, y in pts if x <= ln.marker_gb + 1e-9), default=pts[0][1])
+            body.append(
+                f'<circle cx="{_c(x_of(ln.marker_gb))}" cy="{_c(y_of(at))}" r="4" fill="{colour}">'
+                f"<title>{_t(ln.name)}: recommended {fmt_num(ln.marker_gb)} GB of {_t(flash_tier)}</title></circle>"
+            )
+        ly = top + 12 + 16 * i
+        body.append(f'<rect x="{left + pw + 12}" y="{ly - 8}" width="10" height="10" fill="{colour}"/>')
+        body.append(_text(left + pw + 26, ly + 1, ln.name[:22], fill="#1f2933"))
+    return _svg(width, height, title, body)

@@ -60,6 +60,9 @@ def test_target_object_and_heatmap(server: str, page: Page) -> None:
     box = charts.nth(0).bounding_box()
     assert box is not None and box["width"] > 400 and box["height"] > 120
     expect(page.get_by_text("small random reads that miss cache").first).to_be_visible()
+    evidence = page.get_by_role("region", name="Evidence")
+    expect(evidence).to_contain_text("Moves with filegroup FG_HOT_INDEX")
+    expect(evidence.locator("table.predicted tr.chosen")).to_contain_text("flash")
     shot(page, "1x-objects-object")
 
     page.get_by_role("link", name="FG_HOT_INDEX").first.click()
@@ -80,6 +83,9 @@ def test_target_object_and_heatmap(server: str, page: Page) -> None:
     skew = page.get_by_role("img", name="Skew: share of I/O against share of capacity, hottest objects first")
     assert skew.locator("path").count() >= 2
     expect(page.get_by_text("Predicted I/O wait saved")).to_be_visible()
+    flash = page.get_by_role("img", name="How much flash: share of I/O wait saved against GB of flash")
+    expect(flash).to_be_visible()
+    assert flash.locator("circle").count() >= 1, "no recommended-flash marker"
     shot(page, "1x-objects-heatmap")
     grid.locator("a").first.click()
     expect(page.locator("svg.chart[role=img]").first).to_be_visible()

@@ -22,7 +22,7 @@ from advisors.features import ObjectInfo, Usage, heat_of
 from app.store.db import Store
 from app.store.models import DbObject, IoInterval, Recommendation, Target
 from app.store.queries import MAX_POINTS, SUM_COLUMNS, bucket_width, heat, metrics_from
-from app.store.rollup import roll_up
+from app.store.rollup import not_rolled_up, roll_up
 from app.web import charts
 from app.web.objects import heatmap_totals
 from tests.web.conftest import login
@@ -296,7 +296,6 @@ def test_object_series_downsampled_to_300_points(client: TestClient) -> None:
                     "bytes_written": (k % 90) * 65536,
                     "write_time_ms": (k % 90) * 2,
                     "extra": {},
-                    "rolled_up": False,
                 }
             )
         s.execute(insert(IoInterval), rows)
@@ -355,7 +354,8 @@ def test_heatmap_page_and_api(client: TestClient) -> None:
     assert one["rows"] and {r["target"] for r in one["rows"]} == {"demo:DB2PROD01"}
     html = client.get("/heatmap").text
     svgs = _svgs(html)
-    assert len(svgs) == 2 and "Predicted I/O wait saved" in html
+    assert len(svgs) == 3 and "Predicted I/O wait saved" in html  # the grid, how much flash, the skew
+    assert [s.get("aria-label", "")[:14] for s in svgs[1:]] == ["How much flash", "Skew: share of"]
 
 
 def test_heat_cells_equal_io_interval(client: TestClient) -> None:
@@ -487,7 +487,7 @@ def test_same_figures_once_intervals_are_rolled_up(client: TestClient) -> None:
     before_map = client.get("/api/heatmap").json()
     with _store(client).session() as s:
         assert roll_up(s) > 0
-        assert s.scalar(select(func.count()).where(IoInterval.rolled_up.is_(False))) == 0
+        assert s.scalar(select(func.count()).where(not_rolled_up())) == 0
     heatmap_totals.clear()
     after_rows = {r["id"]: r for r in _all(client)}
     after_map = client.get("/api/heatmap").json()
