@@ -78,6 +78,9 @@ def mark_executed(
     audit(session, at=now, username=username, action="executed", subject_type="recommendation", subject_id=str(rec_id),
           summary=f"{rec.server} {rec.database} {rec.kind} {rec.name}: {rec.from_tier} -> {rec.to_tier} run on "
           f"{when:%Y-%m-%d %H:%M} UTC")  # fmt: skip
+    from app.verify import open_for_executed
+
+    open_for_executed(session, rec, when=when, now=now)  # measured again once the after-window has passed
     return rec
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from app.mail.charts import skew_chart, tier_chart
-from app.mail.content import ReportContent
+from app.mail.content import NOTIFY_HEADER, ReportContent
 
 _env = Environment(
     loader=FileSystemLoader(str(Path(__file__).parent / "templates")),
@@ -63,6 +63,8 @@ def build_message(
     msg["To"] = ", ".join(recipients)
     msg["Date"] = formatdate(content.generated_at.timestamp(), usegmt=True)
     msg["Message-ID"] = make_msgid(domain="tierwise")
+    if content.regressions:  # announced once: deliver() marks them notified when this message is sent
+        msg[NOTIFY_HEADER] = ",".join(str(r.id) for r in content.regressions)
     skew_cid, tier_cid = make_msgid(domain="tierwise"), make_msgid(domain="tierwise")
     context = {
         "c": content,

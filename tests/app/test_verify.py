@@ -1,0 +1,285 @@
+"""Verify after change through the store, on SQLite and PostgreSQL: snapshots before and after a
+relocation, a move marked executed, the hourly evaluation, the API and the report email."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from aiosmtpd.controller import Controller
+from fastapi.testclient import TestClient
+from sqlalchemy import select
+from typer.testing import CliRunner
+
+from app.mail.content import Scope, gather
+from app.mail.service import compose, deliver
+from app.main import create_app
+from app.scripts import mark_executed
+from app.secrets import Vault
+from app.settings import Settings
+from app.store.db import Store
+from app.store.ingest import ingest_snapshots
+from app.store.models import Recommendation, ScriptRecord, Target, Verification
+from app.store.targets import add_target
+from app.store.users import add_user
+from app.verify import run_verification, track_record
+from connectors.records import Engine, ObjectKind, ObjectRef, ObjectSample, Snapshot
+from policies.loader import load_policy
+from tests.conftest import free_port
+from tests.mail.test_reports import Inbox
+from tests.web.conftest import PASSWORD, login
+
+POLICY = load_policy()
+START = datetime(2026, 11, 1, 0, 0, tzinfo=UTC)
+CHANGE = START + timedelta(days=7)  # the move: hot1.ndf from F:\fc\ to E:\flash\
+END = CHANGE + timedelta(days=7)
+BOOT = START - timedelta(days=1)
+HOUR = 3600
+
+
+def _ref(key: str, name: str, path: str, filegroup: str, file_id: int) -> ObjectRef:
+    return ObjectRef(Engine.SQLSERVER, "SQL1", "Sales", ObjectKind.DATA_FILE, key, name, size_bytes=10 * 2**30,
+                     logical_name=name, physical_name=path, file_id=file_id, filegroup=filegroup)  # fmt: skip
+
+
+class Series:
+    """Cumulative counters of one file, advanced an hour at a time at given rates and latencies."""
+
+    def __init__(self) -> None:
+        self.c = dict.fromkeys(
+            ("reads", "bytes_read", "read_time_ms", "writes", "bytes_written", "write_time_ms"), 0
+        )
+
+    def step(self, read_iops: float, read_ms: float, write_iops: float, write_ms: float) -> dict[str, int]:
+        r, w = round(read_iops * HOUR), round(write_iops * HOUR)
+        self.c["reads"] += r
+        self.c["bytes_read"] += r * 8192
+        self.c["read_time_ms"] += round(r * read_ms)
+        self.c["writes"] += w
+        self.c["bytes_written"] += w * 8192
+        self.c["write_time_ms"] += round(w * write_ms)
+        return dict(self.c)
+
+
+def snapshots(*, after_read_ms: float, after_read_iops: float = 430, others_after_ms: float = 1.0,
+              moved: bool = True) -> list[Snapshot]:  # fmt: skip
+    """Hourly snapshots over two weeks: hot1 (FG_HOT) on fc at 412 reads/s and 11.8 ms, then on
+    flash (when `moved`); other1 (FG_OTHER) on flash all along at 2,000 reads/s."""
+    hot, other = Series(), Series()
+    out = []
+    t = START
+    hot_c, other_c = hot.step(0, 0, 0, 0), other.step(0, 0, 0, 0)
+    while t <= END:
+        after = t > CHANGE
+        path = r"E:\flash\Sales\hot1.ndf" if after and moved else r"F:\fc\Sales\hot1.ndf"
+        samples = (
+            ObjectSample(_ref("Sales/file/3", "hot1", path, "FG_HOT", 3), hot_c, {}),
+            ObjectSample(
+                _ref("Sales/file/4", "other1", r"E:\flash\Sales\other1.ndf", "FG_OTHER", 4), other_c, {}
+            ),
+        )
+        out.append(Snapshot(Engine.SQLSERVER, "SQL1", t, BOOT, samples))
+        t += timedelta(hours=1)
+        if t > CHANGE:
+            hot_c = hot.step(after_read_iops, after_read_ms, 40, 2.0)
+            other_c = other.step(2000, others_after_ms, 500, 1.5)
+        else:
+            hot_c = hot.step(412, 11.8, 40, 2.0)
+            other_c = other.step(2000, 1.0, 500, 1.5)
+    return out
+
+
+def _setup(store: Store, snaps: list[Snapshot], *, recommend: bool = True) -> int | None:
+    with store.session() as s:
+        target = add_target(s, name="SQL1", engine="sqlserver", source="live", connection_encrypted=None,
+                            password_env=None, poll_interval_s=300, now=START)  # fmt: skip
+        ingest_snapshots(s, target, snaps)
+        if not recommend:
+            return None
+        rec = Recommendation(target_id=target.id, key="Sales/filegroup/FG_HOT", engine="sqlserver", server="SQL1",
+                             database="Sales", kind="filegroup", name="FG_HOT", from_tier="fc", to_tier="flash",
+                             profile="random_read", rule="TW701", size_bytes=10 * 2**30, io_ms_per_s_now=4942.0,
+                             io_ms_per_s_after=342.0, evidence={"reasons": ["small random reads"]},
+                             status="approved", created_at=START, updated_at=START)  # fmt: skip
+        s.add(rec)
+        s.flush()
+        s.add(ScriptRecord(recommendation_id=rec.id, direction="rollback", dialect="tsql",
+                           filename="0001_rollback.sql", text="-- move back", sha256="0" * 64, created_at=START))  # fmt: skip
+        mark_executed(s, rec.id, username="ops", when=CHANGE, now=CHANGE + timedelta(hours=2))
+        return rec.id
+
+
+def _verifications(store: Store) -> list[Verification]:
+    with store.session() as s:
+        rows = list(s.scalars(select(Verification).order_by(Verification.id)))
+        s.expunge_all()
+        return rows
+
+
+def test_executed_move_is_verified_after_its_window(store: Store) -> None:
+    rec_id = _setup(store, snapshots(after_read_ms=0.9))
+    [v] = _verifications(store)
+    assert (v.status, v.trigger, v.recommendation_id, v.changed_at) == ("waiting", "executed", rec_id, CHANGE)
+    assert v.predicted_gain_ms_per_s == pytest.approx(4600.0)
+
+    # half-way: the ingest's sighting of the relocation is the same change; figures so far, still waiting
+    run_verification(store, POLICY, now=CHANGE + timedelta(days=3))
+    [v] = _verifications(store)
+    assert v.status == "waiting" and v.evaluated_at == CHANGE + timedelta(days=3)
+    assert v.reasons[0] == "after-window ends 2026-11-15 00:00 UTC; figures so far"
+    assert v.after["figures"]["hours"] == pytest.approx(72)
+
+    run_verification(store, POLICY, now=END + timedelta(hours=1))
+    [v] = _verifications(store)
+    assert v.status == "verified", v.reasons
+    assert v.before["figures"]["avg_read_ms"] == pytest.approx(11.8, abs=0.01)
+    assert v.after["figures"]["avg_read_ms"] == pytest.approx(0.9, abs=0.01)
+    # the interval ending at the change is left out (it may straddle it): 167 h before, 168 h after
+    assert v.before["figures"]["hours"] == pytest.approx(167)
+    assert v.after["figures"]["hours"] == pytest.approx(168)
+    assert v.achieved_gain_ms_per_s == pytest.approx(412 * 10.9, rel=0.01)
+    assert v.share_of_prediction == pytest.approx(412 * 10.9 / 4600, rel=0.01)
+    assert v.confidence is not None and v.confidence >= 0.95
+    assert "read latency 11.8 → 0.9 ms" in v.reasons
+    assert "IOPS 452 → 470 (+4 %)" in v.reasons
+    assert "achieved 98 % of the predicted 4.6 s/s saved" in v.reasons
+    assert any(r.startswith("tier flash: load 2,500 → 2,970 IOPS") for r in v.reasons)
+    with store.session() as s:
+        record = track_record(s, POLICY.verification)
+    assert record["counts"]["verified"] == 1 and (record["judged"], record["achieved"]) == (1, 1)
+    assert record["share_achieved"] == 1.0
+
+
+def test_relocation_seen_by_ingest_is_verified_against_the_tiers(store: Store) -> None:
+    _setup(store, snapshots(after_read_ms=0.9), recommend=False)
+    run_verification(store, POLICY, now=END + timedelta(hours=1))
+    [v] = _verifications(store)
+    assert (v.trigger, v.key, v.name) == ("location_change", "Sales/filegroup/FG_HOT", "FG_HOT")
+    assert (v.from_tier, v.to_tier, v.changed_at) == ("fc", "flash", CHANGE + timedelta(hours=1))
+    assert v.before["previous_location"]["physical_name"] == r"F:\fc\Sales\hot1.ndf"
+    # nobody predicted it: the policy's flash latencies do (412 x 11.8 + 40 x 2 - 412 x 1.0 - 40 x 1.5)
+    assert v.predicted_gain_ms_per_s == pytest.approx(412 * 10.8 + 40 * 0.5, rel=0.01)
+    assert v.status == "verified", v.reasons
+    # the executed mark that comes later links to it instead of opening a second one
+    with store.session() as s:
+        t = s.scalar(select(Target))
+        assert t is not None
+        rec = Recommendation(target_id=t.id, key="Sales/filegroup/FG_HOT", engine="sqlserver", server="SQL1",
+                             database="Sales", kind="filegroup", name="FG_HOT", from_tier="fc", to_tier="flash",
+                             profile="random_read", rule="TW701", io_ms_per_s_now=4942.0, io_ms_per_s_after=342.0,
+                             status="approved", created_at=START, updated_at=START)  # fmt: skip
+        s.add(rec)
+        s.flush()
+        mark_executed(s, rec.id, username="ops", when=CHANGE, now=END + timedelta(hours=2))
+    [v] = _verifications(store)
+    assert v.trigger == "executed" and v.recommendation_id is not None
+    assert v.predicted_gain_ms_per_s == pytest.approx(4600.0)
+    assert v.status == "waiting"
+    run_verification(store, POLICY, now=END + timedelta(hours=3))
+    [v] = _verifications(store)
+    assert v.status == "verified" and "achieved 98 % of the predicted 4.6 s/s saved" in v.reasons
+
+
+def test_too_little_data_after_is_inconclusive(store: Store) -> None:
+    snaps = [s for s in snapshots(after_read_ms=0.9) if s.sample_time <= CHANGE + timedelta(hours=12)]
+    _setup(store, snaps)
+    run_verification(store, POLICY, now=END + timedelta(hours=1))
+    [v] = _verifications(store)
+    assert v.status == "inconclusive"
+    assert (
+        "too little data: 84 h before and 12 h after in the compared hours (needs 24 h on each side)"
+        in v.reasons
+    ), v.reasons
+
+
+@pytest.fixture
+def smtp() -> Iterator[tuple[Inbox, int]]:
+    inbox, port = Inbox(), free_port()
+    controller = Controller(inbox, hostname="127.0.0.1", port=port)
+    controller.start()
+    try:
+        yield inbox, port
+    finally:
+        controller.stop()
+
+
+def test_regression_shows_in_api_page_report_and_cli(
+    store: Store, settings: Settings, smtp: tuple[Inbox, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # on flash it got slower (11.8 -> 15 ms): the flash tier is overloaded
+    rec_id = _setup(store, snapshots(after_read_ms=15.0, others_after_ms=1.0))
+    run_verification(store, POLICY, now=END + timedelta(hours=1))
+    [v] = _verifications(store)
+    assert v.status == "regressed", v.reasons
+    assert (
+        "regression: read latency 11.8 → 15.0 ms: +3.2 ms (+27 %) over before, beyond the 20 % and 1 ms allowed"
+        in v.reasons
+    )
+
+    # the API and the Recommendations page
+    with store.session() as s:
+        add_user(s, username="vera", password=PASSWORD, role="viewer", now=START)
+    app_settings = settings.model_copy(update={"scheduler_enabled": False, "demo": False})
+    with TestClient(create_app(app_settings)) as client:
+        login(client, "vera")
+        [item] = client.get("/api/recommendations", params={"status": "executed"}).json()["items"]
+        assert item["id"] == rec_id
+        ver = item["verification"]
+        assert ver["status"] == "regressed" and ver["regression"] == "object"
+        assert ver["rollback_script"]["download"].endswith("/download")
+        assert ver["predicted_gain_ms_per_s"] == pytest.approx(4600.0)
+        assert client.get("/api/verifications", params={"status": "regressed"}).json()[0]["id"] == v.id
+        record = client.get("/api/track-record").json()
+        assert record["counts"]["regressed"] == 1 and record["achieved"] == 0 and record["judged"] == 1
+        page = client.get("/recommendations", params={"status": "executed"}).text
+        assert 'data-status="regressed"' in page and "rollback script" in page
+        assert "0 of 1</strong> verified moves achieved" in page
+
+    # the next report announces it once, and only once it was delivered
+    inbox, port = smtp
+    mail_settings = settings.model_copy(
+        update={"smtp_host": "127.0.0.1", "smtp_port": port, "smtp_starttls": False}
+    )
+    now = END + timedelta(hours=2)
+    with store.session() as s:
+        content = gather(s, Scope("fleet"), now=now)
+    assert [r.id for r in content.regressions] == [v.id]
+    msg, _ = compose(store, mail_settings, Scope("fleet"), ["dba@example.com"], now=now)
+    down = mail_settings.model_copy(update={"smtp_port": free_port()})  # nobody listens: not delivered
+    assert not deliver(store, down, msg, now=now, sleep=lambda _: None).ok
+    assert _verifications(store)[0].notified_at is None
+    sent = deliver(store, mail_settings, msg, now=now)
+    assert sent.ok
+    [received] = inbox.messages
+    assert received["X-Tierwise-Regressions"] is None  # the internal marker is not sent
+    text = received.get_body(preferencelist=("plain",)).get_content()  # type: ignore[union-attr]
+    assert "Moves that made things worse" in text and "FG_HOT" in text
+    assert "read latency 11.8 → 15.0 ms" in text
+    html = received.get_body(preferencelist=("html",)).get_content()  # type: ignore[union-attr]
+    assert "Moves that made things worse" in html and "rollback" in html
+    [v] = _verifications(store)
+    assert v.notified_at == now
+    with store.session() as s:
+        assert gather(s, Scope("fleet"), now=now).regressions == ()
+
+    # the CLI prints the same verdict
+    from app.cli import app as cli
+
+    monkeypatch.setenv("TIERWISE_DATABASE_URL", settings.database_url)
+    monkeypatch.setenv("TIERWISE_SECRET_KEY_FILE", str(settings.secret_key_file))
+    out = CliRunner().invoke(cli, ["verify", "--json"])
+    assert out.exit_code == 0, out.output
+    doc = json.loads(out.output)
+    assert doc["items"][0]["status"] == "regressed" and doc["track_record"]["counts"]["regressed"] == 1
+
+
+def test_hourly_job_runs_the_verification(store: Store, settings: Settings, vault: Vault) -> None:
+    from app.jobs import Runtime, Scheduler, verify_job
+
+    _setup(store, snapshots(after_read_ms=0.9))
+    Scheduler(Runtime(store, vault, settings))  # sets the jobs' runtime; not started
+    verify_job()  # now (the real clock) is past the after-window
+    [v] = _verifications(store)
+    assert v.status == "verified" and v.evaluated_at is not None

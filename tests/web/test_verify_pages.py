@@ -1,0 +1,93 @@
+"""Verify after change in the web UI and API: an executed move waits, a regression offers its rollback."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from fastapi.testclient import TestClient
+from sqlalchemy import select
+
+from app.settings import Settings
+from app.store.db import Store
+from app.store.models import Verification
+from tests.web.conftest import csrf_of, login
+
+
+def _execute_fg_hot_index(client: TestClient) -> int:
+    page = client.get("/recommendations").text
+    rec = next(r for r in client.get("/api/recommendations", params={"status": "open"}).json()["items"]
+               if r["name"] == "FG_HOT_INDEX")  # fmt: skip
+    assert rec["verification"] is None
+    client.post(
+        "/recommendations/review",
+        data={"ids": str(rec["id"]), "action": "approve", "csrf_token": csrf_of(page)},
+    )
+    token = csrf_of(client.get("/scripts").text)
+    r = client.post(
+        f"/recommendations/{rec['id']}/executed",
+        data={"executed_at": "2026-11-21T01:30", "csrf_token": token},
+    )
+    assert r.status_code == 200
+    return int(rec["id"])
+
+
+def test_executed_move_waits_for_its_window(app_client: TestClient) -> None:
+    login(app_client, "abe")
+    rec_id = _execute_fg_hot_index(app_client)
+    [item] = app_client.get("/api/recommendations", params={"status": "executed"}).json()["items"]
+    v = item["verification"]
+    assert item["id"] == rec_id
+    assert (v["status"], v["trigger"], v["changed_at"]) == (
+        "waiting",
+        "executed",
+        "2026-11-21T01:30:00+00:00",
+    )
+    assert v["predicted_gain_ms_per_s"] == item["io_ms_per_s_now"] - item["io_ms_per_s_after"]
+    assert v["window_days"] == 7
+    [listed] = app_client.get("/api/verifications").json()
+    assert listed["id"] == v["id"] and listed["recommendation_id"] == rec_id
+    assert app_client.get("/api/verifications", params={"status": "regressed"}).json() == []
+    record = app_client.get("/api/track-record").json()
+    assert record["counts"] == {"waiting": 1, "verified": 0, "regressed": 0, "inconclusive": 0}
+    assert (record["judged"], record["achieved"], record["share_achieved"]) == (0, 0, None)
+    page = app_client.get("/recommendations", params={"status": "executed"}).text
+    assert 'data-status="waiting"' in page and "measuring since 2026-11-21 01:30 UTC" in page
+    assert "Track record" in page and "No move has been verified against a prediction yet." in page
+
+
+def test_regression_offers_the_rollback_script(app_client: TestClient, web_settings: Settings) -> None:
+    login(app_client, "abe")
+    rec_id = _execute_fg_hot_index(app_client)
+    store = Store(web_settings.database_url)
+    with store.session() as s:  # what the hourly evaluation writes for a move that got slower
+        v = s.scalar(select(Verification).where(Verification.recommendation_id == rec_id))
+        assert v is not None
+        v.status, v.achieved_gain_ms_per_s, v.share_of_prediction, v.confidence = (
+            "regressed",
+            -300.0,
+            -0.2,
+            0.9,
+        )
+        v.reasons = ["read latency 6.0 → 9.0 ms", "regression: read latency 6.0 → 9.0 ms: +3.0 ms (+50 %) over "
+                     "before, beyond the 20 % and 1 ms allowed"]  # fmt: skip
+        v.evaluated_at = datetime.now(UTC)
+    store.dispose()
+    scripts = app_client.get(f"/api/recommendations/{rec_id}/scripts").json()["scripts"]
+    rollback = next(s for s in scripts if s["direction"] == "rollback")
+    [item] = app_client.get("/api/recommendations", params={"status": "executed"}).json()["items"]
+    assert item["verification"]["status"] == "regressed"
+    assert item["verification"]["rollback_script"]["id"] == rollback["id"]
+    page = app_client.get("/recommendations", params={"status": "executed"}).text
+    assert 'data-status="regressed"' in page
+    assert f'href="/scripts/{rollback["id"]}">rollback script</a>' in page
+    assert "regression: read latency 6.0 → 9.0 ms" in page
+    assert "0 of 1</strong> verified moves achieved at least 80 %" in page
+    assert app_client.get(f"/scripts/{rollback['id']}/download").status_code == 200
+    detail = app_client.get(f"/recommendations/{rec_id}").text
+    assert "Verified after the move" in detail and "read latency 6.0 → 9.0 ms" in detail
+    assert f'href="/scripts/{rollback["id"]}/download"' in detail
+
+
+def test_verification_routes_need_a_login(app_client: TestClient) -> None:
+    assert app_client.get("/api/verifications").status_code == 401
+    assert app_client.get("/api/track-record").status_code == 401
