@@ -38,8 +38,10 @@ check-system:
 ## bench: benchmarks with their figures printed (needs PostgreSQL)
 bench: check-system $(STAMP)
 	$(BIN)/python -m bench.poll_cycle
+	$(BIN)/python -m bench.collectors
 	$(BIN)/python -m bench.placement
 	$(BIN)/python -m bench.pages
+	$(BIN)/python -m bench.year_queries
 
 ## golden: regenerate the golden migration scripts (review the diff)
 golden: $(STAMP)

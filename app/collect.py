@@ -40,24 +40,36 @@ class PollOutcome:
     seconds: float = 0.0
 
 
-def simulator_connection(instance: str, origin: datetime) -> str:
-    return f"{SIMULATOR_PREFIX}instance={instance};origin={origin.astimezone(UTC).isoformat()}"
+def simulator_connection(
+    instance: str, origin: datetime, *, seed: int | None = None, instances: int = 0, files: int = 0
+) -> str:
+    """The demo fleet's instance, or (with a seed) one of a generic fleet of `instances` x `files`."""
+    conn = f"{SIMULATOR_PREFIX}instance={instance};origin={origin.astimezone(UTC).isoformat()}"
+    if seed is not None:
+        conn += f";seed={seed};instances={instances};files={files}"
+    return conn
 
 
 @lru_cache(maxsize=8)
-def _fleet(origin: datetime) -> SimulatedFleet:
-    from connectors.simulator import demo_fleet
+def _fleet(origin: datetime, seed: int | None = None, instances: int = 0, files: int = 0) -> SimulatedFleet:
+    from connectors.simulator import SimulatedFleet, demo_fleet
 
-    return demo_fleet(origin)
+    if seed is None:
+        return demo_fleet(origin)
+    return SimulatedFleet(seed=seed, origin=origin, instances=instances, files_per_instance=files)
 
 
 def _simulated_snapshot(connection: str, now: datetime) -> Snapshot:
     params = dict(p.split("=", 1) for p in connection[len(SIMULATOR_PREFIX) :].split(";") if p)
-    fleet = _fleet(datetime.fromisoformat(params["origin"]))
-    for instance in fleet.instances:
-        if instance.name == params["instance"]:
-            return instance.snapshot(now)
-    raise SourceError(f"the simulated fleet has no instance {params['instance']!r}")
+    origin = datetime.fromisoformat(params["origin"])
+    if "seed" in params:
+        fleet = _fleet(origin, int(params["seed"]), int(params["instances"]), int(params["files"]))
+    else:
+        fleet = _fleet(origin)
+    try:
+        return fleet.instance(params["instance"]).snapshot(now)
+    except KeyError:
+        raise SourceError(f"the simulated fleet has no instance {params['instance']!r}") from None
 
 
 def _pwd_value(password: str, engine: str) -> str:
@@ -124,7 +136,8 @@ def poll_target(
     try:
         snapshot = read_target(target, vault, now=now, timeout_s=settings.poll_timeout_s)
         with store.session() as s:
-            fresh = s.get(Target, target_id)
+            # the row lock serialises ingests of one target (a collector worker may write it too)
+            fresh = s.get(Target, target_id, with_for_update=True)
             assert fresh is not None
             result = ingest_snapshots(s, fresh, [snapshot])
             fresh.last_poll_at = now

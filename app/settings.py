@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -33,6 +34,13 @@ class Settings(BaseSettings):
     scheduler_enabled: bool = Field(
         default=True, description="run the poll/roll-up/retention scheduler in this process"
     )
+    polling: Literal["scheduler", "workers"] = Field(
+        default="scheduler",
+        description="who polls targets: the one scheduler, or `tierwise collect --worker` processes "
+        "(PostgreSQL only; the scheduler then keeps roll-ups, retention, advice and reports)",
+    )
+    worker_batch: int = Field(default=50, description="targets a collector worker claims at a time")
+    worker_lease_s: int = Field(default=120, description="how long a worker's claim on a target lasts")
     default_poll_interval_s: int = 300
     poll_timeout_s: int = 30
     poll_jitter_s: int = 15

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from sqlalchemy import JSON, Table, func, insert, select, update
+from sqlalchemy import JSON, Table, func, insert, select, text, update
 from sqlalchemy.dialects.postgresql import distinct_on
 from sqlalchemy.orm import Session
 
@@ -33,6 +33,7 @@ _LOCATION_FIELDS = (
     "storage_group",
     "tablespace",
     "table_name",
+    "schema_name",
     "partition_number",
     "partition_scheme",
     "partition_function",
@@ -98,62 +99,98 @@ def _chunks(rows: list[Any], size: int) -> Iterator[list[Any]]:
         yield rows[i : i + size]
 
 
-class SeriesCache:
-    """Objects and the latest sample per object of one target, loaded once per ingest."""
+def load_series(session: Session, target_ids: list[int]) -> tuple[list[DbObject], dict[int, CounterPoint]]:
+    """The objects of some targets and the latest stored sample of each (two queries)."""
+    objects = list(session.scalars(select(DbObject).where(DbObject.target_id.in_(target_ids))))
+    latest: dict[int, CounterPoint] = {}
+    ids = [o.id for o in objects]
+    if ids:
+        cols = [getattr(Sample, c) for c in COUNTER_COLUMNS]
+        head = select(Sample.object_id, Sample.sample_time, Sample.instance_start, Sample.extra, *cols)
+        if session.get_bind().dialect.name == "postgresql":
+            # one index range scan per object on (object_id, sample_time)
+            query = (
+                head.where(Sample.object_id.in_(ids))
+                .ext(distinct_on(Sample.object_id))
+                .order_by(Sample.object_id, Sample.sample_time.desc())
+            )
+        else:
+            newest = (
+                select(Sample.object_id, func.max(Sample.sample_time).label("t"))
+                .where(Sample.object_id.in_(ids))
+                .group_by(Sample.object_id)
+                .subquery()
+            )
+            query = head.join(
+                newest, (Sample.object_id == newest.c.object_id) & (Sample.sample_time == newest.c.t)
+            )
+        for r in session.execute(query):
+            latest[r.object_id] = CounterPoint(
+                sample_time=r.sample_time,
+                instance_start=r.instance_start,
+                counters={c: getattr(r, c) for c in COUNTER_COLUMNS},
+                extra=dict(r.extra or {}),
+            )
+    return objects, latest
 
-    def __init__(self, session: Session, target: Target) -> None:
+
+class SeriesCache:
+    """Objects and the latest sample per object of one target, loaded once per ingest (or given,
+    when several targets' series are loaded together: ingest_batch)."""
+
+    def __init__(
+        self,
+        session: Session,
+        target: Target,
+        *,
+        series: tuple[list[DbObject], dict[int, CounterPoint]] | None = None,
+    ) -> None:
         self.session = session
         self.target = target
-        self.objects: dict[str, DbObject] = {
-            o.key: o for o in session.scalars(select(DbObject).where(DbObject.target_id == target.id))
-        }
-        self.latest: dict[int, CounterPoint] = {}
-        ids = [o.id for o in self.objects.values()]
-        if ids:
-            cols = [getattr(Sample, c) for c in COUNTER_COLUMNS]
-            head = select(Sample.object_id, Sample.sample_time, Sample.instance_start, Sample.extra, *cols)
-            if session.get_bind().dialect.name == "postgresql":
-                # one index range scan per object on (object_id, sample_time)
-                query = (
-                    head.where(Sample.object_id.in_(ids))
-                    .ext(distinct_on(Sample.object_id))
-                    .order_by(Sample.object_id, Sample.sample_time.desc())
-                )
-            else:
-                newest = (
-                    select(Sample.object_id, func.max(Sample.sample_time).label("t"))
-                    .where(Sample.object_id.in_(ids))
-                    .group_by(Sample.object_id)
-                    .subquery()
-                )
-                query = head.join(
-                    newest, (Sample.object_id == newest.c.object_id) & (Sample.sample_time == newest.c.t)
-                )
-            rows = session.execute(query)
-            for r in rows:
-                self.latest[r.object_id] = CounterPoint(
-                    sample_time=r.sample_time,
-                    instance_start=r.instance_start,
-                    counters={c: getattr(r, c) for c in COUNTER_COLUMNS},
-                    extra=dict(r.extra or {}),
-                )
+        objects, self.latest = series if series is not None else load_series(session, [target.id])
+        self.objects: dict[str, DbObject] = {o.key: o for o in objects}
         self.last_seen: dict[int, datetime] = {o.id: o.last_seen for o in self.objects.values()}
+
+    def _new_object(self, ref: ObjectRef, seen: datetime) -> dict[str, Any]:
+        return {
+            "target_id": self.target.id,
+            "engine": str(ref.engine),
+            "server": ref.server,
+            "database": ref.database,
+            "kind": str(ref.kind),
+            "key": ref.key,
+            "first_seen": seen,
+            "last_seen": seen,
+            **{f: getattr(ref, f) for f in _LOCATION_FIELDS},
+        }
+
+    def add_new_objects(self, refs: Iterable[ObjectRef], seen: datetime) -> int:
+        """Create the objects not stored yet among `refs` with one multi-row INSERT … RETURNING
+        (a new fleet's first cycle: thousands of objects, formerly one INSERT and flush each).
+        A key given twice is created from its first ref, as object_for would. Returns how many."""
+        rows: dict[str, dict[str, Any]] = {}
+        for ref in refs:
+            if ref.key not in self.objects and ref.key not in rows:
+                rows[ref.key] = self._new_object(ref, seen)
+        if not rows:
+            return 0
+        # Core, not ORM, bulk insert: the ORM leaves out None values and then inserts each set of
+        # present columns separately (a statement per kind of object); then one SELECT loads them
+        table = cast(Table, DbObject.__table__)
+        ids = list(self.session.scalars(insert(table).returning(table.c.id), list(rows.values())))
+        created: list[DbObject] = []
+        for chunk in _chunks(ids, 5000):
+            created.extend(self.session.scalars(select(DbObject).where(DbObject.id.in_(chunk))))
+        for obj in created:
+            self.objects[obj.key] = obj
+            self.last_seen[obj.id] = seen
+        return len(created)
 
     def object_for(self, ref: ObjectRef, seen: datetime) -> DbObject:
         obj = self.objects.get(ref.key)
         location = {f: getattr(ref, f) for f in _LOCATION_FIELDS}
         if obj is None:
-            obj = DbObject(
-                target_id=self.target.id,
-                engine=str(ref.engine),
-                server=ref.server,
-                database=ref.database,
-                kind=str(ref.kind),
-                key=ref.key,
-                first_seen=seen,
-                last_seen=seen,
-                **location,
-            )
+            obj = DbObject(**self._new_object(ref, seen))
             self.session.add(obj)
             self.session.flush()
             self.objects[ref.key] = obj
@@ -177,20 +214,38 @@ class SeriesCache:
                     setattr(obj, name, value)
         return obj
 
-    def mark_seen(self, object_ids: list[int], seen: datetime) -> None:
+    def take_seen(self, object_ids: list[int], seen: datetime) -> list[int]:
+        """The objects whose last_seen moves forward to `seen` (remembered; written by the caller)."""
         newer = [i for i in object_ids if seen > self.last_seen[i]]
         for i in newer:
             self.last_seen[i] = seen
+        return newer
+
+    def mark_seen(self, object_ids: list[int], seen: datetime) -> None:
+        newer = self.take_seen(object_ids, seen)
         for chunk in _chunks(newer, 1000):
             self.session.execute(update(DbObject).where(DbObject.id.in_(chunk)).values(last_seen=seen))
 
 
-def ingest_snapshot(cache: SeriesCache, snapshot: Snapshot) -> IngestResult:
-    """Store one snapshot. Duplicates are ignored; restarts and resets start a new series."""
+@dataclass
+class DeferredRows:
+    """Rows of several snapshots, written together by ingest_batch."""
+
+    samples: list[dict[str, Any]] = field(default_factory=list)
+    intervals: list[dict[str, Any]] = field(default_factory=list)
+    seen: list[tuple[int, datetime]] = field(default_factory=list)
+
+
+def ingest_snapshot(
+    cache: SeriesCache, snapshot: Snapshot, *, deferred: DeferredRows | None = None
+) -> IngestResult:
+    """Store one snapshot (or, given `deferred`, add its rows there). Duplicates are ignored;
+    restarts and resets start a new series."""
     result = IngestResult(snapshots=1)
     samples: list[dict[str, Any]] = []
     intervals: list[dict[str, Any]] = []
     seen_ids: list[int] = []
+    cache.add_new_objects((item.ref for item in snapshot.samples), snapshot.sample_time)
     for item in snapshot.samples:
         obj = cache.object_for(item.ref, snapshot.sample_time)
         seen_ids.append(obj.id)
@@ -239,15 +294,20 @@ def ingest_snapshot(cache: SeriesCache, snapshot: Snapshot) -> IngestResult:
                     "end_time": iv.end,
                     "seconds": iv.seconds,
                     "extra": iv.extra,
-                    "rolled_up": False,
                     **iv.counters,
                 }
             )
         cache.latest[obj.id] = point
+    result.samples, result.intervals = len(samples), len(intervals)
+    if deferred is not None:
+        deferred.samples.extend(samples)
+        deferred.intervals.extend(intervals)
+        t = snapshot.sample_time
+        deferred.seen.extend((i, t) for i in cache.take_seen(seen_ids, t))
+        return result
     bulk_insert(cache.session, cast(Table, Sample.__table__), samples)
     bulk_insert(cache.session, cast(Table, IoInterval.__table__), intervals)
     cache.mark_seen(seen_ids, snapshot.sample_time)
-    result.samples, result.intervals = len(samples), len(intervals)
     return result
 
 
@@ -258,3 +318,54 @@ def ingest_snapshots(session: Session, target: Target, snapshots: Iterable[Snaps
     for snap in sorted(snapshots, key=lambda s: s.sample_time):
         total.add(ingest_snapshot(cache, snap))
     return total
+
+
+def ingest_batch(session: Session, batch: list[tuple[Target, list[Snapshot]]]) -> dict[int, IngestResult]:
+    """Store the snapshots of several targets in the caller's transaction with a fixed number of
+    statements: the series of all targets loaded in two queries, one COPY of samples, one of
+    intervals, one update of last_seen (app/workers.py; measured in bench/collectors.py).
+    Returns each target's result by target id."""
+    objects, latest = load_series(session, [t.id for t, _ in batch])
+    by_target: dict[int, list[DbObject]] = {}
+    for o in objects:
+        by_target.setdefault(o.target_id, []).append(o)
+    rows = DeferredRows()
+    results: dict[int, IngestResult] = {}
+    for target, snapshots in batch:
+        own = by_target.get(target.id, [])
+        cache = SeriesCache(
+            session, target, series=(own, {o.id: latest[o.id] for o in own if o.id in latest})
+        )
+        total = results.setdefault(target.id, IngestResult())
+        for snap in sorted(snapshots, key=lambda s: s.sample_time):
+            total.add(ingest_snapshot(cache, snap, deferred=rows))
+    bulk_insert(session, cast(Table, Sample.__table__), rows.samples)
+    bulk_insert(session, cast(Table, IoInterval.__table__), rows.intervals)
+    _write_seen(session, rows.seen)
+    return results
+
+
+def _write_seen(session: Session, seen: list[tuple[int, datetime]]) -> None:
+    """object.last_seen = the given time, for many objects: one statement on PostgreSQL."""
+    if not seen:
+        return
+    table = cast(Table, DbObject.__table__)
+    if session.get_bind().dialect.name == "postgresql":
+        for chunk in _chunks(seen, 10_000):
+            session.execute(
+                text(
+                    "UPDATE object SET last_seen = v.seen FROM unnest(CAST(:ids AS integer[]), "
+                    "CAST(:times AS timestamp[])) AS v(id, seen) WHERE object.id = v.id"
+                ),
+                {
+                    "ids": [i for i, _ in chunk],
+                    "times": [t.astimezone(UTC).replace(tzinfo=None) for _, t in chunk],
+                },
+            )
+        return
+    by_time: dict[datetime, list[int]] = {}
+    for i, t in seen:
+        by_time.setdefault(t, []).append(i)
+    for t, ids in by_time.items():
+        for part in _chunks(ids, 1000):
+            session.execute(update(table).where(table.c.id.in_(part)).values(last_seen=t))

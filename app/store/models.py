@@ -109,6 +109,9 @@ class DbObject(Base):
     storage_group: Mapped[str | None] = mapped_column(String(256), default=None)
     tablespace: Mapped[str | None] = mapped_column(String(256), default=None)
     table_name: Mapped[str | None] = mapped_column(String(600), default=None)
+    # the schema of a partition's table on its own (table_name is "schema.table"; either name may
+    # contain "."); None for objects stored before it was collected
+    schema_name: Mapped[str | None] = mapped_column(String(256), default=None)
     partition_number: Mapped[int | None] = mapped_column(Integer, default=None)
     partition_scheme: Mapped[str | None] = mapped_column(String(256), default=None)
     partition_function: Mapped[str | None] = mapped_column(String(256), default=None)
@@ -150,10 +153,9 @@ class IoInterval(Base):
     """Deltas between two consecutive samples of one series (raw; kept sample_retention_days)."""
 
     __tablename__ = "io_interval"
-    __table_args__ = (
-        UniqueConstraint("object_id", "end_time"),
-        Index("ix_io_interval_unrolled", "rolled_up", "end_time"),
-    )
+    # ids only grow (AUTOINCREMENT on SQLite: a deleted highest id is never reused): the roll-up's
+    # progress is the id of the last interval it added (RollupProgress)
+    __table_args__ = (UniqueConstraint("object_id", "end_time"), {"sqlite_autoincrement": True})
 
     id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
     object_id: Mapped[int] = mapped_column(ForeignKey("object.id", ondelete="CASCADE"))
@@ -167,7 +169,6 @@ class IoInterval(Base):
     bytes_written: Mapped[int | None] = mapped_column(BigInteger, default=None)
     write_time_ms: Mapped[int | None] = mapped_column(BigInteger, default=None)
     extra: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
-    rolled_up: Mapped[bool] = mapped_column(Boolean, default=False)
 
 
 class HourlyRollup(Base):
@@ -186,6 +187,20 @@ class HourlyRollup(Base):
     bytes_written: Mapped[int | None] = mapped_column(BigInteger, default=None)
     write_time_ms: Mapped[int | None] = mapped_column(BigInteger, default=None)
     extra: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+
+
+class RollupProgress(Base):
+    """How far the hourly roll-up got: every interval with id <= last_interval_id is in its hour.
+
+    Interval ids only grow, so an interval stored later (a late import of older samples included)
+    has a higher id than any already rolled up and is added exactly once by the next roll-up.
+    """
+
+    __tablename__ = "rollup_progress"
+
+    name: Mapped[str] = mapped_column(String(40), primary_key=True)  # "hourly"
+    last_interval_id: Mapped[int] = mapped_column(BigInteger, default=0)
+    updated_at: Mapped[datetime | None] = mapped_column(default=None)
 
 
 class ImportedFile(Base):

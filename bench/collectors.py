@@ -1,0 +1,270 @@
+"""Benchmark: poll cycles of 1,000 simulated instances x 50 files by 1, 2 and 4 collector worker
+processes (`app/workers.py`) sharing the work through one PostgreSQL store.
+
+Each cycle makes every target due, starts the worker processes (each has built its simulated
+fleet before the clock starts), and ends when the last one finds nothing left to claim. Printed:
+cycle time, rows/s (samples + intervals written), how many polls each worker took, and that every
+target was polled exactly once. Then, for comparison, in the same run: one worker claiming and
+writing one target at a time (batch 1); the store's write path alone (no polling, no processes),
+one transaction per target (the scheduler's way) against batches, alternating, best of 3; and a
+plain COPY of the same number of rows into an unindexed twin table.
+
+Run: make bench   (or: .venv/bin/python -m bench.collectors --instances 1000 --files 50)
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+import psycopg
+from cryptography.fernet import Fernet
+from sqlalchemy import create_engine, func, select, text
+
+from app.collect import simulator_connection
+from app.secrets import Vault
+from app.store.db import Store
+from app.store.models import Sample, Target
+
+ADMIN_URL = "postgresql+psycopg://postgres:postgres@127.0.0.1:5432/postgres"
+SEED = 1
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--instances", type=int, default=1000)
+    ap.add_argument("--files", type=int, default=50)
+    ap.add_argument("--batch", type=int, default=50, help="targets a worker claims at a time")
+    ap.add_argument("--workers", default="1,2,4", help="worker process counts to measure")
+    ap.add_argument("--admin-url", default=ADMIN_URL)
+    ap.add_argument("--child", nargs=6, metavar=("URL", "KEY", "ORIGIN", "INSTANCES", "FILES", "BATCH"))
+    ap.add_argument("--per-target", action="store_true", help="child: one ingest per target")
+    args = ap.parse_args()
+    if args.child:
+        child(*args.child, per_target=args.per_target)
+        return
+
+    admin = create_engine(args.admin_url, isolation_level="AUTOCOMMIT")
+    name = f"tierwise_bench_{uuid.uuid4().hex[:8]}"
+    with admin.connect() as c:
+        c.execute(text(f'CREATE DATABASE "{name}"'))
+    url = args.admin_url.rsplit("/", 1)[0] + f"/{name}"
+    try:
+        run(url, args.instances, args.files, args.batch, [int(n) for n in args.workers.split(",")])
+    finally:
+        with admin.connect() as c:
+            c.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+# --- a worker process ----------------------------------------------------------------------------
+
+
+def child(
+    url: str, key: str, origin: str, instances: str, files: str, batch: str, *, per_target: bool
+) -> None:
+    from app.collect import _fleet
+    from app.settings import Settings
+    from app.workers import Worker, describe
+
+    _fleet(datetime.fromisoformat(origin), SEED, int(instances), int(files))  # built before the clock starts
+    settings = Settings(database_url=url, secret_key=key, polling="workers", log_level="WARNING")
+    store = Store(url, migrate=False)
+    worker = Worker(store, Vault(key.encode()), settings, batch=int(batch), batch_ingest=not per_target)
+    read = worker.read
+    read_s = 0.0
+
+    def timed(target: Target, at: datetime):  # type: ignore[no-untyped-def]
+        nonlocal read_s
+        t0 = time.perf_counter()
+        try:
+            return read(target, at)
+        finally:
+            read_s += time.perf_counter() - t0
+
+    worker.read = timed
+    print("ready", flush=True)
+    sys.stdin.readline()  # go
+    t0 = time.perf_counter()
+    totals = worker.run(threading.Event(), until_idle=True, idle_s=0)
+    print(json.dumps({**describe(totals), "seconds": time.perf_counter() - t0, "read_s": read_s}), flush=True)
+    store.dispose()
+
+
+# --- the controller ------------------------------------------------------------------------------
+
+
+@dataclass
+class Cycle:
+    seconds: float
+    rows: int
+    polls: list[int]
+    read_s: float
+    new_samples: int
+
+
+def run(url: str, instances: int, files: int, batch: int, counts: list[int]) -> None:
+    origin = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=1)
+    key = Fernet.generate_key()
+    vault = Vault(key)
+    store = Store(url)
+    with store.session() as s:
+        for n in range(1, instances + 1):
+            name = f"SQLSIM{n:04d}"
+            s.add(
+                Target(
+                    name=name,
+                    engine="sqlserver",
+                    source="simulator",
+                    connection_encrypted=vault.encrypt(
+                        simulator_connection(name, origin, seed=SEED, instances=instances, files=files)
+                    ),
+                    poll_interval_s=300,
+                    enabled=True,
+                    created_at=origin,
+                    consecutive_failures=0,
+                )
+            )
+
+    def cycle(workers: int, *, per_target: bool = False, size: int = batch) -> Cycle:
+        with store.session() as s:
+            before = int(s.scalar(select(func.count()).select_from(Sample)) or 0)
+        cmd = [sys.executable, "-m", "bench.collectors", "--child", url, key.decode(), origin.isoformat()]
+        cmd += [str(instances), str(files), str(size)] + (["--per-target"] if per_target else [])
+        procs = [
+            subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            for _ in range(workers)
+        ]
+        for p in procs:
+            assert p.stdout is not None and p.stdout.readline().strip() == "ready"
+        with store.session() as s:  # the next interval: every target due now
+            s.execute(text("UPDATE target SET next_attempt_at = now() AT TIME ZONE 'UTC'"))
+        t0 = time.perf_counter()
+        for p in procs:
+            assert p.stdin is not None
+            p.stdin.write("go\n")
+            p.stdin.flush()
+        results = [json.loads(p.communicate()[0].strip().splitlines()[-1]) for p in procs]
+        seconds = time.perf_counter() - t0
+        with store.session() as s:
+            after = int(s.scalar(select(func.count()).select_from(Sample)) or 0)
+            leased = int(s.scalar(select(func.count()).where(Target.lease_owner.is_not(None))) or 0)
+        assert leased == 0, "leases left behind"
+        return Cycle(
+            seconds,
+            sum(r["samples"] + r["intervals"] for r in results),
+            [r["polled"] for r in results],
+            sum(r["read_s"] for r in results),
+            after - before,
+        )
+
+    def show(label: str, c: Cycle) -> float:
+        rate = c.rows / c.seconds
+        once = (
+            "every target polled once"
+            if sum(c.polls) == instances
+            else f"POLLS {sum(c.polls)} != {instances}"
+        )
+        stored = "" if c.new_samples == instances * files else f" SAMPLES {c.new_samples}"
+        print(
+            f"  {label:<38} {c.seconds:6.2f} s  {c.rows:>7} rows  {rate:>9,.0f} rows/s  "
+            f"polls/worker {c.polls}  ({once}{stored}; simulator {c.read_s:.2f} s; "
+            f"host load {os.getloadavg()[0]:.1f})"
+        )
+        return rate
+
+    print(
+        f"collector workers: {instances} instances x {files} files into PostgreSQL, batch {batch} "
+        f"({os.cpu_count()} cores; host load {os.getloadavg()[0]:.1f})"
+    )
+    show("first cycle, 1 worker (creates objects)", cycle(1))
+    rates = {n: show(f"steady cycle, {n} worker process{'es' if n > 1 else ''}", cycle(n)) for n in counts}
+    per_target = show("1 worker, batch 1 (claim+write per target)", cycle(1, size=1, per_target=True))
+    steady_rows = instances * files * 2
+    per_target_rate, batch_rate = write_path(store, origin, instances, files, batch)
+    print(
+        f"  store write path only, {min(instances, 200)} targets, alternating, best of 3: "
+        f"one transaction per target {per_target_rate:,.0f} rows/s, batches of {batch} "
+        f"{batch_rate:,.0f} rows/s ({batch_rate / per_target_rate:.2f}x)"
+    )
+    copy_rate = plain_copy(url, steady_rows, instances * files, origin)
+    store.dispose()
+    print(f"  plain COPY of {steady_rows} rows into an unindexed twin table: {copy_rate:,.0f} rows/s")
+    best = max(rates, key=lambda n: rates[n])
+    print(
+        f"  1 worker, batch {batch} vs batch 1: {rates.get(1, 0) / per_target:.2f}x; "
+        f"best ({best} workers) vs plain COPY: {rates[best] / copy_rate:.3f}"
+    )
+
+
+def write_path(store: Store, origin: datetime, instances: int, files: int, batch: int) -> tuple[float, float]:
+    """The store's side alone (no polling, no processes): the same snapshots written one target per
+    transaction (as the scheduler does) and in batches (as the workers do), alternating, best of 3."""
+    from app.store.ingest import ingest_batch, ingest_snapshots
+    from connectors.simulator import SimulatedFleet
+
+    fleet = SimulatedFleet(seed=SEED, origin=origin, instances=instances, files_per_instance=files)
+    n = min(instances, 200)
+    with store.session() as s:
+        ids = [t.id for t in s.scalars(select(Target).order_by(Target.name).limit(n))]
+    start = datetime.now(UTC) + timedelta(minutes=1)
+    best = {"per_target": 0.0, "batch": 0.0}
+    for k in range(6):
+        mode = "per_target" if k % 2 == 0 else "batch"
+        snaps = [inst.snapshot(start + timedelta(seconds=10 * k)) for inst in fleet.instances[:n]]
+        rows = 0
+        t0 = time.perf_counter()
+        if mode == "per_target":
+            for tid, snap in zip(ids, snaps, strict=True):
+                with store.session() as s:
+                    r = ingest_snapshots(s, s.get(Target, tid), [snap])  # type: ignore[arg-type]
+                    rows += r.samples + r.intervals
+        else:
+            for i in range(0, n, batch):
+                with store.session() as s:
+                    targets = {
+                        t.id: t for t in s.scalars(select(Target).where(Target.id.in_(ids[i : i + batch])))
+                    }
+                    part = [
+                        (targets[tid], [snap])
+                        for tid, snap in zip(ids[i : i + batch], snaps[i : i + batch], strict=True)
+                    ]
+                    rows += sum(r.samples + r.intervals for r in ingest_batch(s, part).values())
+        best[mode] = max(best[mode], rows / (time.perf_counter() - t0))
+    return best["per_target"], best["batch"]
+
+
+def plain_copy(url: str, rows: int, n_objects: int, origin: datetime) -> float:
+    """The reference: the same number of rows, same columns, by one plain COPY (as bench/poll_cycle.py)."""
+    raw = psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://"))
+    with raw, raw.cursor() as cur:
+        cur.execute("CREATE UNLOGGED TABLE copy_ref (LIKE sample INCLUDING DEFAULTS)")
+        cur.execute("SELECT min(id) FROM object")
+        base_obj = cur.fetchone()[0]  # type: ignore[index]
+        buf = io.StringIO()
+        ts = (origin + timedelta(minutes=15)).replace(tzinfo=None).isoformat()
+        for i in range(rows):
+            buf.write(
+                f"{i + 1}\t{base_obj + (i % n_objects)}\t{ts}\t{ts}\t{10**10}\t{i}\t{i * 8192}\t{i * 5}\t"
+                f"{i}\t{i * 8192}\t{i * 2}\t{{}}\n"
+            )
+        data = buf.getvalue()
+        t0 = time.perf_counter()
+        with cur.copy(
+            "COPY copy_ref (id, object_id, sample_time, instance_start, size_bytes, reads, bytes_read, "
+            "read_time_ms, writes, bytes_written, write_time_ms, extra) FROM STDIN"
+        ) as cp:
+            cp.write(data)
+        return rows / (time.perf_counter() - t0)
+
+
+if __name__ == "__main__":
+    main()
