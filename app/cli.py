@@ -8,6 +8,7 @@ import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -238,13 +239,27 @@ def users_list() -> None:
 def collect(
     once: bool = typer.Option(False, "--once", help="poll every enabled target once and exit"),
     target: str = typer.Option(None, help="only this target"),
+    worker: bool = typer.Option(
+        False,
+        "--worker",
+        help="run a collector worker until SIGTERM/SIGINT (PostgreSQL, TIERWISE_POLLING=workers)",
+    ),
+    batch: int = typer.Option(
+        None, "--batch", help="targets claimed at a time (default TIERWISE_WORKER_BATCH)"
+    ),
+    lease_seconds: int = typer.Option(
+        None, "--lease-seconds", help="how long a claim lasts (default TIERWISE_WORKER_LEASE_S)"
+    ),
 ) -> None:
-    """Poll targets now (outside the service's schedule)."""
+    """Poll targets now (outside the service's schedule), or run a collector worker."""
     from app.collect import poll_target
     from app.store.targets import TargetError, get_by_name, pollable
 
+    if worker:
+        _collect_worker(batch, lease_seconds)
+        return
     if not once:
-        _fail("use --once (the service polls on its schedule: `tierwise serve`)")
+        _fail("use --once (the service polls on its schedule: `tierwise serve`) or --worker")
     settings, store, vault = _runtime()
     try:
         with store.session() as s:
@@ -261,6 +276,43 @@ def collect(
             typer.echo(f"{out.target}: FAILED: {out.error}")
     if failures:
         raise typer.Exit(1)
+
+
+def _collect_worker(batch: int | None, lease_seconds: int | None) -> None:
+    import signal
+    import threading
+
+    from app.workers import Worker, WorkerError, describe
+
+    settings = get_settings()
+    if not settings.database_url.startswith("postgresql"):
+        _fail(
+            "collector workers need the PostgreSQL store; with SQLite the one scheduler polls "
+            "(single-process mode: `tierwise serve`)"
+        )
+    if settings.polling != "workers":
+        _fail(
+            "TIERWISE_POLLING is 'scheduler', so the scheduler polls; set TIERWISE_POLLING=workers for "
+            "every tierwise process (serve and workers) so that targets are polled once"
+        )
+    logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    settings, store, vault = _runtime(settings)
+    try:
+        w = Worker(store, vault, settings, batch=batch, lease_s=lease_seconds)
+    except WorkerError as exc:
+        _fail(str(exc))
+    stop = threading.Event()
+
+    def _stop(signum: int, _frame: object) -> None:
+        logging.getLogger("tierwise.workers").info("signal %d: finishing the batch, then stopping", signum)
+        stop.set()
+
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
+    typer.echo(f"collector worker {w.owner}: batch {w.batch}, lease {w.lease_s} s", err=True)
+    totals = w.run(stop)
+    typer.echo(json.dumps({"worker": w.owner, **describe(totals)}))
+    store.dispose()
 
 
 @app.command("import")
@@ -363,6 +415,9 @@ def advise(
     policy_file: Path = typer.Option(None, "--policy", help="policy YAML (default: the shipped policy)"),
     output_format: str = typer.Option("json", "--format", help="json or table"),
     time_limit: float = typer.Option(10.0, "--time-limit", help="placement solver time limit, seconds"),
+    explain: str = typer.Option(
+        None, "--explain", help="print the evidence for one object: its key, name or server/database/name"
+    ),
 ) -> None:
     """Classify objects and recommend a tier for each, from import files."""
     from advisors.advise import advise as run_advice
@@ -385,10 +440,39 @@ def advise(
         newest = max((snap.sample_time for snap in snapshots), default=None)
         report = run_advice(windows, policy, now=newest, time_limit_s=time_limit)
     doc = report_json(report, policy)
+    if explain is not None:
+        _explain(doc["objects"], explain)
+        return
     if output_format == "json":
         typer.echo(json.dumps(doc, indent=2))
         return
     _print_advice_table(doc)
+
+
+def _explain(objects: list[dict[str, Any]], query: str) -> None:
+    """`advise --explain`: the evidence block of one object, and of the unit it moves with."""
+    from advisors.explain import evidence_lines, match_objects
+
+    found = match_objects(objects, query)
+    if not found:
+        _fail(f"no object matches {query!r}: give its key, name or server/database/name")
+    if len(found) > 1:
+        typer.echo(
+            f"{query!r} matches {len(found)} objects; name one by key or server/database/name:", err=True
+        )
+        for d in found:
+            typer.echo(
+                f"  {d['server']}/{d['database']}/{d['name']}  key {d['key']}  ({d['kind']})", err=True
+            )
+        raise typer.Exit(2)
+    obj = found[0]
+    typer.echo("\n".join(evidence_lines(obj)))
+    unit = obj.get("placement_unit")
+    if unit and unit != obj.get("key"):
+        holder = next((d for d in objects if d["key"] == unit and d["server"] == obj["server"]), None)
+        if holder is not None:
+            typer.echo("\nmoves with:")
+            typer.echo("\n".join(evidence_lines(holder)))
 
 
 @app.command()
@@ -400,6 +484,10 @@ def ilm(
     policy_file: Path = typer.Option(None, "--policy", help="policy YAML (default: the shipped policy)"),
     months: int = typer.Option(None, "--months", help="plan horizon in months (default: the policy's, 12)"),
     output_format: str = typer.Option("json", "--format", help="json or table"),
+    scripts: Path = typer.Option(
+        None, "--scripts", help="write forward and rollback scripts per month of moves, and plan.json"
+    ),
+    dialect: str = typer.Option(None, "--dialect", help="with --scripts: tsql (SQL Server) or db2"),
 ) -> None:
     """Plan when each date partition moves to which tier, with a capacity forecast per tier."""
     from advisors.advise import advise as run_advice
@@ -425,6 +513,11 @@ def ilm(
     with native_stdout_silenced():
         report = run_advice(windows, policy, now=newest, curve_points=0)
     doc = plan_json(make_plan(report, policy, now=newest, months=months))
+    if scripts is not None:
+        from app.cli_script import write_ilm_scripts
+
+        write_ilm_scripts(report, policy, doc, dialect=dialect, out=scripts)
+        return
     if output_format == "json":
         typer.echo(json.dumps(doc, indent=2))
         return
@@ -463,6 +556,53 @@ def _print_advice_table(doc: dict) -> None:  # type: ignore[type-arg]
         f"\n{s['moves']} moves; flash needed {s['flash_gb_needed']} GB; I/O wait "
         f"{s['io_ms_per_s_now']} -> {s['io_ms_per_s_after']} ms per second; placement {s['placement']['status']}"
     )
+
+
+@app.command()
+def verify(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """Verify after change once: open verifications for seen relocations, judge the waiting ones
+    (final once their after-window has passed), and print every verification with the track record."""
+    from app.store.policies import current_policy
+    from app.verify import (
+        list_verifications,
+        rollback_scripts,
+        run_verification,
+        track_record,
+        verification_json,
+    )
+
+    settings, store, _ = _runtime()
+    now = datetime.now(UTC)
+    with store.session() as s:
+        policy = current_policy(s, settings.policy_file)
+    run_verification(store, policy, now=now)
+    with store.session() as s:
+        rows = list_verifications(s, limit=1000)
+        scripts = rollback_scripts(s, [v.recommendation_id for v in rows if v.recommendation_id is not None])
+        items = [verification_json(v, scripts.get(v.recommendation_id or 0)) for v in rows]
+        record = track_record(s, policy.verification)
+    store.dispose()
+    if as_json:
+        typer.echo(json.dumps({"track_record": record, "items": items}, indent=2))
+        return
+    if not items:
+        typer.echo("no moves to verify yet (mark an approved move executed, or relocate a file)")
+    for v in items:
+        share = (
+            "" if v["share_of_prediction"] is None else f", achieved {v['share_of_prediction'] * 100:.0f} %"
+        )
+        conf = "" if v["confidence"] is None else f", confidence {v['confidence']:.2f}"
+        typer.echo(f"#{v['id']} {v['status']:<12} {v['name']} {v['from_tier'] or '?'} -> {v['to_tier'] or '?'} "
+                   f"({v['trigger']} {v['changed_at'][:16]}{share}{conf})")  # fmt: skip
+        for reason in v["reasons"]:
+            typer.echo(f"    - {reason}")
+        if v["rollback_script"] and v["status"] == "regressed":
+            typer.echo(f"    rollback script: {v['rollback_script']['download']}")
+    c = record["counts"]
+    rate = "n/a" if record["share_achieved"] is None else f"{record['share_achieved'] * 100:.0f} %"
+    typer.echo(f"\ntrack record: {record['achieved']} of {record['judged']} judged moves achieved "
+               f">= {record['success_share'] * 100:.0f} % of the predicted gain ({rate}); "
+               + ", ".join(f"{k} {n}" for k, n in c.items()))  # fmt: skip
 
 
 def main() -> None:

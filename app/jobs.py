@@ -93,6 +93,17 @@ def evaluate_job() -> None:
     evaluate(rt.store, policy, now=datetime.now(UTC))
 
 
+def verify_job() -> None:
+    """Verify after change: open verifications for seen relocations, judge those whose window passed."""
+    from app.store.policies import current_policy
+    from app.verify import run_verification
+
+    rt = _rt()
+    with rt.store.session() as s:
+        policy = current_policy(s, rt.settings.policy_file)
+    run_verification(rt.store, policy, now=datetime.now(UTC))
+
+
 class SchedulerLock:
     """Held for the scheduler's life; released when the process exits."""
 
@@ -179,6 +190,13 @@ class Scheduler:
             misfire_grace_time=3600,
         )
         self.scheduler.add_job(
+            verify_job,
+            IntervalTrigger(hours=1),
+            id="verify",
+            replace_existing=True,
+            misfire_grace_time=3600,
+        )
+        self.scheduler.add_job(
             retention_job,
             IntervalTrigger(hours=6),
             id="retention",
@@ -194,11 +212,17 @@ class Scheduler:
         return True
 
     def sync_targets(self) -> list[str]:
-        """One poll job per enabled target; jobs of removed or disabled targets are dropped."""
+        """One poll job per enabled target; jobs of removed or disabled targets are dropped.
+
+        With TIERWISE_POLLING=workers the collector workers poll (app/workers.py): no poll jobs."""
         assert self.scheduler is not None
         s = self.runtime.settings
         with self.runtime.store.session() as session:
-            targets = [(t.id, t.name, t.poll_interval_s) for t in pollable(session)]
+            targets = (
+                []
+                if s.polling == "workers"
+                else [(t.id, t.name, t.poll_interval_s) for t in pollable(session)]
+            )
         wanted = {f"poll:{tid}" for tid, _, _ in targets}
         for job in self.scheduler.get_jobs():
             if job.id.startswith("poll:") and job.id not in wanted:

@@ -5,10 +5,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from sqlalchemy import func, select
+from sqlalchemy import func, select, tuple_
 
 from app.store.db import Store
 from app.store.models import Recommendation
+from app.store.suppressions import active_for
 from app.store.targets import statuses
 
 POLLS = Counter("tierwise_polls_total", "Target polls by outcome", ["engine", "outcome"])
@@ -33,9 +34,25 @@ def render(store: Store) -> bytes:
     )
     now = datetime.now(UTC)
     with store.session() as s:
-        for status, n in s.execute(
-            select(Recommendation.status, func.count()).group_by(Recommendation.status)
-        ):
+        counts: dict[str, int] = {
+            status: n
+            for status, n in s.execute(
+                select(Recommendation.status, func.count()).group_by(Recommendation.status)
+            )
+        }
+        # a suppressed open recommendation is not waiting for anyone: count it on its own
+        suppressed = active_for(s, now)
+        if suppressed:
+            n_suppressed = s.scalar(
+                select(func.count()).where(
+                    Recommendation.status == "open",
+                    tuple_(Recommendation.target_id, Recommendation.key).in_(list(suppressed)),
+                )
+            )
+            if n_suppressed:
+                counts["open"] = counts.get("open", 0) - n_suppressed
+                counts["suppressed"] = n_suppressed
+        for status, n in counts.items():
             recs.labels(status=status).set(n)
         for t in statuses(s):
             targets.labels(state=t.state(now)).inc()

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request, s
 from pydantic import BaseModel, Field
 
 from app.scripts import ensure_scripts
-from app.store.models import Recommendation
+from app.store.models import Recommendation, Suppression
 from app.store.policies import current_policy
 from app.store.recommendations import (
     RecommendationFilter,
@@ -18,6 +18,15 @@ from app.store.recommendations import (
     open_counts,
     recent_audit,
     review,
+)
+from app.store.suppressions import (
+    SuppressionError,
+    SuppressionNotFound,
+    active_for,
+    lift,
+    list_suppressions,
+    suppress,
+    suppression_json,
 )
 from app.store.targets import statuses
 from app.web.auth import CurrentUser, api_user, check_csrf, require
@@ -30,7 +39,9 @@ def _iso(t: datetime | None) -> str | None:
     return None if t is None else t.astimezone(UTC).isoformat()
 
 
-def recommendation_json(r: Recommendation) -> dict[str, Any]:
+def recommendation_json(
+    r: Recommendation, suppression: Suppression | None = None, *, now: datetime | None = None
+) -> dict[str, Any]:
     return {
         "id": r.id,
         "engine": r.engine,
@@ -54,6 +65,8 @@ def recommendation_json(r: Recommendation) -> dict[str, Any]:
         "reviewed_by": r.reviewed_by,
         "reviewed_at": _iso(r.reviewed_at),
         "review_comment": r.review_comment,
+        # the suppression in force for this object, if any ("suppressed until … by … (reason)")
+        "suppression": suppression_json(suppression, now or datetime.now(UTC)) if suppression else None,
     }
 
 
@@ -64,7 +77,7 @@ def targets(
     """Targets with the outcome of their last poll (connection strings are never returned)."""
     now = datetime.now(UTC)
     with state.store.session() as s:
-        rows, counts = statuses(s), open_counts(s)
+        rows, counts = statuses(s), open_counts(s, now=now)
     return [
         {
             "name": r.name,
@@ -102,7 +115,12 @@ def recommendations(
             limit=limit,
             offset=offset,
         )
-        items = [recommendation_json(r) for r in rows]
+        now = datetime.now(UTC)
+        active = active_for(s, now)
+        items = [recommendation_json(r, active.get((r.target_id, r.key)), now=now) for r in rows]
+        from app.verify import add_verifications
+
+        add_verifications(s, items)  # verified / regressed / inconclusive / waiting, once executed
     return {"total": total, "items": items}
 
 
@@ -129,11 +147,77 @@ def review_recommendation(
             rec = review(s, rec_id, action=body.action, username=user.username, comment=body.comment, now=now)
             if rec.status == "approved":
                 ensure_scripts(s, rec, current_policy(s, state.settings.policy_file), now=now)
-            out = recommendation_json(rec)
+            out = recommendation_json(rec, active_for(s, now).get((rec.target_id, rec.key)), now=now)
     except ReviewError as exc:
         code = status.HTTP_404_NOT_FOUND if "no recommendation" in str(exc) else status.HTTP_409_CONFLICT
         raise HTTPException(code, str(exc)) from None
     return out
+
+
+class SuppressBody(BaseModel):
+    reason: str = Field(min_length=1, max_length=4000, description="why the advice does not apply")
+    expires_at: datetime = Field(description="ISO date or date-time; a date or a time without zone is UTC")
+
+
+def _csrf_unless_token(request: Request, user: CurrentUser, header: str | None) -> None:
+    if not user.via_token:
+        check_csrf(request, header)
+
+
+@router.post("/recommendations/{rec_id}/suppress", status_code=status.HTTP_201_CREATED)
+def suppress_recommendation(
+    rec_id: int,
+    body: SuppressBody,
+    request: Request,
+    x_csrf_token: str | None = Header(None),
+    user: CurrentUser = Depends(api_user),
+    state: AppState = Depends(app_state),
+) -> dict[str, Any]:
+    """Suppress the advice for this recommendation's object until `expires_at` (approver)."""
+    _csrf_unless_token(request, user, x_csrf_token)
+    require(user, "approver")
+    until = body.expires_at if body.expires_at.tzinfo else body.expires_at.replace(tzinfo=UTC)
+    now = datetime.now(UTC)
+    try:
+        with state.store.session() as s:
+            sup = suppress(s, rec_id, reason=body.reason, expires_at=until, username=user.username, now=now)
+            return suppression_json(sup, now)
+    except SuppressionNotFound as exc:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from None
+    except SuppressionError as exc:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
+
+
+@router.post("/suppressions/{sup_id}/lift")
+def lift_suppression(
+    sup_id: int,
+    request: Request,
+    x_csrf_token: str | None = Header(None),
+    user: CurrentUser = Depends(api_user),
+    state: AppState = Depends(app_state),
+) -> dict[str, Any]:
+    """End a suppression now (approver); the advice shows again."""
+    _csrf_unless_token(request, user, x_csrf_token)
+    require(user, "approver")
+    now = datetime.now(UTC)
+    try:
+        with state.store.session() as s:
+            return suppression_json(lift(s, sup_id, username=user.username, now=now), now)
+    except SuppressionNotFound as exc:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from None
+    except SuppressionError as exc:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
+
+
+@router.get("/suppressions")
+def suppressions(
+    include_ended: bool = Query(False, description="also lifted and expired ones"),
+    user: CurrentUser = Depends(api_user),
+    state: AppState = Depends(app_state),
+) -> list[dict[str, Any]]:
+    now = datetime.now(UTC)
+    with state.store.session() as s:
+        return [suppression_json(x, now) for x in list_suppressions(s, now=now, include_ended=include_ended)]
 
 
 @router.get("/audit")
@@ -163,3 +247,33 @@ def session_info(request: Request, user: CurrentUser = Depends(api_user)) -> dic
     from app.web.auth import csrf_token
 
     return {"username": user.username, "role": user.role, "csrf_token": csrf_token(request)}
+
+
+@router.get("/verifications")
+def verifications(
+    status_filter: str | None = Query(
+        None, alias="status", description="waiting, verified, regressed, inconclusive"
+    ),
+    limit: int = Query(100, ge=1, le=1000),
+    offset: int = Query(0, ge=0),
+    user: CurrentUser = Depends(api_user),
+    state: AppState = Depends(app_state),
+) -> list[dict[str, Any]]:
+    """Verify after change: each executed or observed move, measured before and after (newest first)."""
+    from app.verify import list_verifications, rollback_scripts, verification_json
+
+    with state.store.session() as s:
+        rows = list_verifications(s, status=status_filter, limit=limit, offset=offset)
+        scripts = rollback_scripts(s, [v.recommendation_id for v in rows if v.recommendation_id is not None])
+        return [verification_json(v, scripts.get(v.recommendation_id or 0)) for v in rows]
+
+
+@router.get("/track-record")
+def track_record(
+    user: CurrentUser = Depends(api_user), state: AppState = Depends(app_state)
+) -> dict[str, Any]:
+    """The advisor's track record: share of judged moves that achieved >= 80 % of the predicted gain."""
+    from app.verify import track_record as record
+
+    with state.store.session() as s:
+        return record(s, current_policy(s, state.settings.policy_file).verification)

@@ -8,10 +8,17 @@ from datetime import datetime, timedelta
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from advisors.change_windows import Schedule
+from app.change_windows import plan
 from app.store.models import DbObject, IlmPlanRecord, IoInterval, Recommendation, Target
+from app.store.policies import current_policy
+from app.store.suppressions import active_for
 from app.store.targets import statuses
+from policies.model import Policy
 
 LIVE = ("open", "approved", "deferred")
+# ids of the regressions a message announces; deliver() drops it before sending and marks them notified
+NOTIFY_HEADER = "X-Tierwise-Regressions"
 
 
 @dataclass(frozen=True)
@@ -59,6 +66,20 @@ class RecLine:
 
 
 @dataclass(frozen=True)
+class RegressionLine:
+    """A verified move that made things worse (verify after change), announced once."""
+
+    id: int
+    target: str
+    name: str
+    from_tier: str | None
+    to_tier: str | None
+    changed_at: datetime
+    recommendation_id: int | None
+    reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class ReportContent:
     scope: Scope
     generated_at: datetime
@@ -76,6 +97,9 @@ class ReportContent:
     skew: tuple[tuple[float, float], ...]  # (share of capacity, share of I/O), hottest first
     failing_targets: tuple[tuple[str, str], ...] = field(default_factory=tuple)
     ilm_due: tuple[tuple[str, str, str], ...] = field(default_factory=tuple)  # (partition, date, to tier)
+    regressions: tuple[RegressionLine, ...] = field(default_factory=tuple)  # not announced yet
+    next_window: str | None = None  # the coming change window's label (docs/change-windows.md)
+    next_window_moves: tuple[str, ...] = field(default_factory=tuple)  # what fits in it, in DBA words
 
 
 def _objects_query(scope: Scope):  # type: ignore[no-untyped-def]
@@ -88,7 +112,13 @@ def _objects_query(scope: Scope):  # type: ignore[no-untyped-def]
 
 
 def gather(
-    session: Session, scope: Scope, *, now: datetime, period_hours: int = 24, top_n: int = 10
+    session: Session,
+    scope: Scope,
+    *,
+    now: datetime,
+    period_hours: int = 24,
+    top_n: int = 10,
+    policy: Policy | None = None,
 ) -> ReportContent:
     objects = {o.id: o for o in session.scalars(_objects_query(scope))}
     since = now - timedelta(hours=period_hours)
@@ -121,10 +151,15 @@ def gather(
     if scope.database:
         recs_q = recs_q.where(Recommendation.database == scope.database)
     recs = list(session.scalars(recs_q))
+    hidden = active_for(session, now)  # suppressed: out of the counts, the top list and the savings
+    suppressed = [r for r in recs if r.status in ("open", "deferred") and (r.target_id, r.key) in hidden]
+    recs = [r for r in recs if r not in suppressed]
     counts = {
         s: sum(1 for r in recs if r.status == s)
         for s in ("open", "approved", "deferred", "rejected", "executed")
     }
+    counts["suppressed"] = len(suppressed)
+    windows = _next_window(session, [r for r in recs if r.status == "approved"], policy, now)
     live = [r for r in recs if r.status in ("open", "approved")]
 
     def saving(r: Recommendation) -> float:
@@ -185,7 +220,16 @@ def gather(
         skew=tuple(skew),
         failing_targets=failing,
         ilm_due=ilm_due,
+        regressions=_regressions(session, scope),
+        next_window=windows.next_window.label if windows.next_window else None,
+        next_window_moves=tuple(p.reason for p in windows.next_window.moves) if windows.next_window else (),
     )
+
+
+def _next_window(
+    session: Session, approved: list[Recommendation], policy: Policy | None, now: datetime
+) -> Schedule:
+    return plan(approved, policy or current_policy(session, None), now=now)
 
 
 def _ilm_due(session: Session, scope: Scope, *, now: datetime, days: int) -> tuple[tuple[str, str, str], ...]:
@@ -214,3 +258,19 @@ def _ilm_due(session: Session, scope: Scope, *, now: datetime, days: int) -> tup
                     )
                     due.append((label, m["date"], m["to_tier"]))
     return tuple(sorted(due, key=lambda x: x[1]))
+
+
+def _regressions(session: Session, scope: Scope) -> tuple[RegressionLine, ...]:
+    """Regressions found by verify after change that no delivered report has announced yet."""
+    from app.verify import pending_regressions
+
+    names = dict(session.execute(select(Target.id, Target.name)).all())
+    rows = pending_regressions(session, {scope.target} if scope.target else None)
+    if scope.database:
+        rows = [v for v in rows if v.key.startswith(f"{scope.database}/")]
+    out = []
+    for v in rows:
+        reasons = tuple(r for r in v.reasons or [] if not r.startswith("compared "))
+        out.append(RegressionLine(v.id, names.get(v.target_id, "?"), v.name, v.from_tier, v.to_tier, v.changed_at,
+                                  v.recommendation_id, reasons))  # fmt: skip
+    return tuple(out)

@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from apscheduler.triggers.cron import CronTrigger
 from sqlalchemy import select
 
-from app.mail.content import ReportContent, Scope, gather
+from app.mail.content import NOTIFY_HEADER, ReportContent, Scope, gather
 from app.mail.render import Attachment, build_message
 from app.mail.send import send
 from app.settings import Settings
@@ -84,8 +84,10 @@ class Sent:
 
 def compose(store: Store, settings: Settings, scope: Scope, recipients: Sequence[str], *, now: datetime,
             attachments: Sequence[Attachment] = (), fmt: str = "html") -> tuple[EmailMessage, ReportContent]:  # fmt: skip
+    from app.store.policies import current_policy
+
     with store.session() as s:
-        content = gather(s, scope, now=now)
+        content = gather(s, scope, now=now, policy=current_policy(s, settings.policy_file))
     msg = build_message(content, sender=settings.smtp_from, recipients=recipients, base_url=settings.base_url,
                         attachments=attachments, fmt=fmt)  # fmt: skip
     return msg, content
@@ -100,7 +102,15 @@ def deliver(
     subscription_id: int | None = None,
     sleep: Callable[[float], None] | None = None,
 ) -> Sent:
+    notify = str(message.get(NOTIFY_HEADER) or "")  # regressions this report announces (internal header)
+    del message[NOTIFY_HEADER]
     outcome = send(message, settings, sleep=sleep) if sleep is not None else send(message, settings)
+    if notify and outcome.ok:
+        from app.verify import mark_notified
+
+        mark_notified(store, [int(x) for x in notify.split(",") if x.isdigit()], now=now)
+    elif notify:
+        message[NOTIFY_HEADER] = notify  # not sent: the next attempt announces them again
     with store.session() as s:
         d = Delivery(subscription_id=subscription_id, at=now, recipients=str(message["To"]),
                      subject=str(message["Subject"]), status="sent" if outcome.ok else "failed",

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import ColumnElement, and_, exists, func, select
 from sqlalchemy.orm import Session
 
-from app.store.models import AuditEvent, Recommendation, Target
+from app.store.models import AuditEvent, Recommendation, Suppression, Target
 
 REVIEW_ACTIONS = {"approve": "approved", "reject": "rejected", "defer": "deferred", "reopen": "open"}
 LIVE = ("open", "deferred")
@@ -18,6 +18,21 @@ LIVE = ("open", "deferred")
 
 class ReviewError(Exception):
     pass
+
+
+def suppression_in_force(now: datetime) -> ColumnElement[bool]:
+    """A suppression row that hides its object's advice at `now`: not lifted and not yet expired.
+    Computed at read time, so an expired suppression needs no job to end (app/store/suppressions.py)."""
+    return and_(Suppression.lifted_at.is_(None), Suppression.expires_at > now)
+
+
+def suppressed(now: datetime) -> ColumnElement[bool]:
+    """A recommendation whose object has a suppression in force at `now`."""
+    return exists().where(
+        Suppression.target_id == Recommendation.target_id,
+        Suppression.key == Recommendation.key,
+        suppression_in_force(now),
+    )
 
 
 @dataclass(frozen=True)
@@ -128,6 +143,20 @@ def review(
         raise ReviewError(f"no recommendation #{rec_id}")
     if rec.status in ("superseded", "withdrawn", "executed"):
         raise ReviewError(f"recommendation #{rec_id} is {rec.status} and can no longer be reviewed")
+    if new_status == "approved":
+        sup = session.scalar(
+            select(Suppression)
+            .where(
+                Suppression.target_id == rec.target_id, Suppression.key == rec.key, suppression_in_force(now)
+            )
+            .order_by(Suppression.expires_at.desc())
+            .limit(1)
+        )
+        if sup is not None:
+            raise ReviewError(
+                f"recommendation #{rec_id} ({rec.name}) is suppressed until {sup.expires_at:%Y-%m-%d %H:%M} UTC "
+                f"by {sup.created_by}: lift the suppression before approving it"
+            )
     old = rec.status
     rec.status = new_status
     rec.reviewed_by, rec.reviewed_at, rec.review_comment, rec.updated_at = username, now, comment or None, now
@@ -179,11 +208,13 @@ def list_recommendations(
     return list(rows), total
 
 
-def open_counts(session: Session) -> dict[int, int]:
+def open_counts(session: Session, *, now: datetime | None = None) -> dict[int, int]:
+    """Open recommendations per target; suppressed ones (at `now`, default the clock) are not counted."""
+    at = now or datetime.now(UTC)
     return dict(
         session.execute(
             select(Recommendation.target_id, func.count())
-            .where(Recommendation.status == "open")
+            .where(Recommendation.status == "open", ~suppressed(at))
             .group_by(Recommendation.target_id)
         ).all()
     )

@@ -17,7 +17,7 @@ from app.metrics import render as render_metrics
 from app.store.policies import current_policy_text, history, save_policy
 from app.store.recommendations import RecommendationFilter, audit, list_recommendations
 from app.store.targets import TargetError, add_target, get_by_name, statuses
-from app.web.auth import CurrentUser, api_user, check_csrf, page_user, require
+from app.web.auth import CurrentUser, api_user, form_user, page_user
 from app.web.pages import _back, render
 from app.web.state import AppState, app_state
 from connectors.records import SourceError
@@ -46,18 +46,14 @@ def targets_page(
 
 @router.post("/targets")
 def add_target_form(
-    request: Request,
     name: str = Form(...),
     engine: str = Form(...),
     connection: str = Form(...),
     password_env: str = Form(""),
     interval: int = Form(300),
-    csrf_token_field: str = Form(..., alias="csrf_token"),
-    user: CurrentUser = Depends(page_user),
+    user: CurrentUser = Depends(form_user("admin")),
     state: AppState = Depends(app_state),
 ) -> Response:
-    check_csrf(request, csrf_token_field)
-    require(user, "admin")
     now = datetime.now(UTC)
     try:
         with state.store.session() as s:
@@ -76,13 +72,9 @@ def add_target_form(
 @router.post("/targets/{name}/test")
 def test_target_form(
     name: str,
-    request: Request,
-    csrf_token_field: str = Form(..., alias="csrf_token"),
-    user: CurrentUser = Depends(page_user),
+    user: CurrentUser = Depends(form_user("admin")),
     state: AppState = Depends(app_state),
 ) -> Response:
-    check_csrf(request, csrf_token_field)
-    require(user, "admin")
     try:
         with state.store.session() as s:
             target = get_by_name(s, name)
@@ -98,13 +90,9 @@ def test_target_form(
 @router.post("/targets/{name}/remove")
 def remove_target_form(
     name: str,
-    request: Request,
-    csrf_token_field: str = Form(..., alias="csrf_token"),
-    user: CurrentUser = Depends(page_user),
+    user: CurrentUser = Depends(form_user("admin")),
     state: AppState = Depends(app_state),
 ) -> Response:
-    check_csrf(request, csrf_token_field)
-    require(user, "admin")
     now = datetime.now(UTC)
     try:
         with state.store.session() as s:
@@ -137,12 +125,9 @@ def save_policy_form(
     request: Request,
     yaml_text: str = Form(...),
     comment: str = Form(""),
-    csrf_token_field: str = Form(..., alias="csrf_token"),
-    user: CurrentUser = Depends(page_user),
+    user: CurrentUser = Depends(form_user("admin")),
     state: AppState = Depends(app_state),
 ) -> Response:
-    check_csrf(request, csrf_token_field)
-    require(user, "admin")
     now = datetime.now(UTC)
     try:
         with state.store.session() as s:

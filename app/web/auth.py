@@ -8,9 +8,10 @@ import secrets
 import threading
 import time
 from collections import defaultdict, deque
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from fastapi import HTTPException, Request, status
+from fastapi import Depends, Form, HTTPException, Request, status
 
 from app.store.users import role_at_least
 
@@ -91,6 +92,24 @@ def api_user(request: Request) -> CurrentUser:
 def require(user: CurrentUser, role: str) -> None:
     if not role_at_least(user.role, role):
         raise HTTPException(status.HTTP_403_FORBIDDEN, f"this needs the {role} role (you are {user.role})")
+
+
+def form_user(role: str) -> Callable[..., CurrentUser]:
+    """A dependency for the pages' POST forms: a logged-in session (else the login page), the form's
+    `csrf_token` field matching the session's (missing or wrong: 403), then at least `role` (403);
+    in that order, as every form did by hand before. Checked before the route's own form fields."""
+
+    def dependency(
+        request: Request,
+        user: CurrentUser = Depends(page_user),
+        csrf_token_field: str = Form("", alias="csrf_token"),
+    ) -> CurrentUser:
+        check_csrf(request, csrf_token_field)
+        require(user, role)
+        return user
+
+    dependency.__name__ = f"form_user_{role}"
+    return dependency
 
 
 class LoginLimiter:

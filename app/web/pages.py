@@ -25,6 +25,7 @@ from app.store.recommendations import (
     recent_audit,
     review,
 )
+from app.store.suppressions import SuppressionError, active_for, describe, lift, suppress
 from app.store.targets import statuses
 from app.store.users import authenticate
 from app.web.auth import (
@@ -33,8 +34,8 @@ from app.web.auth import (
     CurrentUser,
     check_csrf,
     csrf_token,
+    form_user,
     page_user,
-    require,
 )
 from app.web.state import AppState, app_state
 
@@ -120,7 +121,7 @@ def fleet(
     now = datetime.now(UTC)
     with state.store.session() as s:
         rows = statuses(s)
-        counts = open_counts(s)
+        counts = open_counts(s, now=now)
     targets = [{"status": r, "state": r.state(now), "open": counts.get(r.id, 0)} for r in rows]
     return render(request, "fleet.html", user, targets=targets, now=now)
 
@@ -142,8 +143,14 @@ def recommendations(
     page = max(page, 1)
     with state.store.session() as s:
         rows, total = list_recommendations(s, f, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE)
+        active = active_for(s, datetime.now(UTC))
+        suppressed = {r.id: (active[(r.target_id, r.key)], describe(active[(r.target_id, r.key)]))
+                      for r in rows if (r.target_id, r.key) in active}  # fmt: skip
         events = recent_audit(s, limit=30)
         servers = list(s.scalars(select(Recommendation.server).distinct().order_by(Recommendation.server)))
+        from app.verify import page_context  # verify after change: each executed move and the track record
+
+        verification = page_context(s, rows, current_policy(s, state.settings.policy_file).verification)
     query = {
         k: v
         for k, v in {
@@ -170,6 +177,8 @@ def recommendations(
         actions=list(REVIEW_ACTIONS),
         can_review=user.role in ("approver", "admin"),
         message=request.query_params.get("message"),
+        suppressed=suppressed,
+        verification=verification,
     )
 
 
@@ -189,18 +198,22 @@ def recommendation_detail(
             for e in recent_audit(s, limit=500)
             if e.subject_type == "recommendation" and e.subject_id == str(rec_id)
         ]
+        from app.verify import add_verifications  # verify after change, once executed
+
+        found: dict[str, Any] = {"id": rec_id}
+        add_verifications(s, [found])
     return render(request, "recommendation.html", user, rec=rec, events=events,
                   can_review=user.role in ("approver", "admin"), actions=list(REVIEW_ACTIONS),
-                  message=request.query_params.get("message"))  # fmt: skip
+                  message=request.query_params.get("message"), verification=found["verification"])  # fmt: skip
 
 
 @router.post("/recommendations/review")
 async def review_form(
-    request: Request, user: CurrentUser = Depends(page_user), state: AppState = Depends(app_state)
+    request: Request,
+    user: CurrentUser = Depends(form_user("approver")),
+    state: AppState = Depends(app_state),
 ) -> Response:
     form = await request.form()
-    check_csrf(request, str(form.get("csrf_token") or ""))
-    require(user, "approver")
     action = str(form.get("action") or "")
     comment = str(form.get("comment") or "").strip() or None
     ids = [int(str(v)) for v in form.getlist("ids") if str(v).isdigit()]
@@ -220,6 +233,51 @@ async def review_form(
     except ReviewError as exc:
         return _back(back, str(exc))
     return _back(back, f"{action}: {len(ids)} recommendation(s) by {user.username}")
+
+
+@router.post("/recommendations/suppress")
+def suppress_form(
+    ids: list[str] = Form(default=[]),
+    reason: str = Form(""),
+    expires: str = Form("", description="expiry date (YYYY-MM-DD, 00:00 UTC) or date and time"),
+    back: str = Form("/recommendations"),
+    user: CurrentUser = Depends(form_user("approver")),
+    state: AppState = Depends(app_state),
+) -> Response:
+    """Suppress the selected recommendations' objects until `expires`, with a reason (audited)."""
+    back = back if back.startswith("/") else "/recommendations"  # never redirect off-site
+    rec_ids = [int(v) for v in ids if v.isdigit()]
+    if not rec_ids:
+        return _back(back, "Select at least one recommendation to suppress.")
+    try:
+        until = datetime.fromisoformat(expires.strip())
+    except ValueError:
+        return _back(back, f"Give the expiry as a date (YYYY-MM-DD), not {expires!r}.")
+    until = until if until.tzinfo else until.replace(tzinfo=UTC)
+    now = datetime.now(UTC)
+    try:
+        with state.store.session() as s:
+            for rec_id in rec_ids:
+                suppress(s, rec_id, reason=reason, expires_at=until, username=user.username, now=now)
+    except SuppressionError as exc:
+        return _back(back, str(exc))
+    return _back(back, f"suppressed {len(rec_ids)} recommendation(s) until {until:%Y-%m-%d %H:%M} UTC")
+
+
+@router.post("/suppressions/{sup_id}/lift")
+def lift_form(
+    sup_id: int,
+    back: str = Form("/recommendations"),
+    user: CurrentUser = Depends(form_user("approver")),
+    state: AppState = Depends(app_state),
+) -> Response:
+    back = back if back.startswith("/") else "/recommendations"
+    try:
+        with state.store.session() as s:
+            name = lift(s, sup_id, username=user.username, now=datetime.now(UTC)).name
+    except SuppressionError as exc:
+        return _back(back, str(exc))
+    return _back(back, f"lifted the suppression of {name}; its advice shows again")
 
 
 def _back(url: str, message: str) -> RedirectResponse:

@@ -15,7 +15,7 @@ from app.mail.content import Scope
 from app.mail.service import SubscriptionError, parse_recipients, trigger_for
 from app.store.models import Delivery, ReportSubscription
 from app.store.recommendations import audit
-from app.web.auth import CurrentUser, api_user, check_csrf, page_user, require
+from app.web.auth import CurrentUser, api_user, check_csrf, form_user, page_user, require
 from app.web.pages import _back, render
 from app.web.state import AppState, app_state
 
@@ -77,19 +77,15 @@ def reports_page(
 
 @router.post("/reports")
 def add_subscription_form(
-    request: Request,
     name: str = Form(...),
     recipients: str = Form(...),
     scope: str = Form("fleet"),
     cron: str = Form("weekly"),
     timezone: str = Form("UTC"),
     fmt: str = Form("html", alias="format"),
-    csrf_token_field: str = Form(..., alias="csrf_token"),
-    user: CurrentUser = Depends(page_user),
+    user: CurrentUser = Depends(form_user("approver")),
     state: AppState = Depends(app_state),
 ) -> Response:
-    check_csrf(request, csrf_token_field)
-    require(user, "approver")
     try:
         body = SubscriptionIn(name=name.strip(), recipients=recipients, scope=scope.strip(), cron=cron.strip(),
                               timezone=timezone.strip(), format=fmt)  # fmt: skip
@@ -104,13 +100,9 @@ def add_subscription_form(
 @router.post("/reports/{sub_id}/delete")
 def delete_subscription_form(
     sub_id: int,
-    request: Request,
-    csrf_token_field: str = Form(..., alias="csrf_token"),
-    user: CurrentUser = Depends(page_user),
+    user: CurrentUser = Depends(form_user("approver")),
     state: AppState = Depends(app_state),
 ) -> Response:
-    check_csrf(request, csrf_token_field)
-    require(user, "approver")
     now = datetime.now(UTC)
     with state.store.session() as s:
         sub = s.get(ReportSubscription, sub_id)

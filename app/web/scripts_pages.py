@@ -1,5 +1,5 @@
 """Scripts page: approved moves with their forward and rollback scripts (preview, download),
-and "mark as executed" (who, when), audited."""
+what fits in the coming change windows, and "mark as executed" (who, when), audited."""
 
 from __future__ import annotations
 
@@ -14,10 +14,11 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import SqlLexer, TransactSqlLexer
 from sqlalchemy import select
 
+from app.change_windows import plan, schedule_json
 from app.scripts import ensure_scripts, mark_executed
 from app.store.models import Recommendation, ScriptRecord
 from app.store.policies import current_policy
-from app.web.auth import CurrentUser, api_user, check_csrf, page_user, require
+from app.web.auth import CurrentUser, api_user, form_user, page_user
 from app.web.pages import _back, render
 from app.web.state import AppState, app_state
 
@@ -44,8 +45,10 @@ def scripts_page(
             scripts = ensure_scripts(s, rec, policy, now=now) if rec.status == "approved" else list(
                 s.scalars(select(ScriptRecord).where(ScriptRecord.recommendation_id == rec.id)))  # fmt: skip
             rows.append({"rec": rec, "scripts": scripts})
+        windows = plan([r for r in recs if r.status == "approved"], policy, now=now)
     return render(request, "scripts.html", user, rows=rows, can_execute=user.role in ("approver", "admin"),
-                  message=request.query_params.get("message"), today=now.strftime("%Y-%m-%dT%H:%M"))  # fmt: skip
+                  message=request.query_params.get("message"), today=now.strftime("%Y-%m-%dT%H:%M"),
+                  windows=windows)  # fmt: skip
 
 
 @router.get("/scripts/{script_id}", response_class=HTMLResponse)
@@ -75,14 +78,10 @@ def script_download(
 @router.post("/recommendations/{rec_id}/executed")
 def executed_form(
     rec_id: int,
-    request: Request,
     executed_at: str = Form(""),
-    csrf_token_field: str = Form(..., alias="csrf_token"),
-    user: CurrentUser = Depends(page_user),
+    user: CurrentUser = Depends(form_user("approver")),
     state: AppState = Depends(app_state),
 ) -> Response:
-    check_csrf(request, csrf_token_field)
-    require(user, "approver")
     now = datetime.now(UTC)
     try:
         when = datetime.fromisoformat(executed_at).replace(tzinfo=UTC) if executed_at else now
@@ -114,3 +113,16 @@ def scripts_api(
                 "scripts": [{"id": r.id, "direction": r.direction, "dialect": r.dialect, "filename": r.filename,
                              "sha256": r.sha256, "manual_step": r.manual_step, "restart_required": r.restart_required,
                              "download": f"/scripts/{r.id}/download"} for r in rows]}  # fmt: skip
+
+
+@router.get("/api/change-windows")
+def change_windows_api(
+    user: CurrentUser = Depends(api_user), state: AppState = Depends(app_state)
+) -> dict[str, Any]:
+    """Approved moves in the coming change windows: the next window's moves in the order they run,
+    the later windows that have moves, and the moves that cannot fit (with the reason)."""
+    now = datetime.now(UTC)
+    with state.store.session() as s:
+        policy = current_policy(s, state.settings.policy_file)
+        recs = list(s.scalars(select(Recommendation).where(Recommendation.status == "approved")))
+        return schedule_json(plan(recs, policy, now=now))
