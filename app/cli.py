@@ -15,6 +15,7 @@ import typer
 from app.cli_placement import native_stdout_silenced
 from app.cli_placement import register as register_placement
 from app.cli_script import register as register_script
+from app.secrets import configure_logging
 from app.settings import Settings, get_settings
 
 app = typer.Typer(
@@ -53,7 +54,7 @@ def serve(
     from app.main import create_app
 
     settings = get_settings().model_copy(update={"demo": demo or get_settings().demo})
-    logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logging(settings.log_level)
     uvicorn.run(
         create_app(settings),
         host=host or settings.host,
@@ -295,7 +296,7 @@ def _collect_worker(batch: int | None, lease_seconds: int | None) -> None:
             "TIERWISE_POLLING is 'scheduler', so the scheduler polls; set TIERWISE_POLLING=workers for "
             "every tierwise process (serve and workers) so that targets are polled once"
         )
-    logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logging(settings.log_level)
     settings, store, vault = _runtime(settings)
     try:
         w = Worker(store, vault, settings, batch=batch, lease_s=lease_seconds)

@@ -6,6 +6,7 @@ people goes through `redact`.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from pathlib import Path
@@ -57,9 +58,14 @@ class Vault:
             ) from exc
 
 
+# user:password@ in a URL (postgresql://tierwise:secret@db/tierwise, smtp://u:p@host)
+_URL_PASSWORD = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^:/@\s]+:)[^@\s]+@")
+
+
 def redact(connection_string: str) -> str:
     """Mask every password-like value (PWD=…, Password={…}) in an ODBC/CLI connection string."""
-    return _SECRET_KEYS.sub(lambda m: f"{m.group(1)}=***", connection_string)
+    masked = _SECRET_KEYS.sub(lambda m: f"{m.group(1)}=***", connection_string)
+    return _URL_PASSWORD.sub(r"\1***@", masked)
 
 
 def scrub(message: str, *secrets: str | None) -> str:
@@ -69,3 +75,18 @@ def scrub(message: str, *secrets: str | None) -> str:
         if secret:
             out = out.replace(secret, "***")
     return out
+
+
+class RedactingFormatter(logging.Formatter):
+    """Log lines pass through `redact` whole, tracebacks included: a driver error or a SQL
+    statement's parameters quoted in an exception can carry a connection string."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact(super().format(record))
+
+
+def configure_logging(level: str | int) -> None:
+    """The CLI's logging: one stderr handler whose every line is redacted."""
+    handler = logging.StreamHandler()
+    handler.setFormatter(RedactingFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=level, handlers=[handler])

@@ -51,3 +51,32 @@ def test_redact_masks_password_values(conn: str, secret: str) -> None:
 def test_scrub_removes_known_secret_values_anywhere() -> None:
     msg = "login failed for user tw with password P@ss; server said P@ss is wrong"
     assert "P@ss" not in scrub(msg, "P@ss")
+
+
+def test_url_passwords_are_masked() -> None:
+    out = redact("could not connect to postgresql+psycopg://tierwise:s3cr%40t@db:5432/tw")
+    assert "s3cr" not in out and "postgresql+psycopg://tierwise:***@db:5432/tw" in out
+
+
+def test_log_lines_and_tracebacks_are_redacted(capsys: pytest.CaptureFixture[str]) -> None:
+    """A crash logged with its traceback does not print the connection string it carried."""
+    import logging
+
+    from app.secrets import RedactingFormatter
+
+    log = logging.getLogger("tierwise.test.redact")
+    handler = logging.StreamHandler()
+    handler.setFormatter(RedactingFormatter("%(levelname)s %(message)s"))
+    log.addHandler(handler)
+    log.propagate = False
+    try:
+        try:
+            raise RuntimeError("login failed: SERVER=a;UID=u;PWD=hunter2;Encrypt=yes")
+        except RuntimeError:
+            log.exception("poll failed for DSN=x;Password={p;w}")
+    finally:
+        log.removeHandler(handler)
+    err = capsys.readouterr().err
+    assert "RuntimeError" in err and "Traceback" in err  # the traceback is still there
+    assert "hunter2" not in err and "p;w" not in err
+    assert err.count("***") >= 2
