@@ -42,6 +42,7 @@ bench: check-system $(STAMP)
 	$(BIN)/python -m bench.placement
 	$(BIN)/python -m bench.pages
 	$(BIN)/python -m bench.year_queries
+	$(BIN)/python -m bench.evaluate_window --runs 3
 
 ## golden: regenerate the golden migration scripts (review the diff)
 golden: $(STAMP)

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
-from datetime import datetime, timedelta
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from advisors.advise import Advice, AdviceReport
 from advisors.deltas import CounterPoint, interval_between
-from advisors.features import ObjectInfo, ObjectWindow, Usage
+from advisors.features import MaintenanceShare, ObjectInfo, ObjectWindow, PeriodView, Usage
+from advisors.maintenance import occurrence
 from connectors.records import CORE_COUNTERS, MONITOR_ONLY_KINDS, ObjectRef, Snapshot
 from policies.model import Policy
+from policies.workload import CalendarPeriod
 
 INFO_FIELDS = (
     "physical_name",
@@ -69,16 +73,78 @@ def _add(a: dict[str, int | None], b: dict[str, int | None]) -> None:
             a[k] = (a.get(k) or 0) + v
 
 
+# --- business periods older than the window ------------------------------------------------------
+
+HISTORY_DAYS = 400  # how far back a period's last occurrence is looked for (roll-ups' retention)
+
+
+@dataclass(frozen=True)
+class PastOccurrence:
+    """The last completed occurrence of a declared business period: its first day and its span
+    [start, end) in UTC (midnights in the period's time zone)."""
+
+    period: CalendarPeriod
+    first: date
+    start: datetime
+    end: datetime
+
+
+def _zone(name: str) -> Any:
+    return UTC if name == "UTC" else ZoneInfo(name)
+
+
+def period_history(policy: Policy, now: datetime) -> list[PastOccurrence]:
+    """The last completed occurrence of every declared business period before `now` (one that
+    has ended, or is not the one `now` falls in), found with advisors.maintenance.occurrence within
+    the last HISTORY_DAYS days. Pure: `now` is the only clock."""
+    out: list[PastOccurrence] = []
+    for p in policy.business_calendar:
+        tz = _zone(p.time_zone)
+        today = now.astimezone(tz).date()
+        current = occurrence(p, today)
+        day = today
+        for _ in range(HISTORY_DAYS):
+            first = occurrence(p, day)
+            if first is not None and first != current:
+                last = day
+                while occurrence(p, last + timedelta(days=1)) == first:
+                    last += timedelta(days=1)
+                start = datetime.combine(first, datetime.min.time(), tz).astimezone(UTC)
+                end = datetime.combine(last + timedelta(days=1), datetime.min.time(), tz).astimezone(UTC)
+                out.append(PastOccurrence(p, first, start, min(end, now)))
+                break
+            day -= timedelta(days=1)
+    return out
+
+
+def in_history(history: Sequence[PastOccurrence], hour: datetime) -> bool:
+    """Whether an hourly bucket belongs to one of these occurrences, by the rule split_period uses
+    (the day its middle falls on, in the period's time zone)."""
+    mid = hour + timedelta(minutes=30)
+    return any(
+        occurrence(o.period, mid.astimezone(_zone(o.period.time_zone)).date()) == o.first for o in history
+    )
+
+
 def windows_from_snapshots(snapshots: Iterable[Snapshot], policy: Policy) -> list[ObjectWindow]:
     """Interval deltas per object over the policy's window (the last `window_days` of the input),
-    summed and per hour (by interval end)."""
+    summed and per hour (by interval end).
+
+    When the policy declares business periods, the hours of each period's last completed
+    occurrence before the last sample are added from older input too (as windows_from_store
+    does), so the period is judged on its own even when it is older than the window: the files
+    given must then reach back to it. An object needs a sample in the window to be advised."""
     series: dict[tuple[str, str], list[tuple[Snapshot, int]]] = defaultdict(list)
     snaps = sorted(snapshots, key=lambda s: s.sample_time)
+    history: list[PastOccurrence] = []
+    opening: datetime | None = None
     if snaps:
         # the sample that opens the window's first interval is kept
         since = snaps[-1].sample_time - timedelta(days=policy.window_days)
         opening = max((s.sample_time for s in snaps if s.sample_time <= since), default=snaps[0].sample_time)
-        snaps = [s for s in snaps if s.sample_time >= opening]
+        history = [o for o in period_history(policy, snaps[-1].sample_time) if o.start < opening]
+        first_kept = min([opening, *(o.start - timedelta(hours=2) for o in history)])
+        snaps = [s for s in snaps if s.sample_time >= first_kept]
     for snap in snaps:
         for i, sample in enumerate(snap.samples):
             series[(snap.server, sample.ref.key)].append((snap, i))
@@ -90,6 +156,9 @@ def windows_from_snapshots(snapshots: Iterable[Snapshot], policy: Policy) -> lis
         hours: dict[datetime, tuple[float, dict[str, int | None], dict[str, int]]] = {}
         seconds = 0.0
         ref = points[-1][0].samples[points[-1][1]].ref
+        assert opening is not None
+        if points[-1][0].sample_time < opening:
+            continue  # only in the older input kept for a business period: not in the window
         for snap, i in points:
             s = snap.samples[i]
             cur = CounterPoint(
@@ -99,8 +168,8 @@ def windows_from_snapshots(snapshots: Iterable[Snapshot], policy: Policy) -> lis
                 dict(s.extra),
             )
             judged = interval_between(prev, cur)
-            if judged.interval is not None:
-                iv = judged.interval
+            iv = judged.interval
+            if iv is not None and (iv.end > opening or in_history(history, _hour(iv.end))):
                 seconds += iv.seconds
                 _add(counters, iv.counters)
                 for k, v in iv.extra.items():
@@ -187,8 +256,55 @@ def advice_json(a: Advice) -> dict[str, Any]:
             "io_ms_per_s_after": _round(a.io_ms_per_s_after),
         },
         "reasons": list(a.reasons),
+        "maintenance": maintenance_json(f.maintenance),
+        "period": period_json(f.period),
         **evidence_json(a),
         **location,
+    }
+
+
+def maintenance_json(m: MaintenanceShare | None) -> dict[str, Any] | None:
+    """What was left out of the object's figures as maintenance (None: nothing)."""
+    if m is None:
+        return None
+    return {
+        "io_share": _round(m.io_share, 4),
+        "read_share": _round(m.read_share, 4),
+        "hours": _round(m.hours, 2),
+        "note": m.note,
+        "slices": [
+            {
+                "name": s.name,
+                "kind": s.kind,
+                "hours": _round(s.hours, 2),
+                "reads": s.reads,
+                "writes": s.writes,
+                "bytes_read": s.bytes_read,
+                "avg_read_bytes": _round(s.avg_read_bytes, 1),
+                "requests": _round(s.requests, 1),
+            }
+            for s in m.slices
+        ],
+    }
+
+
+def period_json(p: PeriodView | None) -> dict[str, Any] | None:
+    """The object in the latest occurrence of a declared business period (None: none judged)."""
+    if p is None:
+        return None
+    f = p.features
+    return {
+        "name": p.name,
+        "kind": p.kind,
+        "occurrence": p.occurrence.isoformat(),
+        "hot": p.hot,
+        "ratio": _round(p.ratio),
+        "hot_min_ratio": p.hot_min_ratio,
+        "hours": _round(f.hours, 2),
+        "read_iops": _round(f.read_iops),
+        "write_iops": _round(f.write_iops),
+        "heat": _round(f.heat),
+        "io_rate": _round(f.io_rate),
     }
 
 

@@ -2,68 +2,195 @@
 
 from __future__ import annotations
 
+import gc
 import logging
+import math
 import time
 from collections import defaultdict
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import BigInteger, ColumnElement, Select, Text, and_, cast, func, or_, select, union_all
 from sqlalchemy.orm import Session
 
 from advisors.advise import AdviceReport, DatabaseCurve, advise, database_curves
 from advisors.features import ObjectInfo, ObjectWindow, Usage
-from app.advice import INFO_FIELDS, report_json
+from app.advice import INFO_FIELDS, PastOccurrence, in_history, period_history, report_json
 from app.ilm import make_plan, plan_changes, plan_json
 from app.store.db import Store
-from app.store.models import COUNTER_COLUMNS, AdviceSnapshot, DbObject, IlmPlanRecord, IoInterval, Target
+from app.store.models import (
+    COUNTER_COLUMNS,
+    AdviceSnapshot,
+    DbObject,
+    HourlyRollup,
+    IlmPlanRecord,
+    IoInterval,
+    Target,
+)
+from app.store.queries import _instants, window_start
 from app.store.recommendations import SyncResult, sync_recommendations
+from app.store.rollup import not_rolled_up, rolled_up_mark
 from policies.model import Policy
 
 log = logging.getLogger("tierwise.evaluate")
 
 
-_Acc = tuple[float, dict[str, int | None], dict[str, int]]
+_Bucket = tuple[float, dict[str, int | None], dict[str, int]]
 
 
-def _accumulate(acc: _Acc | None, iv: IoInterval) -> _Acc:
-    secs, counters, extra = acc if acc is not None else (0.0, {}, {})
+def _json_pairs(col: Any, dialect: str) -> Any:
+    """(key, value) rows of a JSON object column, for a FROM list: json_each on SQLite,
+    json_each_text on PostgreSQL (both implicitly lateral in a FROM list)."""
+    fn = func.json_each if dialect == "sqlite" else func.json_each_text
+    return fn(col).table_valued("key", "value", joins_implicitly=True)
+
+
+def _hour_of(src: Any, at: Any, dialect: str) -> Any:
+    """The hour a row belongs to, as the driver returns it (converted once per distinct value by
+    _Hours, not once per row): a roll-up's own hour on PostgreSQL, date_trunc of an interval's end;
+    on SQLite strftime of either (stored text may differ in its fraction digits)."""
+    if dialect == "sqlite":
+        return func.strftime("%Y-%m-%d %H:00:00", at)
+    return at if src is HourlyRollup else func.date_trunc("hour", at)
+
+
+class _Hours(dict[Any, datetime]):
+    """Aware UTC hours from the driver's values (naive datetimes, or text on SQLite), memoised."""
+
+    def __missing__(self, raw: Any) -> datetime:
+        t = datetime.fromisoformat(raw) if isinstance(raw, str) else raw
+        self[raw] = h = t.replace(tzinfo=UTC)
+        return h
+
+
+def _bucket_sums(
+    session: Session, *, since: datetime, until: datetime, history: list[tuple[datetime, datetime]]
+) -> dict[int, dict[datetime, _Bucket]]:
+    """Per enabled object and hour (by interval end): the hourly roll-ups plus the intervals not
+    rolled up yet (ids above the mark, read in the same statement), summed in SQL. Hours from
+    `since` to `until`, plus the `history` ranges [lo, hi). Counters in one statement, the extra
+    counters (JSON) in a second one, over the rows that have any."""
+    dialect = session.get_bind().dialect.name
+    mark = rolled_up_mark(session)
+    enabled = (
+        select(DbObject.id).join(Target, Target.id == DbObject.target_id).where(Target.enabled.is_(True))
+    )
+    lo, hi, *edges = _instants(session, since, until, *(t for r in history for t in r))
+    ranges = list(zip(edges[::2], edges[1::2], strict=True))
+
+    def where(src: Any, at: Any) -> list[ColumnElement[bool]]:
+        window = or_(and_(at >= lo, at <= hi), *(and_(at >= a, at < b) for a, b in ranges))
+        w = [window, src.object_id.in_(enabled)]
+        return [not_rolled_up(mark), *w] if src is IoInterval else w
+
+    def branch(src: Any, at: Any) -> Select[Any]:
+        cols = [getattr(src, c).label(c) for c in ("seconds", *COUNTER_COLUMNS)]
+        hour = _hour_of(src, at, dialect).label("hour")
+        return select(src.object_id.label("object_id"), hour, *cols).where(*where(src, at))
+
+    u = union_all(branch(IoInterval, IoInterval.end_time), branch(HourlyRollup, HourlyRollup.hour)).subquery()
+    keys = [u.c.object_id, u.c.hour]
+    # SUM of BIGINT is NUMERIC on PostgreSQL (Decimal in Python): back to BIGINT in SQL
+    sums = [func.sum(u.c.seconds), *(cast(func.sum(u.c[c]), BigInteger) for c in COUNTER_COLUMNS)]
+    hours = _Hours()
+    out: dict[int, dict[datetime, _Bucket]] = defaultdict(dict)
+    for oid, raw, secs, *vals in session.execute(select(*keys, *sums).group_by(*keys)):
+        out[oid][hours[raw]] = (secs or 0.0, dict(zip(COUNTER_COLUMNS, vals, strict=True)), {})
+
+    def extra_branch(src: Any, at: Any) -> Select[Any]:
+        kv = _json_pairs(src.extra, dialect)
+        return (
+            select(
+                src.object_id.label("object_id"),
+                _hour_of(src, at, dialect).label("hour"),
+                kv.c.key.label("name"),
+                cast(kv.c.value, BigInteger).label("value"),
+            )
+            .select_from(src, kv)
+            # most rows have none ("{}" as stored): not parsed at all
+            .where(cast(src.extra, Text) != "{}", *where(src, at))
+        )
+
+    x = union_all(
+        extra_branch(IoInterval, IoInterval.end_time), extra_branch(HourlyRollup, HourlyRollup.hour)
+    ).subquery()
+    xkeys = [x.c.object_id, x.c.hour, x.c.name]
+    total = cast(func.sum(x.c.value), BigInteger)
+    for row in session.execute(select(*xkeys, total.label("value")).group_by(*xkeys)):
+        bucket = out.get(row.object_id, {}).get(hours[row.hour])
+        if bucket is not None:  # (an interval stored between the two statements)
+            bucket[2][row.name] = row.value
+    return out
+
+
+def _total(buckets: list[_Bucket]) -> _Bucket:
+    """The sum of hourly buckets (a counter is None only when it is None in every bucket)."""
+    counters: dict[str, int | None] = {}
     for c in COUNTER_COLUMNS:
-        v = getattr(iv, c)
-        if v is None:
-            counters.setdefault(c, None)
-        else:
-            counters[c] = (counters.get(c) or 0) + v
-    for k, v in (iv.extra or {}).items():
-        extra[k] = extra.get(k, 0) + v
-    return secs + iv.seconds, counters, extra
+        known = [b[1][c] for b in buckets if b[1][c] is not None]
+        counters[c] = sum(known) if known else None  # type: ignore[arg-type]
+    extra: dict[str, int] = {}
+    for b in buckets:
+        for k, v in b[2].items():
+            extra[k] = extra.get(k, 0) + v
+    return sum(b[0] for b in buckets), counters, extra
 
 
 def windows_from_store(
     session: Session, policy: Policy, *, now: datetime
 ) -> tuple[list[ObjectWindow], dict[tuple[str, str], int]]:
-    """One window per object over the policy's window, with hourly buckets (by interval end)."""
-    since = now - timedelta(days=policy.window_days)
+    """One window per object with hourly buckets (labelled by the hour the intervals ended in),
+    summed in SQL from the hourly roll-ups and the intervals not rolled up yet.
+
+    The everyday window is the last `window_days` × 24 hours: the current hour and the ones before
+    it (whole hours, as the roll-ups are). When the policy declares business periods, the buckets
+    of each period's last completed occurrence are added even when it is older (roll-ups are kept
+    400 days): only those hours, so advisors.maintenance.split_period judges the period on them
+    while every other figure still comes from the everyday window. An object needs at least one
+    bucket in the everyday window to be advised."""
+    since = window_start(now, max(math.ceil(24 * policy.window_days), 1))
+    history = [o for o in period_history(policy, now) if o.start < since]
+    # a bucket is labelled with its hour and judged by its middle: read an hour more each side
+    ranges = [(o.start - timedelta(hours=1), o.end + timedelta(hours=1)) for o in history]
+    # hundreds of thousands of small dicts and tuples, none cyclic: the cyclic collector's passes
+    # over them were a third of the time (measured); it runs again when done
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _windows(session, policy, now=now, since=since, history=history, ranges=ranges)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def _windows(
+    session: Session,
+    policy: Policy,
+    *,
+    now: datetime,
+    since: datetime,
+    history: list[PastOccurrence],
+    ranges: list[tuple[datetime, datetime]],
+) -> tuple[list[ObjectWindow], dict[tuple[str, str], int]]:
+    sums = _bucket_sums(session, since=since, until=now, history=ranges)
     objects = {
         o.id: o for o in session.scalars(select(DbObject).join(Target).where(Target.enabled.is_(True)))
     }
-    totals: dict[int, _Acc] = {}
-    hours: dict[int, dict[datetime, _Acc]] = defaultdict(dict)
-    rows = session.scalars(
-        select(IoInterval)
-        .where(IoInterval.end_time > since, IoInterval.end_time <= now)
-        .order_by(IoInterval.id)
-    )
-    for iv in rows:
-        if iv.object_id not in objects:
-            continue
-        hour = iv.end_time.replace(minute=0, second=0, microsecond=0)
-        totals[iv.object_id] = _accumulate(totals.get(iv.object_id), iv)
-        hours[iv.object_id][hour] = _accumulate(hours[iv.object_id].get(hour), iv)
+    # the few distinct hours, ranked once (one datetime object per hour: _Hours)
+    rank = {h: i for i, h in enumerate(sorted({h for hours in sums.values() for h in hours}))}
+    everyday = {h for h in rank if since <= h <= now}
+    period_hours = {h for h in rank if h not in everyday and in_history(history, h)}
     windows: list[ObjectWindow] = []
     target_by_server: dict[tuple[str, str], int] = {}
-    for oid, (secs, counters, extra) in totals.items():
-        o = objects[oid]
+    for oid, hours in sums.items():
+        o = objects.get(oid)
+        if o is None:
+            continue
+        kept = sorted(hours.items(), key=lambda hb: rank[hb[0]])
+        if history:
+            if not any(h in everyday for h in hours):
+                continue  # only older history: not in the window
+            kept = [(h, b) for h, b in kept if h in everyday or h in period_hours]
         target_by_server[(o.engine, o.server)] = o.target_id
         info = ObjectInfo(
             key=o.key,
@@ -79,8 +206,9 @@ def windows_from_store(
             location_since=o.location_since,
             **{f: getattr(o, f) for f in INFO_FIELDS},
         )
-        by_hour = tuple((h, Usage(s, c, x)) for h, (s, c, x) in sorted(hours[oid].items()))
-        windows.append(ObjectWindow(info, Usage(secs, counters, extra), by_hour))
+        secs, counters, x = _total([b for _, b in kept])
+        by_hour = tuple((h, Usage(s, c, xx)) for h, (s, c, xx) in kept)
+        windows.append(ObjectWindow(info, Usage(secs, counters, x), by_hour))
     return windows, target_by_server
 
 
