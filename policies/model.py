@@ -18,8 +18,7 @@ from policies.workload import (
     EndurancePolicy,
     MaintenanceWindow,
     Weekday,
-    _check_zone,
-    _parse_clock,
+    WeeklyTimes,
 )
 
 RAID_FACTORS: dict[int, int] = {0: 1, 1: 2, 10: 2, 5: 4, 6: 6}
@@ -188,7 +187,7 @@ class VerificationPolicy(_Strict):
 MoveAction = Literal["emptyfile", "rebuild", "rebalance", "offline_copy", "restart"]
 
 
-class ChangeWindow(_Strict):
+class ChangeWindow(WeeklyTimes):
     """A recurring window in which approved moves may run, e.g. Saturday 01:00-05:00. `end` at or
     before `start` crosses midnight; `days` are the days the window starts, in `time_zone`."""
 
@@ -197,16 +196,6 @@ class ChangeWindow(_Strict):
     start: time
     end: time
     time_zone: str = "UTC"
-
-    @field_validator("start", "end", mode="before")
-    @classmethod
-    def _clock(cls, v: object) -> object:
-        return _parse_clock(v)
-
-    @field_validator("time_zone")
-    @classmethod
-    def _tz(cls, v: str) -> str:
-        return _check_zone(v)
 
 
 def _saturday_night() -> list[ChangeWindow]:

@@ -49,7 +49,25 @@ def _check_zone(v: str) -> str:
     return v
 
 
-class MaintenanceWindow(_Strict):
+class WeeklyTimes(_Strict):
+    """Start and end as wall-clock times in `time_zone` (shared by maintenance and change windows)."""
+
+    start: time
+    end: time
+    time_zone: str = "UTC"
+
+    @field_validator("start", "end", mode="before")
+    @classmethod
+    def _clock(cls, v: object) -> object:
+        return _parse_clock(v)
+
+    @field_validator("time_zone")
+    @classmethod
+    def _tz(cls, v: str) -> str:
+        return _check_zone(v)
+
+
+class MaintenanceWindow(WeeklyTimes):
     """A recurring window whose I/O is maintenance, not workload: e.g. the nightly full backup.
     `end` before `start` crosses midnight (22:00-02:00); `days` are the days the window starts."""
 
@@ -61,16 +79,6 @@ class MaintenanceWindow(_Strict):
     time_zone: str = "UTC"
     database: list[str] | None = None  # shell patterns, case-insensitive; None: every database
     objects: list[str] | None = None  # shell patterns on the object's name or key; None: all
-
-    @field_validator("start", "end", mode="before")
-    @classmethod
-    def _clock(cls, v: object) -> object:
-        return _parse_clock(v)
-
-    @field_validator("time_zone")
-    @classmethod
-    def _tz(cls, v: str) -> str:
-        return _check_zone(v)
 
     @field_validator("database", "objects", mode="before")
     @classmethod
