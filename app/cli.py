@@ -560,6 +560,37 @@ def _print_advice_table(doc: dict) -> None:  # type: ignore[type-arg]
 
 
 @app.command()
+def executed(
+    rec_id: int = typer.Argument(..., help="the approved recommendation's number"),
+    by: str = typer.Option(..., "--by", help="who ran the script (recorded in the audit log)"),
+    at: str = typer.Option("", "--at", help="when it ran, ISO date-time (no zone: UTC); default now"),
+) -> None:
+    """Record that ops ran an approved move's script; its verification starts from that time."""
+    from app.scripts import mark_executed
+
+    now = datetime.now(UTC)
+    try:
+        when = datetime.fromisoformat(at) if at else now
+    except ValueError:
+        _fail(f"--at: not a date and time: {at!r}")
+        return
+    when = when if when.tzinfo else when.replace(tzinfo=UTC)
+    if when > now:
+        _fail("--at is in the future")
+    _, store, _ = _runtime()
+    try:
+        with store.session() as s:
+            rec = mark_executed(s, rec_id, username=by, when=when, now=now)
+            typer.echo(
+                f"#{rec.id} {rec.name}: executed {when:%Y-%m-%d %H:%M} UTC by {by}; verification waiting"
+            )
+    except (LookupError, ValueError) as exc:
+        _fail(str(exc))
+    finally:
+        store.dispose()
+
+
+@app.command()
 def verify(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
     """Verify after change once: open verifications for seen relocations, judge the waiting ones
     (final once their after-window has passed), and print every verification with the track record."""

@@ -8,7 +8,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request, status
 from pydantic import BaseModel, Field
 
-from app.scripts import ensure_scripts
+from app.scripts import ensure_scripts, mark_executed
 from app.store.models import Recommendation, Suppression
 from app.store.policies import current_policy
 from app.store.recommendations import (
@@ -186,6 +186,40 @@ def suppress_recommendation(
         raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from None
     except SuppressionError as exc:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
+
+
+class ExecutedBody(BaseModel):
+    executed_at: datetime | None = Field(
+        default=None, description="when ops ran the script (ISO; no zone means UTC); default now"
+    )
+
+
+@router.post("/recommendations/{rec_id}/executed")
+def executed_recommendation(
+    rec_id: int,
+    request: Request,
+    body: ExecutedBody | None = None,
+    x_csrf_token: str | None = Header(None),
+    user: CurrentUser = Depends(api_user),
+    state: AppState = Depends(app_state),
+) -> dict[str, Any]:
+    """Record that ops ran this approved move's script (approver); starts its verification."""
+    _csrf_unless_token(request, user, x_csrf_token)
+    require(user, "approver")
+    now = datetime.now(UTC)
+    when = body.executed_at if body is not None and body.executed_at is not None else now
+    when = when if when.tzinfo else when.replace(tzinfo=UTC)
+    if when > now:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, "executed_at is in the future")
+    try:
+        with state.store.session() as s:
+            rec = mark_executed(s, rec_id, username=user.username, when=when, now=now)
+            return {"id": rec.id, "status": rec.status, "executed_by": rec.executed_by,
+                    "executed_at": rec.executed_at.isoformat() if rec.executed_at else None}  # fmt: skip
+    except LookupError as exc:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from None
+    except ValueError as exc:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
 
 
 @router.post("/suppressions/{sup_id}/lift")

@@ -111,6 +111,22 @@ def _setup(store: Store, snaps: list[Snapshot], *, recommend: bool = True) -> in
         return rec.id
 
 
+def _cli_env(monkeypatch: pytest.MonkeyPatch, settings: Settings) -> None:
+    monkeypatch.setenv("TIERWISE_DATABASE_URL", settings.database_url)
+    monkeypatch.setenv("TIERWISE_SECRET_KEY_FILE", str(settings.secret_key_file))
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cli_settings() -> Iterator[None]:
+    """The CLI's settings are cached per process: drop them around each test, or a CLI call would
+    read whichever store an earlier test configured."""
+    from app.settings import get_settings
+
+    get_settings.cache_clear()
+    yield
+    get_settings.cache_clear()
+
+
 def _verifications(store: Store) -> list[Verification]:
     with store.session() as s:
         rows = list(s.scalars(select(Verification).order_by(Verification.id)))
@@ -267,8 +283,7 @@ def test_regression_shows_in_api_page_report_and_cli(
     # the CLI prints the same verdict
     from app.cli import app as cli
 
-    monkeypatch.setenv("TIERWISE_DATABASE_URL", settings.database_url)
-    monkeypatch.setenv("TIERWISE_SECRET_KEY_FILE", str(settings.secret_key_file))
+    _cli_env(monkeypatch, settings)
     out = CliRunner().invoke(cli, ["verify", "--json"])
     assert out.exit_code == 0, out.output
     doc = json.loads(out.output)
@@ -283,3 +298,37 @@ def test_hourly_job_runs_the_verification(store: Store, settings: Settings, vaul
     verify_job()  # now (the real clock) is past the after-window
     [v] = _verifications(store)
     assert v.status == "verified" and v.evaluated_at is not None
+
+
+def test_cli_marks_an_approved_move_executed(
+    store: Store, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`tierwise executed` is the CLI twin of the Scripts page's form: audited, verification opened."""
+    from app.cli import app as cli
+    from app.store.models import AuditEvent, Recommendation
+
+    rec_id = _setup(store, snapshots(after_read_ms=1.0))
+    with store.session() as s:
+        rec = s.get(Recommendation, rec_id)
+        assert rec is not None
+        rec.status, rec.executed_at, rec.executed_by = "approved", None, None
+        for row in [*s.scalars(select(Verification)), *s.scalars(select(AuditEvent))]:
+            s.delete(row)  # as if only approved: the CLI below does the marking
+    _cli_env(monkeypatch, settings)
+    runner = CliRunner()
+    bad = runner.invoke(cli, ["executed", str(rec_id), "--by", "ops.kim", "--at", "yesterday"])
+    assert bad.exit_code == 2 and "not a date and time" in bad.output
+    missing = runner.invoke(cli, ["executed", "999999", "--by", "ops.kim"])
+    assert missing.exit_code == 2 and "no recommendation #999999" in missing.output
+    at = CHANGE.strftime("%Y-%m-%dT%H:%M")
+    out = runner.invoke(cli, ["executed", str(rec_id), "--by", "ops.kim", "--at", at])
+    assert out.exit_code == 0, out.output
+    assert "executed" in out.output and "ops.kim" in out.output
+    again = runner.invoke(cli, ["executed", str(rec_id), "--by", "ops.kim"])
+    assert again.exit_code == 2 and "only approved moves" in again.output
+    with store.session() as s:
+        rec = s.get(Recommendation, rec_id)
+        assert rec is not None and (rec.status, rec.executed_by) == ("executed", "ops.kim")
+        [v] = s.scalars(select(Verification)).all()
+        assert (v.status, v.trigger, v.changed_at) == ("waiting", "executed", CHANGE)
+        assert s.scalar(select(AuditEvent).where(AuditEvent.action == "executed")) is not None

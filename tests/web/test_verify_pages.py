@@ -91,3 +91,40 @@ def test_regression_offers_the_rollback_script(app_client: TestClient, web_setti
 def test_verification_routes_need_a_login(app_client: TestClient) -> None:
     assert app_client.get("/api/verifications").status_code == 401
     assert app_client.get("/api/track-record").status_code == 401
+
+
+def test_api_marks_an_approved_move_executed(app_client: TestClient) -> None:
+    """Marking executed through the API (approver, CSRF for sessions) starts the verification too."""
+    login(app_client, "abe")
+    rec = next(r for r in app_client.get("/api/recommendations", params={"status": "open"}).json()["items"]
+               if r["name"] == "FG_HOT_INDEX")  # fmt: skip
+    token = app_client.get("/api/session").json()["csrf_token"]
+    headers = {"X-CSRF-Token": token}
+    url = f"/api/recommendations/{rec['id']}/executed"
+    r = app_client.post(url, json={}, headers=headers)
+    assert r.status_code == 409 and "only approved moves" in r.json()["detail"]  # still open
+    r = app_client.post(
+        f"/api/recommendations/{rec['id']}/review", json={"action": "approve"}, headers=headers
+    )
+    assert r.status_code == 200 and r.json()["status"] == "approved"
+    assert app_client.post(url, json={}).status_code == 403  # no CSRF token
+    r = app_client.post(url, json={"executed_at": "2999-01-01T00:00"}, headers=headers)
+    assert r.status_code == 422 and "future" in r.json()["detail"]
+    assert (
+        app_client.post("/api/recommendations/999999/executed", json={}, headers=headers).status_code == 404
+    )
+    r = app_client.post(url, json={"executed_at": "2026-11-21T01:30"}, headers=headers)
+    assert r.status_code == 200, r.text
+    assert r.json() == {"id": rec["id"], "status": "executed", "executed_by": "abe",
+                        "executed_at": "2026-11-21T01:30:00+00:00"}  # fmt: skip
+    [item] = app_client.get("/api/recommendations", params={"status": "executed"}).json()["items"]
+    assert item["verification"]["status"] == "waiting"
+    assert item["verification"]["changed_at"] == "2026-11-21T01:30:00+00:00"
+    [entry] = [e for e in app_client.get("/api/audit").json() if e["action"] == "executed"]
+    assert entry["username"] == "abe" and entry["subject_id"] == str(rec["id"])
+    # a viewer may not
+    app_client.post("/logout", data={"csrf_token": token})
+    login(app_client, "vera")
+    token = app_client.get("/api/session").json()["csrf_token"]
+    r = app_client.post(url, json={}, headers={"X-CSRF-Token": token})
+    assert r.status_code == 403
