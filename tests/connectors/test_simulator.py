@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Mapping
 from datetime import UTC, date, datetime, timedelta
 from itertools import pairwise
@@ -536,16 +535,14 @@ def test_monitor_objects_change_nothing_else() -> None:
 # --- the big synthetic fleet ------------------------------------------------------------------
 
 
-def test_big_fleet_has_instances_times_files_and_snapshots_fast() -> None:
+def test_big_fleet_has_instances_times_files() -> None:
+    # its speed is measured by bench/poll_cycle.py and bench/collectors.py, not asserted here
     big = SimulatedFleet(origin=ORIGIN, instances=200, files_per_instance=50)
-    started = time.perf_counter()
     snaps = big.snapshots(ORIGIN + timedelta(days=2))
-    elapsed = time.perf_counter() - started
     assert len(snaps) == 200 and len({s.server for s in snaps}) == 200
     assert all(len(s.samples) == 50 and len({x.ref.key for x in s.samples}) == 50 for s in snaps)
     assert all(s.engine is Engine.SQLSERVER for s in snaps)
     assert set(big.instances[0].truth()) == {x.ref.key for x in snaps[0].samples}
-    assert elapsed < 0.5  # ~0.04 s expected; 1,000 x 50 takes ~0.2 s
 
 
 def test_big_fleet_size_is_validated() -> None:
