@@ -483,5 +483,5 @@ def flash_chart(
             )
         ly = top + 12 + 16 * i
         body.append(f'<rect x="{left + pw + 12}" y="{ly - 8}" width="10" height="10" fill="{colour}"/>')
-        body.append(_text(left + pw + 26, ly + 1, ln.name[:22], fill="#1f2933"))
+        body.append(_text(left + pw + 26, ly + 1, _short(ln.name, 22), fill="#1f2933"))
     return _svg(width, height, title, body)

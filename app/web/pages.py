@@ -175,7 +175,9 @@ def recommendations(
         servers=servers,
         events=events,
         actions=list(REVIEW_ACTIONS),
-        can_review=user.role in ("approver", "admin"),
+        # executed, superseded and withdrawn recommendations can no longer be reviewed: no controls
+        can_review=user.role in ("approver", "admin")
+        and f.status not in ("executed", "superseded", "withdrawn"),
         message=request.query_params.get("message"),
         suppressed=suppressed,
         verification=verification,

@@ -53,6 +53,9 @@ def test_executed_move_waits_for_its_window(app_client: TestClient) -> None:
     page = app_client.get("/recommendations", params={"status": "executed"}).text
     assert 'data-status="waiting"' in page and "measuring since 2026-11-21 01:30 UTC" in page
     assert "Track record" in page and "No move has been verified against a prediction yet." in page
+    # executed moves cannot be reviewed again: the list offers no review or suppress controls
+    assert "Approve selected" not in page and "Suppress selected" not in page
+    assert "Approve selected" in app_client.get("/recommendations").text
 
 
 def test_regression_offers_the_rollback_script(app_client: TestClient, web_settings: Settings) -> None:
