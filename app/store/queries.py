@@ -243,6 +243,12 @@ def unit_key(
     return _unit_of(engine, kind, database, filegroup, tablespace) or key
 
 
+def unit_key_of(o: Any) -> str:
+    """`unit_key` of an object row (a DbObject or a selected row with the same columns)."""
+    return unit_key(engine=o.engine, kind=o.kind, database=o.database, key=o.key,
+                    filegroup=o.filegroup, tablespace=o.tablespace)  # fmt: skip
+
+
 @dataclass(frozen=True)
 class RecSummary:
     id: int
@@ -728,16 +734,7 @@ def _unit_members(session: Session, o: DbObject, uk: str) -> list[UnitMember]:
     return [
         UnitMember(r.id, r.kind, r.name)
         for r in session.execute(q.order_by(DbObject.kind, DbObject.name))
-        if r.key == uk
-        or unit_key(
-            engine=r.engine,
-            kind=r.kind,
-            database=r.database,
-            key=r.key,
-            filegroup=r.filegroup,
-            tablespace=r.tablespace,
-        )
-        == uk
+        if r.key == uk or unit_key_of(r) == uk
     ]
 
 
@@ -777,14 +774,7 @@ def object_detail(
     for row in session.execute(select(hod, *_sums()).where(*window).group_by(hod)):
         heat_by_hour[int(row.hod)] = metrics_of(row, o.size_bytes).heat
     total = metrics_of(session.execute(select(*_sums()).where(*window)).one(), o.size_bytes)
-    uk = unit_key(
-        engine=o.engine,
-        kind=o.kind,
-        database=o.database,
-        key=o.key,
-        filegroup=o.filegroup,
-        tablespace=o.tablespace,
-    )
+    uk = unit_key_of(o)
     members = _unit_members(session, o, uk)
     tier = policy.tier_of_location(
         engine=o.engine, physical_name=o.physical_name, storage_group=o.storage_group

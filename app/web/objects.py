@@ -43,7 +43,7 @@ from app.store.queries import (
     io_totals,
     list_objects,
     object_detail,
-    unit_key,
+    unit_key_of,
     window_start,
 )
 from app.web.auth import CurrentUser, api_user, csrf_token, page_user
@@ -786,14 +786,7 @@ def object_evidence(state: AppState, object_id: int) -> Evidence | None:
         ).one_or_none()
         if o is None:
             raise HTTPException(status.HTTP_404_NOT_FOUND, f"no object #{object_id}")
-        uk = unit_key(
-            engine=o.engine,
-            kind=o.kind,
-            database=o.database,
-            key=o.key,
-            filegroup=o.filegroup,
-            tablespace=o.tablespace,
-        )
+        uk = unit_key_of(o)
         snap = _snapshot(state, s, o.target_id, (o.key,) if uk == o.key else (o.key, uk))
     if snap is None:
         return None
