@@ -19,8 +19,6 @@ from tests.conftest import live_server
 from tests.e2e.conftest import SHOTS, shot
 
 APPROVER, PASSWORD = "abe", "correct horse battery"
-SUPPRESSED = "FG_ORD_202610"  # open fc -> flash moves of the demo fleet's SQLPROD01 Sales
-APPROVED = "FG_ORD_202611"
 REASON = "month-end close: no moves before December"
 
 
@@ -58,57 +56,62 @@ def _row(page: Page, name: str) -> Locator:
 
 def test_suppress_lift_approve_plan_execute(server: str, page: Page) -> None:
     _login(page, server)
+    # two open fc -> flash moves of SQLPROD01: which ones depends on the demo's clock, so ask
+    items = page.request.get(server + "/api/recommendations?status=open&limit=1000").json()["items"]
+    names = sorted(r["name"] for r in items if r["server"] == "SQLPROD01" and r["to_tier"] == "flash")
+    assert len(names) >= 2, names
+    suppressed, approved = names[0], names[1]
     page.goto(server + "/recommendations?target=demo%3ASQLPROD01")
     expect(page.get_by_role("heading", name="Recommendations")).to_be_visible()
-    row = _row(page, SUPPRESSED)
+    row = _row(page, suppressed)
     expect(row).to_contain_text("open")
 
     # suppress it through the form: a reason and an expiry date
     until = (datetime.now(UTC) + timedelta(days=30)).date()
-    row.get_by_label(f"select {SUPPRESSED}").check()
+    row.get_by_label(f"select {suppressed}").check()
     page.get_by_label("Suppress selected: reason").fill(REASON)
     page.get_by_label("until").fill(until.isoformat())
     page.get_by_role("button", name="Suppress selected").click()
     expect(page.get_by_role("status")).to_contain_text(
         f"suppressed 1 recommendation(s) until {until} 00:00 UTC"
     )
-    row = _row(page, SUPPRESSED)
+    row = _row(page, suppressed)
     expect(row).to_contain_text(f"suppressed until {until} 00:00 UTC by {APPROVER} ({REASON})")
     expect(row.get_by_role("button", name="Lift")).to_be_visible()
     shot(page, "2x-review-suppressed")
 
     # approving it is refused while it is suppressed
-    row.get_by_label(f"select {SUPPRESSED}").check()
+    row.get_by_label(f"select {suppressed}").check()
     page.get_by_role("button", name="Approve selected").click()
     expect(page.get_by_role("status")).to_contain_text("lift the suppression before approving it")
-    row = _row(page, SUPPRESSED)
+    row = _row(page, suppressed)
     expect(row.locator(".badge").first).to_have_text("open")
     expect(row).to_contain_text("suppressed until")
 
     # lift it: back as an open recommendation, the lift in the audit log
     row.get_by_role("button", name="Lift").click()
-    expect(page.get_by_role("status")).to_contain_text(f"lifted the suppression of {SUPPRESSED}")
-    row = _row(page, SUPPRESSED)
+    expect(page.get_by_role("status")).to_contain_text(f"lifted the suppression of {suppressed}")
+    row = _row(page, suppressed)
     expect(row.locator(".badge").first).to_have_text("open")
     expect(row).not_to_contain_text("suppressed")
     expect(row.get_by_role("button", name="Lift")).to_have_count(0)
     expect(page.get_by_role("row").filter(has_text="lift_suppression").first).to_contain_text(APPROVER)
 
     # approve another one: the Scripts page plans it into the next change window
-    _row(page, APPROVED).get_by_label(f"select {APPROVED}").check()
+    _row(page, approved).get_by_label(f"select {approved}").check()
     page.get_by_label("Comment").fill("for the Saturday window")
     page.get_by_role("button", name="Approve selected").click()
     expect(page.get_by_role("status")).to_contain_text(f"approve: 1 recommendation(s) by {APPROVER}")
     plan = page.request.get(server + "/api/change-windows").json()
     moves = plan["next_window"]["moves"]
-    assert [m["name"] for m in moves] == [APPROVED], plan
+    assert [m["name"] for m in moves] == [approved], plan
     duration = moves[0]["duration"]
 
     page.get_by_role("link", name="Scripts", exact=True).click()
     expect(page.get_by_role("heading", name="Scripts", exact=True)).to_be_visible()
     windows = page.locator("section.change-windows")
     expect(windows.get_by_role("heading", level=2)).to_contain_text(plan["next_window"]["label"])
-    planned = windows.locator("ol li").filter(has_text=APPROVED)
+    planned = windows.locator("ol li").filter(has_text=approved)
     expect(planned).to_have_count(1)
     expect(planned).to_contain_text(duration)
     expect(planned).to_contain_text(f"fits {plan['next_window']['label']}")
@@ -125,19 +128,19 @@ def test_suppress_lift_approve_plan_execute(server: str, page: Page) -> None:
     shot(page, "2x-review-scripts-windows")
 
     # mark it executed: a verification starts, "waiting" on the Recommendations page
-    move = page.get_by_role("row").filter(has_text=APPROVED)
+    move = page.get_by_role("row").filter(has_text=approved)
     move.get_by_role("button", name="Executed").click()
     expect(page.get_by_role("status")).to_contain_text(f"marked executed by {APPROVER}")
-    expect(page.get_by_role("row").filter(has_text=APPROVED)).to_contain_text("executed")
-    expect(windows.locator("ol li").filter(has_text=APPROVED)).to_have_count(0)
+    expect(page.get_by_role("row").filter(has_text=approved)).to_contain_text("executed")
+    expect(windows.locator("ol li").filter(has_text=approved)).to_have_count(0)
 
     page.goto(server + "/recommendations?status=executed")
-    done = page.locator("table").first.locator("tbody tr").filter(has_text=APPROVED)
+    done = page.locator("table").first.locator("tbody tr").filter(has_text=approved)
     expect(done.locator(".verification")).to_have_attribute("data-status", "waiting")
     expect(done.locator(".verification")).to_contain_text("measuring since")
     record = page.get_by_role("region", name="Track record")
     expect(record).to_contain_text("waiting 1")
-    expect(record.get_by_role("row").filter(has_text=APPROVED)).to_contain_text("waiting")
+    expect(record.get_by_role("row").filter(has_text=approved)).to_contain_text("waiting")
     shot(page, "2x-review-executed")
     record.scroll_into_view_if_needed()
     record.screenshot(path=str(SHOTS / "2x-review-track-record.png"))
