@@ -1,35 +1,55 @@
-"""The advice pipeline: objects -> placement units -> features -> verdicts -> placement -> advice.
+"""The advice pipeline: objects -> placement units -> I/O mix per window -> I/O wait on every tier
+-> one placement within every tier's limits -> each unit's decision with its binding reason.
 
-SQL Server places data by filegroup (proportional fill spreads a filegroup over all its files,
-domain.md §1.4), tempdb's data files move together, DB2 places by table space. Partitions are
-reported too, but they move with the filegroup or table space that holds them.
+Benefit decides, within constraints (design.md): the placement minimises the units' total I/O
+wait plus the tiers' price for their GB plus a move cost, within capacity, RAID-adjusted back-end
+IOPS and the fastest tier's daily write budget. Profiles describe the workload; only pins, kinds
+and physics make hard limits. Queueing depends on what the placement puts on a tier, so the
+placement is solved twice: with the tiers' load as it is, then with the load the first answer
+gives.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from advisors.classify import Verdict, classify, describe_partition
-from advisors.endurance import endurance_note
-from advisors.explain import Decision, decide, decide_member
+from advisors.benefit import TierPhysics, TierWait, backend_iops, physics, utilisation
+from advisors.binding import Binding, Placed, binding, tier_use
+from advisors.classify import (
+    Verdict,
+    describe,
+    describe_partition,
+    latency_for_tier,
+    maintenance_notes,
+    profile_of,
+)
+from advisors.explain import Decision, decide, decide_member, pin_reason
 from advisors.features import (
-    GB,
     Features,
     ObjectInfo,
     ObjectWindow,
-    Usage,
-    combine,
     compute_features,
     database_heat,
     instance_read_miss,
 )
-from advisors.hysteresis import holds
 from advisors.maintenance import prepare_window
 from advisors.placement import PlacementObject, PlacementResult, PlacementTier, flash_curve, place
+from advisors.units import PLACEABLE, WHOLE, Case, Costs, build_units, make_case, uid, unit_costs, unit_key
 from policies.model import Policy
+
+__all__ = [
+    "PLACEABLE",
+    "Advice",
+    "AdviceReport",
+    "DatabaseCurve",
+    "advise",
+    "database_curves",
+    "uid",
+    "unit_key",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,9 +61,11 @@ class Advice:
     placement_unit: str
     reasons: tuple[str, ...]
     io_ms_per_s_now: float | None  # measured I/O wait per second where it is now
-    io_ms_per_s_after: float  # predicted on the recommended tier (service latencies)
-    decision: Decision | None = None  # which stage decided, with the numbers it used
+    io_ms_per_s_after: float  # predicted on the recommended tier
+    decision: Decision | None = None  # the binding reason, with the numbers it used
     explanation: str = ""  # one sentence, moved or not
+    waits: Mapping[str, TierWait] = field(default_factory=dict)  # whole window, by tier
+    placement_object: PlacementObject | None = None  # how the optimiser saw the unit
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,159 +76,224 @@ class AdviceReport:
     flash_tier: str
     notes: tuple[str, ...]
     flash_curve_by_database: dict[tuple[str, str], tuple[tuple[float, float], ...]]
+    utilisation: Mapping[str, float] = field(default_factory=dict)  # back-end load / IOPS, by tier
 
 
-PLACEABLE = frozenset({"data_file", "log_file", "filegroup", "partition", "tablespace", "tempdb"})
-
-
-def unit_key(info: ObjectInfo) -> str | None:
-    """Key of the placement unit an object belongs to (None: it is its own unit)."""
-    if info.engine == "sqlserver":
-        if info.kind == "data_file" and info.filegroup:
-            return f"{info.database}/filegroup/{info.filegroup}"
-        if info.kind == "tempdb":
-            return "tempdb/data"
-        if info.kind == "partition" and info.filegroup:
-            return f"{info.database}/filegroup/{info.filegroup}"
-    if info.engine == "db2" and info.kind == "partition" and info.tablespace:
-        return f"{info.database}/tablespace/{info.tablespace}"
-    return None
-
-
-def uid(info: ObjectInfo) -> str:
-    """Object keys are unique per server; several servers are advised together."""
-    return f"{info.server}|{info.key}"
-
-
-def _group_tier(members: Sequence[ObjectWindow]) -> str | None:
-    tiers = {m.info.current_tier for m in members}
-    return tiers.pop() if len(tiers) == 1 else None
-
-
-def build_units(windows: Sequence[ObjectWindow]) -> tuple[list[ObjectWindow], dict[str, str]]:
-    """Placement units, and for every object (by uid) the uid of the unit it moves with."""
-    grouped: dict[tuple[str, str], list[ObjectWindow]] = defaultdict(list)
-    partitions: dict[tuple[str, str], list[ObjectWindow]] = defaultdict(list)
-    units: dict[tuple[str, str], ObjectWindow] = {}
-    member_of: dict[str, str] = {}
-    for w in windows:
-        if w.info.kind not in PLACEABLE:
-            continue  # buffer pools, instance counters: context for the features, not storage to place
-        uk = unit_key(w.info)
-        if w.info.kind == "partition":
-            if uk is not None:
-                partitions[(w.info.server, uk)].append(w)
-            continue
-        if uk is None:
-            units[(w.info.server, w.info.key)] = w
-            member_of[uid(w.info)] = uid(w.info)
-        else:
-            grouped[(w.info.server, uk)].append(w)
-    for (server, uk), members in grouped.items():
-        first = members[0].info
-        kind = "tempdb" if first.kind == "tempdb" else "filegroup"
-        info = ObjectInfo(
-            key=uk,
-            engine=first.engine,
-            server=server,
-            database=first.database,
-            kind=kind,
-            name="tempdb" if kind == "tempdb" else (first.filegroup or uk),
-            current_tier=_group_tier(members),
-            filegroup=first.filegroup,
-            physical_name=first.physical_name,
-            files=tuple(m.info for m in members),
+def placement_tiers(policy: Policy) -> list[PlacementTier]:
+    share = policy.endurance.tier_max_budget_share
+    return [
+        PlacementTier(
+            t.name,
+            t.capacity_gb,
+            t.max_iops,
+            t.raid_factor,
+            t.read_latency_ms,
+            t.write_latency_ms,
+            max_write_gb_day=None if t.write_budget_gb_day is None else t.write_budget_gb_day * share,
         )
-        units[(server, uk)] = combine(members, info)
-        for m in members:
-            member_of[uid(m.info)] = uid(info)
-    for (server, uk), parts in partitions.items():
-        unit = units.get((server, uk))
-        for p in parts:
-            member_of[uid(p.info)] = uid(unit.info) if unit is not None else uid(p.info)
-        if unit is None:
-            continue
-        extra = dict(unit.total.extra)
-        for p in parts:
-            for k, v in p.total.extra.items():
-                extra[k] = extra.get(k, 0) + v
-        units[(server, uk)] = replace(unit, total=Usage(unit.total.seconds, unit.total.counters, extra))
-    return list(units.values()), member_of
+        for t in policy.tiers
+    ]
 
 
-def _io_ms(f: Features, read_ms: float | None, write_ms: float | None) -> float | None:
-    if read_ms is None and f.read_iops:
-        return None
-    return f.read_iops * (read_ms or 0.0) + f.write_iops * (write_ms or 0.0)
+def _placement_object(case: Case, costs: Costs) -> PlacementObject:
+    mix = case.whole
+    hits = mix.random_reads * case.hit_share
+    return PlacementObject(
+        id=uid(case.info),
+        size_gb=case.size_gb,
+        read_iops=mix.reads,
+        write_iops=mix.writes,
+        allowed_tiers=frozenset(costs.allowed),
+        read_hit_ratio=min(hits / mix.reads, 1.0) if mix.reads else 0.0,
+        cost_by_tier={t: c for t, c in costs.cost.items() if t in costs.allowed},
+        write_gb_day=mix.write_gb_day,
+    )
+
+
+def _unlimited_iops(objects: Sequence[PlacementObject], tiers: Sequence[PlacementTier]) -> float:
+    """More back-end IOPS than all the objects could need on any tier: an IOPS limit that never binds."""
+    return 1.0 + sum(o.read_iops + o.write_iops * max(t.raid_factor for t in tiers) for o in objects)
+
+
+def _place_within_limits(
+    objects: list[PlacementObject], tiers: list[PlacementTier], time_limit_s: float
+) -> tuple[PlacementResult, list[str]]:
+    """Place within every limit; when the load is already more than the tiers' devices serve or
+    write budgets allow (an overloaded array is often why a DBA asks), place within capacity alone
+    and say by how much each limit is exceeded rather than giving no answer."""
+    result = place(objects, tiers, time_limit_s=time_limit_s)
+    notes = list(result.notes)
+    if result.status != "infeasible":
+        return result, notes
+    relaxed = [replace(t, max_iops=_unlimited_iops(objects, tiers), max_write_gb_day=None) for t in tiers]
+    capacity_only = place(objects, relaxed, time_limit_s=time_limit_s)
+    if capacity_only.status == "infeasible":
+        notes.append("no placement fits the tiers' capacity: showing each unit's best tier")
+        return capacity_only, notes
+    by_id = {o.id: o for o in objects}
+    for t in tiers:
+        here = [by_id[i] for i, name in capacity_only.assignment.items() if name == t.name]
+        load = sum(o.read_iops * (1 - o.read_hit_ratio) + o.write_iops * t.raid_factor for o in here)
+        if load > t.max_iops:
+            notes.append(
+                f"tier {t.name} would need {load:,.0f} back-end IOPS but its devices serve {t.max_iops:,.0f}: "
+                f"add devices (see `tierwise size`) or move load elsewhere; placed within capacity only"
+            )
+        written = sum(o.write_gb_day for o in here)
+        if t.max_write_gb_day is not None and written > t.max_write_gb_day:
+            notes.append(
+                f"tier {t.name} would be written {written:,.0f} GB per day, more than its write budget of "
+                f"{t.max_write_gb_day:,.0f}: units pinned there write more than its drives are rated for"
+            )
+    return replace(capacity_only, notes=(*capacity_only.notes, *notes)), notes
+
+
+def _solve(
+    cases: Sequence[Case], phys: Mapping[str, TierPhysics], policy: Policy, time_limit_s: float
+) -> tuple[PlacementResult, list[str], list[Costs], dict[str, float]]:
+    """Costs at today's load, a placement, costs at the load that placement gives, a placement
+    (unless the first already fits today's load or the load exceeds the devices anyway). Returns
+    the placement, its notes, the costs it was made with and the tiers' utilisation it gives."""
+    today = [(c.current, c) for c in cases if c.current is not None and c.current in phys]
+    load = utilisation(((t, backend_iops(c.whole, phys[t], c.hit_share)) for t, c in today), phys)
+    ptiers = placement_tiers(policy)
+    result: PlacementResult | None = None
+    notes: list[str] = []
+    costs: list[Costs] = []
+    for _ in range(2):
+        costs = [unit_costs(c, phys, load, policy) for c in cases]
+        objects = [_placement_object(c, k) for c, k in zip(cases, costs, strict=True)]
+        result, notes = _place_within_limits(objects, ptiers, time_limit_s / 2)
+        if result.status == "infeasible":
+            break
+        placed = utilisation(
+            ((result.assignment[uid(c.info)], k.wait(result.assignment[uid(c.info)]).backend_iops)
+             for c, k in zip(cases, costs, strict=True)),
+            phys,
+        )  # fmt: skip
+        done = all(abs(placed[t] - load[t]) < 0.02 for t in phys)
+        load = placed
+        if done or any(u > 1.0 for u in placed.values()):  # placed within capacity only: no second round
+            break
+    assert result is not None
+    return result, notes, costs, load
+
+
+def _unit_advice(
+    case: Case,
+    costs: Costs,
+    assigned: str,
+    bound: Binding,
+    policy: Policy,
+    phys: Mapping[str, TierPhysics],
+    profile: tuple[str, str],
+    obj: PlacementObject,
+) -> Advice:
+    info, f = case.info, case.features
+    waits = costs.waits[WHOLE]
+    current = case.current if case.current in waits else None
+    now_ms = waits[current].wait_ms_per_s if current is not None else None
+    after_ms = waits[assigned].wait_ms_per_s if assigned in waits else 0.0
+    finding, _ = latency_for_tier(info, f, policy)
+    reasons = [
+        profile[1],
+        *maintenance_notes(info, f),
+        *([finding] if finding else []),
+        bound.detail,
+        describe(f),
+    ]
+    more: dict[str, float | None] = {
+        "sequential_share": case.whole.sequential_share,
+        "write_gb_day": case.whole.write_gb_day,
+        "backend_iops": waits[assigned].backend_iops if assigned in waits else None,
+        "price_ms_per_s_per_gb": phys[assigned].price_ms_per_gb,
+    }
+    if now_ms is not None:
+        saved = now_ms - after_ms
+        more |= {
+            "saving_ms_per_s_per_gb": saved / case.size_gb if case.size_gb else None,
+            "saving_ms_per_io": saved / case.whole.io if case.whole.io else None,
+        }
+    if current is not None and list(phys).index(assigned) > list(phys).index(current):
+        cost_per_gb = {t.name: t.cost_per_gb for t in policy.tiers}
+        more |= {
+            "gb_freed": case.size_gb,
+            "cost_freed": case.size_gb * (cost_per_gb[current] - cost_per_gb[assigned]),
+        }
+    d, text = decide(info, f, binding=bound, allowed=costs.allowed, recommended=assigned, waits=waits,
+                     io_now=now_ms, io_after=after_ms, more=more)  # fmt: skip
+    verdict = Verdict(profile[0], bound.rule, costs.allowed, bound.preferred, tuple(reasons))
+    return Advice(info, f, verdict, assigned, info.key, tuple(reasons), now_ms, after_ms, d, text, waits, obj)
 
 
 def _partition_advice(
-    w: ObjectWindow,
-    unit: Advice | None,
-    heat: dict[tuple[str, str], float],
-    policy: Policy,
+    w: ObjectWindow, unit: Advice | None, heat: dict[tuple[str, str], float], policy: Policy
 ) -> Advice:
     """A partition follows the filegroup / table space that holds it: its verdict is the unit's,
     its numbers are its own (ILM plans use them to tell hot months from cold ones)."""
     f = compute_features(prepare_window(w, policy), db_heat=heat.get((w.info.server, w.info.database)))
     own = describe_partition(f)
     if unit is None:
-        v = classify(w.info, f, policy)
-        why = "no filegroup / table space holding this partition is in the input: judged on its own counters"
-        d, text = decide(w.info, f, v, policy, recommended=v.preferred_tier)
-        reasons = (*v.reasons[:-1], own, why)
-        return Advice(w.info, f, v, v.preferred_tier, w.info.key, reasons, None, 0.0, d, text)
+        profile = profile_of(w.info, f, policy)
+        tier = w.info.current_tier or policy.tiers[-1].name
+        why = ("the filegroup / table space holding it is not in the input, and a partition is placed with "
+               "the one that holds it: not placed")  # fmt: skip
+        d = Decision("not_placed", "TW750", False, w.info.current_tier, tier, tier, (tier,), why, {}, ())
+        v = Verdict(profile[0], "TW750", (tier,), tier, (profile[1], own, why))
+        return Advice(
+            w.info,
+            f,
+            v,
+            tier,
+            w.info.key,
+            v.reasons,
+            None,
+            0.0,
+            d,
+            f"Not placed: {why}; its own figures: {own}.",
+        )
     uv, target = unit.verdict, unit.recommended_tier
-    v = replace(uv, reasons=(f"{unit.info.kind} {unit.info.name}: {uv.reasons[0]}", own))
+    v = replace(uv, reasons=(f"{unit.info.kind} {unit.info.name}: {unit.explanation}", own))
     why = f"moves with {unit.info.kind} {unit.info.name} (recommended: {target})"
     info = replace(w.info, current_tier=w.info.current_tier or unit.info.current_tier)
     assert unit.decision is not None
-    d, text = decide_member(
-        info,
-        f,
-        policy,
-        unit=unit.info,
-        unit_decision=unit.decision,
-        unit_explanation=unit.explanation,
-        own=own,
-    )
+    d, text = decide_member(info, f, policy, unit=unit.info, unit_decision=unit.decision,
+                            unit_explanation=unit.explanation, own=own)  # fmt: skip
     return Advice(info, f, v, target, unit.info.key, (*v.reasons, why), None, 0.0, d, text)
 
 
-def _place_within_limits(
-    objects: list[PlacementObject], tiers: list[PlacementTier], time_limit_s: float
-) -> tuple[PlacementResult, list[str]]:
-    """Place within every limit; when the load is already more than the tiers' devices can serve
-    (an overloaded array is often why a DBA asks), place within capacity alone and say by how
-    much each tier's IOPS limit is exceeded rather than giving no answer."""
-    result = place(objects, tiers, time_limit_s=time_limit_s)
-    notes = list(result.notes)
-    if result.status != "infeasible":
-        return result, notes
-    unlimited = 1.0 + sum(o.read_iops + o.write_iops * max(t.raid_factor for t in tiers) for o in objects)
-    relaxed = [replace(t, max_iops=unlimited) for t in tiers]
-    capacity_only = place(objects, relaxed, time_limit_s=time_limit_s)
-    if capacity_only.status == "infeasible":
-        notes.append("no placement fits the tiers' capacity: showing each object's preferred tier")
-        return capacity_only, notes
-    by_id = {o.id: o for o in objects}
-    for t in tiers:
-        load = sum(
-            by_id[i].read_iops * (1 - by_id[i].read_hit_ratio) + by_id[i].write_iops * t.raid_factor
-            for i, name in capacity_only.assignment.items()
-            if name == t.name
-        )
-        if load > t.max_iops:
-            notes.append(
-                f"tier {t.name} would need {load:,.0f} physical IOPS but its devices serve {t.max_iops:,.0f}: "
-                f"add devices (see `tierwise size`) or move load elsewhere; placed within capacity only"
-            )
-    return replace(capacity_only, notes=(*capacity_only.notes, *notes)), notes
+def _curve(
+    advice: Sequence[Advice], tiers: list[PlacementTier], flash: str, points: int, time_limit_s: float = 1.0
+) -> tuple[tuple[float, float], ...]:
+    """(flash GB, share of today's I/O wait saved) from 0 GB of flash to all the units may use.
+    Today's placement is the baseline: at the flash GB in use today the share is 0 by definition;
+    the curve never drops (more flash can always be left unused)."""
+    objects = [_curve_object(a, flash) for a in advice if a.placement_object is not None]
+    if len(tiers) < 2 or points < 2 or not objects:
+        return ()
+    waits = {uid(a.info): {t: w.wait_ms_per_s for t, w in a.waits.items()} for a in advice}
+    today = sum(a.io_ms_per_s_now if a.io_ms_per_s_now is not None else a.io_ms_per_s_after for a in advice)
+    found = flash_curve(objects, tiers, flash_tier=flash, points=points, time_limit_s=time_limit_s, waits=waits,
+                        baseline=today)  # fmt: skip
+    in_use = sum((a.info.size_bytes or 0) / 2**30 for a in advice if a.info.current_tier == flash)
+    out: list[tuple[float, float]] = []
+    points_by_gb = dict(found)
+    points_by_gb.setdefault(in_use, 0.0)
+    for gb, share in sorted(points_by_gb.items()):
+        out.append((gb, max(share, out[-1][1]) if out else share))
+    return tuple(out)
 
 
-def _server_key(placement_id: str) -> tuple[str, str]:
-    server, _, key = placement_id.partition("|")
-    return server, key
+def _curve_object(a: Advice, flash: str) -> PlacementObject:
+    """The unit as the curve places it: units that would not take flash even without limits are
+    kept off it, so the curve ends where more flash stops paying."""
+    o = a.placement_object
+    assert o is not None and o.cost_by_tier is not None
+    wants = a.decision is not None and a.decision.preferred_tier == flash
+    if wants or a.info.current_tier == flash or flash not in o.cost_by_tier or len(o.cost_by_tier) < 2:
+        return o
+    costs = {t: c for t, c in o.cost_by_tier.items() if t != flash}
+    return replace(o, cost_by_tier=costs, allowed_tiers=frozenset(costs))
 
 
 def advise(
@@ -222,124 +309,68 @@ def advise(
     units = [prepare_window(u, policy) for u in units]  # maintenance out, business periods apart
     heat = database_heat(units)
     inst_miss = instance_read_miss(windows)
-    tiers = {t.name: t for t in policy.tiers}
-    feats: dict[str, Features] = {}
-    verdicts: dict[str, Verdict] = {}
+    phys = physics(policy)
+    cases: list[Case] = []
     for u in units:
-        tier = tiers.get(u.info.current_tier or "")
-        feats[uid(u.info)] = compute_features(
-            u,
-            db_heat=heat.get((u.info.server, u.info.database)),
-            tier_read_ms=tier.read_latency_ms if tier else None,
-            instance_miss=inst_miss.get(u.info.server),
-        )
-        verdicts[uid(u.info)] = classify(u.info, feats[uid(u.info)], policy)
-    objects = [
-        PlacementObject(
-            id=uid(u.info),
-            size_gb=(u.info.size_bytes or 0) / GB,
-            read_iops=feats[uid(u.info)].read_iops,
-            write_iops=feats[uid(u.info)].write_iops,
-            allowed_tiers=frozenset(verdicts[uid(u.info)].allowed_tiers),
-            read_hit_ratio=feats[uid(u.info)].est_cache_hit_share or 0.0,
-        )
-        for u in units
-    ]
-    ptiers = [
-        PlacementTier(t.name, t.capacity_gb, t.max_iops, t.raid_factor, t.read_latency_ms, t.write_latency_ms)
-        for t in policy.tiers
-    ]
-    result, notes = _place_within_limits(objects, ptiers, time_limit_s)
-    chosen = {
-        uid(u.info): result.assignment.get(uid(u.info), verdicts[uid(u.info)].preferred_tier) for u in units
+        f = compute_features(u, db_heat=heat.get((u.info.server, u.info.database)),
+                             instance_miss=inst_miss.get(u.info.server))  # fmt: skip
+        case = make_case(u, f, policy, phys, now=now)
+        if case is not None:
+            cases.append(case)
+    result, notes, costs, load = _solve(cases, phys, policy, time_limit_s)
+    assigned = {
+        uid(c.info): result.assignment.get(uid(c.info)) or min(k.allowed, key=lambda t: k.cost[t])
+        for c, k in zip(cases, costs, strict=True)
     }
-    proposed = dict(chosen)
-    held = holds(
-        units,
-        {(u.info.server, u.info.key): chosen[uid(u.info)] for u in units},
-        {(u.info.server, u.info.key): verdicts[uid(u.info)].allowed_tiers for u in units},
-        policy,
-        now=now,
-    )
-    if held:
-        pinned = [
-            replace(o, allowed_tiers=frozenset({held[k].tier})) if (k := _server_key(o.id)) in held else o
-            for o in objects
-        ]
-        again, again_notes = _place_within_limits(pinned, ptiers, time_limit_s)
-        if again.status != "infeasible":
-            result, notes, objects = again, again_notes, pinned
-            chosen = {uid(u.info): again.assignment[uid(u.info)] for u in units}
-        else:
-            notes.append(
-                "hysteresis holds could not all be kept within the tier limits: moves shown without them"
-            )
-            held = {}
-    flash = policy.tiers[0].name
-    curve: tuple[tuple[float, float], ...] = ()
-    by_db: dict[tuple[str, str], tuple[tuple[float, float], ...]] = {}
-    if len(ptiers) > 1 and curve_points:
-        curve = tuple(flash_curve(objects, ptiers, flash_tier=flash, points=curve_points))
-        databases = {(u.info.server, u.info.database) for u in units}
-        if len(databases) > 1:
-            for server, database in sorted(databases):
-                subset = [
-                    o
-                    for o, u in zip(objects, units, strict=True)
-                    if (u.info.server, u.info.database) == (server, database)
-                ]
-                by_db[(server, database)] = tuple(
-                    flash_curve(subset, ptiers, flash_tier=flash, points=curve_points)
-                )
+    placed = [Placed(c, k, assigned[uid(c.info)]) for c, k in zip(cases, costs, strict=True)]
+    use = tier_use(placed, policy)
     out: list[Advice] = []
     by_unit: dict[str, Advice] = {}
-    for u in units:
-        f, v, target = feats[uid(u.info)], verdicts[uid(u.info)], chosen[uid(u.info)]
-        reasons = list(v.reasons)
-        hold = held.get((u.info.server, u.info.key))
-        if hold is not None:
-            reasons.append(hold.reason)
-        elif target != v.preferred_tier:
-            reasons.append(
-                f"placed on {target} rather than {v.preferred_tier}: tier capacity or IOPS limits "
-                f"leave more I/O time saved elsewhere"
-            )
-        t = tiers[target]
-        now_ms = _io_ms(f, f.avg_read_ms, f.avg_write_ms)
-        after_ms = f.read_iops * t.read_latency_ms + f.write_iops * t.write_latency_ms
-        if now_ms is not None and target == (u.info.current_tier or target):
-            after_ms = now_ms  # not moving (or location unknown): no change predicted
-        d, text = decide(
-            u.info,
-            f,
-            v,
+    for p in placed:
+        pinned = pin_reason(p.case.info, policy)
+        bound = binding(p.case, p.costs, p.tier, use, policy, phys, pinned=pinned)
+        obj = _placement_object(p.case, p.costs)
+        a = _unit_advice(
+            p.case,
+            p.costs,
+            p.tier,
+            bound,
             policy,
-            recommended=target,
-            hold=None if hold is None else hold.reason,
-            proposed=proposed.get(uid(u.info)),
-            io_now=now_ms,
-            io_after=after_ms,
+            phys,
+            profile_of(p.case.info, p.case.features, policy),
+            obj,
         )
-        advice = Advice(u.info, f, v, target, u.info.key, tuple(reasons), now_ms, after_ms, d, text)
-        out.append(advice)
-        by_unit[uid(u.info)] = advice
+        out.append(a)
+        by_unit[uid(a.info)] = a
     for w in windows:
         if w.info.kind == "partition":
             unit_uid = member_of.get(uid(w.info), "")
-            unit = by_unit.get(unit_uid) if unit_uid != uid(w.info) else None
-            out.append(_partition_advice(w, unit, heat, policy))
-    wear = endurance_note(
-        ((u.info.name, feats[uid(u.info)]) for u in units if chosen[uid(u.info)] == flash), policy
-    )
-    if wear is not None:
-        notes.append(wear)
-    return AdviceReport(tuple(out), result, curve, flash, tuple(notes), by_db)
+            out.append(
+                _partition_advice(w, by_unit.get(unit_uid) if unit_uid != uid(w.info) else None, heat, policy)
+            )
+    flash = policy.tiers[0].name
+    ptiers = placement_tiers(policy)
+    units_advice = list(by_unit.values())
+    curve = _curve(units_advice, ptiers, flash, curve_points)
+    by_db: dict[tuple[str, str], tuple[tuple[float, float], ...]] = {}
+    databases = sorted({(a.info.server, a.info.database) for a in units_advice})
+    if curve_points and len(databases) > 1:
+        for server, database in databases:
+            subset = [a for a in units_advice if (a.info.server, a.info.database) == (server, database)]
+            by_db[(server, database)] = _curve(subset, ptiers, flash, curve_points)
+    notes.extend(policy.retired_settings)
+    budget = use[flash].limit["write_budget"]
+    if budget:
+        written = use[flash].used["write_budget"]
+        notes.append(f"{flash}'s daily write budget: the units placed there write {written:,.0f} of "
+                     f"{budget:,.0f} GB/day ({100 * written / budget:,.0f} %)")  # fmt: skip
+    return AdviceReport(tuple(out), result, curve, flash, tuple(notes), by_db, load)
 
 
 @dataclass(frozen=True, slots=True)
 class DatabaseCurve:
-    """How much flash one database could use: (flash GB, share of I/O wait saved) against every
-    placement unit on its slowest allowed tier, and what the recommended placement predicts."""
+    """How much flash one database could use: (flash GB, share of its I/O wait today saved), and
+    what the recommended placement predicts."""
 
     engine: str
     server: str
@@ -349,70 +380,43 @@ class DatabaseCurve:
     io_ms_per_s_now: float
     io_ms_per_s_after: float
     units: int
-    note: str = ""  # e.g. the tiers' IOPS limits were left out because the load exceeds them
+    note: str = ""
 
 
 def database_curves(
     report: AdviceReport, policy: Policy, *, points: int = 8, time_limit_s: float = 0.25
 ) -> list[DatabaseCurve]:
-    """The flash curve per database from a report's placement units (hysteresis holds left out:
-    the curve is about how much flash is worth having, not about this hour's moves). Budget: up to
-    `points x time_limit_s` seconds per database."""
-    ptiers = [
-        PlacementTier(t.name, t.capacity_gb, t.max_iops, t.raid_factor, t.read_latency_ms, t.write_latency_ms)
-        for t in policy.tiers
-    ]
+    """The flash curve per database from a report's placement units, each database alone on the
+    tiers. Budget: up to `points x time_limit_s` seconds per database."""
+    ptiers = placement_tiers(policy)
     groups: dict[tuple[str, str, str], list[Advice]] = defaultdict(list)
     for a in report.objects:
-        if a.placement_unit == a.info.key:
+        if a.placement_unit == a.info.key and a.placement_object is not None:
             groups[(a.info.engine, a.info.server, a.info.database)].append(a)
     out: list[DatabaseCurve] = []
     for (engine, server, database), units in sorted(groups.items()):
-        objects = [
-            PlacementObject(
-                id=uid(a.info),
-                size_gb=(a.info.size_bytes or 0) / GB,
-                read_iops=a.features.read_iops,
-                write_iops=a.features.write_iops,
-                allowed_tiers=frozenset(a.verdict.allowed_tiers),
-                read_hit_ratio=a.features.est_cache_hit_share or 0.0,
-            )
-            for a in units
-        ]
-        curve: tuple[tuple[float, float], ...] = ()
+        curve = _curve(units, ptiers, report.flash_tier, points, time_limit_s)
         note = ""
-        if len(ptiers) > 1 and points >= 2:
-            curve = tuple(
-                flash_curve(
-                    objects, ptiers, flash_tier=report.flash_tier, points=points, time_limit_s=time_limit_s
-                )
+        if len(curve) <= 1 and len(ptiers) > 1:  # no point but today's: the limits fit at no amount of flash
+            objects = [a.placement_object for a in units if a.placement_object is not None]
+            relaxed = [
+                replace(t, max_iops=_unlimited_iops(objects, ptiers), max_write_gb_day=None) for t in ptiers
+            ]
+            curve = _curve(units, relaxed, report.flash_tier, points, time_limit_s)
+            note = (
+                "the load exceeds the tiers' IOPS limits at every amount of flash: curve within capacity only"
             )
-            if not curve and objects:
-                # more load than the devices serve at any amount of flash (as in the placement):
-                # the curve within capacity alone, said so
-                unlimited = 1.0 + sum(
-                    o.read_iops + o.write_iops * max(t.raid_factor for t in ptiers) for o in objects
-                )
-                relaxed = [replace(t, max_iops=unlimited) for t in ptiers]
-                curve = tuple(
-                    flash_curve(
-                        objects,
-                        relaxed,
-                        flash_tier=report.flash_tier,
-                        points=points,
-                        time_limit_s=time_limit_s,
-                    )
-                )
-                note = "the load exceeds the tiers' IOPS limits at every amount of flash: curve within capacity only"
-                if not curve:
-                    note = "the tiers' capacity cannot hold this database at any amount of flash: no curve"
+            if len(curve) <= 1:
+                note = "the tiers' capacity cannot hold this database at any amount of flash: no curve"
         out.append(
             DatabaseCurve(
                 engine,
                 server,
                 database,
                 curve,
-                sum((a.info.size_bytes or 0) / GB for a in units if a.recommended_tier == report.flash_tier),
+                sum(
+                    (a.info.size_bytes or 0) / 2**30 for a in units if a.recommended_tier == report.flash_tier
+                ),
                 sum(a.io_ms_per_s_now or 0.0 for a in units),
                 sum(a.io_ms_per_s_after for a in units),
                 len(units),

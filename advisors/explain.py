@@ -1,16 +1,10 @@
-"""Evidence for every object, moved or not: which stage decided, the numbers it used, one sentence.
+"""Evidence for every object, moved or not: the binding reason, the numbers it used, one sentence.
 
-The decision is read off what the pipeline already produced (the rule verdict, the placement,
-the hysteresis hold, the policy's pins); nothing here changes a recommendation. Stages:
-
-- ``rule``: the classification rule alone decided (the tier it prefers is the one recommended);
-- ``minimum_benefit``: rule TW705, flash would gain less per read than the policy's minimum;
-- ``placement_limits``: the rules prefer another tier, but its capacity or IOPS limits leave more
-  I/O wait saved by placing other objects there;
-- ``hysteresis``: the move is held (heat not high/low enough for long enough, minimum residency);
-- ``pinned``: the policy's pins leave a single tier for the object;
-- ``moves_with_unit``: a partition (or member) is not placed on its own; it moves with the
-  filegroup / table space that holds it.
+The decision is read off what the pipeline produced (advisors/binding.py names the binding
+reason); nothing here changes a recommendation. Stages: those of binding.py (``benefit``,
+``price``, ``minimum_benefit``, ``capacity``, ``iops``, ``write_budget``, ``residency``,
+``pinned``, ``period``, ``not_placed``) and ``moves_with_unit``: a partition (or member) is not
+placed on its own; it moves with the filegroup / table space that holds it.
 """
 
 from __future__ import annotations
@@ -19,12 +13,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from advisors.classify import Verdict
+from advisors.benefit import TierWait
+from advisors.binding import CODES, Binding
 from advisors.features import Features, ObjectInfo
 from policies.model import Policy
 
 UNKNOWN = "its location matches no tier in the policy"
-STAGES = ("rule", "minimum_benefit", "placement_limits", "hysteresis", "pinned", "moves_with_unit")
+STAGES = (*CODES, "moves_with_unit")
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +94,9 @@ def _rate(v: float) -> str:
     return f"{v:,.1f}" if v < 10 else f"{v:,.0f}"
 
 
-def numbers(f: Features, io_now: float | None, io_after: float | None) -> dict[str, float | None]:
+def numbers(
+    f: Features, io_now: float | None, io_after: float | None, **more: float | None
+) -> dict[str, float | None]:
     """The figures a decision rests on (None: the engine does not show it for this object)."""
     random_share = None
     if f.prefetch_share is not None:
@@ -124,95 +121,15 @@ def numbers(f: Features, io_now: float | None, io_after: float | None) -> dict[s
         "io_ms_per_s_now": io_now,
         "io_ms_per_s_after": io_after,
         "io_ms_per_s_saved": None if io_now is None or io_after is None else io_now - io_after,
+        **more,
     }
 
 
-def predictions(f: Features, current: str | None, policy: Policy) -> tuple[TierPrediction, ...]:
-    """I/O wait per second on every tier: measured where it is, the tier's service time elsewhere."""
-    out = []
-    for t in policy.tiers:
-        if t.name == current and (f.avg_read_ms is not None or not f.read_iops):
-            r, w = f.avg_read_ms, f.avg_write_ms
-            io = f.read_iops * (r or 0.0) + f.write_iops * (w or 0.0)
-            out.append(TierPrediction(t.name, r, w, io, True))
-        else:
-            io = f.read_iops * t.read_latency_ms + f.write_iops * t.write_latency_ms
-            out.append(TierPrediction(t.name, t.read_latency_ms, t.write_latency_ms, io, False))
-    return tuple(out)
-
-
-def rule_clause(rule: str, f: Features, policy: Policy, verdict: Verdict) -> str:
-    """What the rule saw, in DBA words with its numbers."""
-    c = policy.classification
-    fastest = policy.tiers[0]
-    total = f.read_iops + f.write_iops
-    if rule == "TW701":
-        gain = None if f.avg_read_ms is None else f.avg_read_ms - fastest.read_latency_ms
-        return (
-            f"small random reads that miss cache ({_kb(f.avg_read_bytes)} average read, "
-            f"{_rate(f.read_iops)} reads/s, {_ms(f.avg_read_ms)} per read now, about "
-            f"{_ms(gain)} less per read on {fastest.name})"
-        )
-    if rule == "TW702":
-        return f"mixed read sizes ({_kb(f.avg_read_bytes)} average read): part scan, part seek"
-    if rule == "TW703":
-        return (
-            f"random reads, but only {_rate(f.read_iops)} reads/s "
-            f"({fastest.name} from {c.flash_min_read_iops:,.0f}/s)"
-        )
-    if rule == "TW704":
-        served = None if f.read_miss_ratio is None else 1 - f.read_miss_ratio
-        return f"the buffer pool already serves {_pct(served)} of reads; {fastest.name} would speed up few"
-    if rule == "TW705":
-        gain = None if f.avg_read_ms is None else f.avg_read_ms - fastest.read_latency_ms
-        cached = ""
-        if f.est_cache_hit_share is not None and f.est_cache_hit_share > 0.5:
-            cached = f" (about {_pct(f.est_cache_hit_share)} of reads look like array-cache hits)"
-        return (
-            f"would gain {_ms(gain)} per read ({_ms(f.avg_read_ms)} now), below the "
-            f"{c.min_benefit_ms:g} ms minimum benefit{cached}"
-        )
-    if rule == "TW601":
-        parts = []
-        if f.prefetch_share is not None:
-            parts.append(f"{_pct(f.prefetch_share)} of reads are prefetch")
-        parts.append(f"average read {_kb(f.avg_read_bytes)}")
-        return f"{', '.join(parts)}: sequential scans, which disks stream well"
-    if rule == "TW501":
-        share = f.write_iops / total if total else 0.0
-        return (
-            f"{_pct(share)} of I/O are writes ({_rate(f.write_iops)} writes/s): no read latency to gain, "
-            f"and every write would wear {fastest.name}"
-        )
-    if rule == "TW401":
-        ratio = "" if f.heat_ratio is None else f", heat {_ratio(f.heat_ratio)} the database average"
-        return f"cold: {_rate(total)} I/O per second{ratio}; the cheapest tier serves it"
-    if rule == "TW801":
-        return (
-            f"{_ms(f.avg_read_ms)} per read is slow even for {verdict.preferred_tier}: a storage problem "
-            f"to investigate (queueing, path, array), not a placement to change"
-        )
-    if rule == "TW201":
-        return (
-            f"log with sustained {_rate(f.write_iops)} writes/s at {_ms(f.avg_write_ms)} per write: "
-            f"array cache is not absorbing them"
-        )
-    if rule == "TW202":
-        return (
-            f"transaction log: sequential writes ({_rate(f.write_iops)}/s at {_ms(f.avg_write_ms)}) that "
-            f"array cache absorbs; {fastest.name} only above {c.log_flash_min_write_iops:,.0f} writes/s "
-            f"and {c.log_flash_min_write_ms:g} ms"
-        )
-    worst = max(f.avg_read_ms or 0.0, f.avg_write_ms or 0.0)
-    if rule == "TW301":
-        return f"tempdb under load: {_rate(total)} I/O per second at up to {worst:,.1f} ms"
-    if rule == "TW302":
-        return (
-            f"tempdb without evidence for {fastest.name}: {_rate(total)} I/O per second, worst "
-            f"{worst:,.1f} ms (needs {c.tempdb_flash_min_iops:,.0f}/s and {c.tempdb_flash_min_latency_ms:g} ms)"
-        )
-    first = verdict.reasons[0] if verdict.reasons else rule
-    return first.removeprefix(f"{rule} ")
+def predictions(waits: Mapping[str, TierWait]) -> tuple[TierPrediction, ...]:
+    """I/O wait per second on every tier the unit may use: measured where it is, the model elsewhere."""
+    return tuple(
+        TierPrediction(w.tier, w.read_ms, w.write_ms, w.wait_ms_per_s, w.measured) for w in waits.values()
+    )
 
 
 def pin_reason(info: ObjectInfo, policy: Policy) -> str | None:
@@ -228,86 +145,39 @@ def pin_reason(info: ObjectInfo, policy: Policy) -> str | None:
     return f"pinned to {allowed[0]} by the policy ({'; '.join(why) or 'pins'})"
 
 
-def _wait(now: float | None, after: float | None) -> str:
-    if now is None or after is None or abs(now - after) < 0.05:
-        return ""
-    if after < now:
-        return f"; I/O wait {now:,.1f} -> {after:,.1f} ms per second ({now - after:,.1f} saved)"
-    return (
-        f"; I/O wait {now:,.1f} -> {after:,.1f} ms per second ({after - now:,.1f} more, on cheaper storage)"
-    )
-
-
 def decide(
     info: ObjectInfo,
     f: Features,
-    verdict: Verdict,
-    policy: Policy,
     *,
+    binding: Binding,
+    allowed: tuple[str, ...],
     recommended: str,
-    hold: str | None = None,
-    proposed: str | None = None,
-    io_now: float | None = None,
-    io_after: float | None = None,
+    waits: Mapping[str, TierWait],
+    io_now: float | None,
+    io_after: float | None,
+    more: Mapping[str, float | None],
 ) -> tuple[Decision, str]:
-    """The decision and its one-line explanation for a placement unit (or a partition judged on
-    its own). `hold` is the hysteresis reason, `proposed` the tier the placement wanted before it."""
+    """The decision and its one-line explanation for a placement unit."""
     current = info.current_tier
-    fastest = policy.tiers[0].name
-    pinned = pin_reason(info, policy)
-    what = f"{info.kind} {info.name}"
-    why = rule_clause(verdict.rule, f, policy, verdict)
     moved = current is not None and recommended != current
-    wait = _wait(io_now, io_after)
-    if hold is not None:
-        stage, detail = "hysteresis", hold
-        held = hold.split(": ", 1)[-1]
-        text = f"Not moved to {proposed or verdict.preferred_tier}: {held} (hysteresis); stays on {current}. The rule: {why}."
-    elif pinned is not None:
-        stage, detail = "pinned", pinned
-        head = f"Move {what} from {current} to {recommended}" if moved else f"Stays on {recommended}"
-        if current is None:
-            head = f"Recommended {recommended} ({UNKNOWN})"
-        text = f"{head}: {pinned}; the rule: {why}{wait}."
-    elif recommended != verdict.preferred_tier:
-        stage = "placement_limits"
-        pred = {p.tier: p.io_ms_per_s for p in predictions(f, current, policy)}
-        there, here = pred.get(verdict.preferred_tier), pred.get(recommended)
-        could = ""
-        if there is not None and here is not None and here > there:
-            could = f" (it would save {here - there:,.1f} ms of I/O wait per second there)"
-        detail = f"{verdict.preferred_tier}'s capacity or IOPS limits leave more I/O wait saved by other objects{could}"
-        head = (
-            f"Move {what} from {current} to {recommended} rather than {verdict.preferred_tier}"
-            if moved
-            else f"Not moved to {verdict.preferred_tier} although the rules prefer it"
-        )
-        tail = "" if moved else f"; stays on {recommended}"
-        if current is None:
-            head, tail = f"Recommended {recommended} rather than {verdict.preferred_tier} ({UNKNOWN})", ""
-        text = f"{head}: {detail}{tail}. The rule: {why}{wait}."
+    what = f"{info.kind} {info.name}"
+    if current is None:
+        text = f"Recommended {recommended} ({UNKNOWN}): {binding.detail}."
+    elif moved:
+        text = f"Move {what} from {current} to {recommended}: {binding.detail}."
     else:
-        stage = "minimum_benefit" if verdict.rule == "TW705" else "rule"
-        detail = why
-        if moved:
-            text = f"Move {what} from {current} to {recommended}: {why}{wait}."
-        elif current is None:
-            text = f"Recommended {recommended} ({UNKNOWN}): {why}."
-        elif recommended == fastest:
-            text = f"Stays on {recommended}: {why}."
-        else:
-            text = f"Not moved to {fastest}: {why}; stays on {recommended}."
+        text = f"Stays on {recommended}: {binding.detail}."
     decision = Decision(
-        stage=stage,
-        rule=verdict.rule,
+        stage=binding.stage,
+        rule=binding.rule,
         moved=moved,
         current_tier=current,
-        preferred_tier=verdict.preferred_tier,
+        preferred_tier=binding.preferred,
         recommended_tier=recommended,
-        allowed_tiers=verdict.allowed_tiers,
-        detail=detail,
-        numbers=numbers(f, io_now, io_after),
-        predicted=predictions(f, current, policy),
+        allowed_tiers=allowed,
+        detail=binding.detail,
+        numbers=numbers(f, io_now, io_after, **more),
+        predicted=predictions(waits),
     )
     return decision, text
 
@@ -366,7 +236,7 @@ def evidence_lines(doc: Mapping[str, Any]) -> list[str]:
         return lines
     lines.append(
         f"  decided by: {d['stage']} (rule {d['rule']}); current {d['current_tier'] or 'unknown'}, "
-        f"rule prefers {d['preferred_tier']}, recommended {d['recommended_tier']}"
+        f"best alone {d['preferred_tier']}, recommended {d['recommended_tier']}"
         f"{', moves' if d['moved'] else ', not moved'}"
     )
     lines.append(f"  allowed tiers: {', '.join(d['allowed_tiers'])}")
@@ -377,7 +247,7 @@ def evidence_lines(doc: Mapping[str, Any]) -> list[str]:
         lines.append("  numbers: " + ", ".join(f"{k}={_fmt(v)}" for k, v in shown))
     preds: Sequence[Mapping[str, Any]] = d.get("predicted", [])
     for p in preds:
-        src = "measured" if p["measured"] else "tier service time"
+        src = "measured" if p["measured"] else "predicted"
         lines.append(
             f"  on {p['tier']}: read {_fmt(p['read_ms'])} ms, write {_fmt(p['write_ms'])} ms, "
             f"I/O wait {_fmt(p['io_ms_per_s'])} ms/s ({src})"

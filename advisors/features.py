@@ -130,7 +130,7 @@ class Features:
     read_miss_basis: str | None
     prefetch_share: float | None  # DB2: share of physical reads done by prefetchers
     singleton_share: float | None  # SQL Server partitions: lookups / (lookups + range scans)
-    est_cache_hit_share: float | None  # from latency vs the tier's service time
+    est_cache_hit_share: float | None  # random reads the array cache serves (advisors.benefit)
     trend_pct_per_day: float | None
     # SQL Server shows read-miss only instance-wide (Buffer Manager page reads / page lookups):
     # context for a file, not its own figure (its file reads are already the misses)
@@ -283,18 +283,6 @@ def _by_hour_of_day(by_hour: Sequence[tuple[datetime, Usage]], info: ObjectInfo)
     return tuple(r / s if s else 0.0 for r, s in zip(req, secs, strict=True))
 
 
-def est_cache_hit_share(
-    avg_read_ms: float | None, tier_read_ms: float | None, hit_ms: float = 0.2
-) -> float | None:
-    """Share of reads that must have been array-cache hits for the average to be this low.
-
-    avg = h * hit_ms + (1 - h) * service  =>  h = (service - avg) / (service - hit_ms).
-    """
-    if avg_read_ms is None or tier_read_ms is None or tier_read_ms <= hit_ms:
-        return None
-    return min(max((tier_read_ms - avg_read_ms) / (tier_read_ms - hit_ms), 0.0), 1.0)
-
-
 def instance_read_miss(windows: Sequence[ObjectWindow]) -> dict[str, float]:
     """Per SQL Server instance: Δ page reads / Δ page lookups from the Buffer Manager counters."""
     out: dict[str, float] = {}
@@ -309,7 +297,6 @@ def compute_features(
     window: ObjectWindow,
     *,
     db_heat: float | None,
-    tier_read_ms: float | None = None,
     instance_miss: float | None = None,
 ) -> Features:
     info, u = window.info, window.total
@@ -345,27 +332,26 @@ def compute_features(
         read_miss_basis=miss_basis,
         prefetch_share=prefetch,
         singleton_share=singleton,
-        est_cache_hit_share=est_cache_hit_share(avg_read_ms, tier_read_ms) if miss is None else None,
+        est_cache_hit_share=None,  # the benefit model's array-cache hits, set by advisors.units
         trend_pct_per_day=_trend(window.by_hour, info),
         instance_read_miss_ratio=instance_miss if info.engine == "sqlserver" else None,
         by_hour_of_day=_by_hour_of_day(window.by_hour, info),
         hours=u.seconds / 3600,
         maintenance=window.maintenance,
-        period=_period_view(window, db_heat, tier_read_ms, instance_miss, io_requests(info, u)[0] / secs),
+        period=_period_view(window, db_heat, instance_miss, io_requests(info, u)[0] / secs),
     )
 
 
 def _period_view(
     window: ObjectWindow,
     db_heat: float | None,
-    tier_read_ms: float | None,
     instance_miss: float | None,
     other_rate: float,
 ) -> PeriodView | None:
     p = window.period
     if p is None or p.window.total.seconds <= 0:
         return None
-    pf = compute_features(p.window, db_heat=db_heat, tier_read_ms=tier_read_ms, instance_miss=instance_miss)
+    pf = compute_features(p.window, db_heat=db_heat, instance_miss=instance_miss)
     ratio = pf.io_rate / other_rate if other_rate > 0 else None
     return PeriodView(p.name, p.kind, p.occurrence, pf, ratio, p.hot_min_ratio)
 

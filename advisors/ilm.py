@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from itertools import pairwise
@@ -20,7 +20,7 @@ from itertools import pairwise
 import numpy as np
 from sklearn.linear_model import HuberRegressor
 
-from policies.model import IlmPolicy, Policy
+from policies.model import Policy
 
 _ISO = re.compile(r"^'?(\d{4})-(\d{2})-(\d{2})(?:[T ][\d:.]+)?(?:Z|[+-]\d{2}:?\d{2})?'?$")
 _YYYYMM = re.compile(r"^'?(\d{4})(\d{2})(\d{2})?'?$")
@@ -83,6 +83,11 @@ class PartitionInput:
     # partition is hot (Features.period): it recurs, so the plan never projects it below that
     period_heat: float | None = None
     period: str | None = None
+    # the advice for the filegroup / table space holding it: month 0 of the plan is that answer
+    advised_tier: str | None = None
+    # I/O wait per I/O (ms) of the holding unit on each tier it may use (the benefit model): later
+    # months place the partition where its projected I/O wait plus the tier's price is least
+    ms_per_io: Mapping[str, float] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +186,7 @@ class _Track:
     moves: list[Move] = field(default_factory=list)
     floor: float = 0.0  # recurring period heat: projections never fall below it
     period: str | None = None
+    ms_per_io: Mapping[str, float] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,20 +196,46 @@ class _Want:
     why: str
 
 
+def _by_benefit(t: _Track, heat: float, prices: Mapping[str, float]) -> _Want | None:
+    """The tier where the partition's projected I/O wait plus the tier's price, per GB, is least:
+    the advice's own benefit model (advisors/benefit.py) applied to the projected heat. None when
+    the unit holding it gave no latencies per tier."""
+    if not t.ms_per_io:
+        return None
+    per_s = heat / 3600  # I/O per second per GB
+    cost = {tier: per_s * ms + prices[tier] for tier, ms in t.ms_per_io.items() if tier in prices}
+    if not cost:
+        return None
+    best = min(cost, key=lambda k: (cost[k], list(prices).index(k)))
+    return _Want(best, False, f"projected {heat:,.0f} I/O per GB-hour: least I/O wait plus price on {best} "
+                 f"({cost[best]:,.2f} ms/s per GB)")  # fmt: skip
+
+
 def _wants(
-    live: list[tuple[_Track, float]], month: date, ilm: IlmPolicy, fast: str, middle: str, slow: str
+    live: list[tuple[_Track, float]],
+    month: date,
+    policy: Policy,
+    fast: str,
+    middle: str,
+    slow: str,
 ) -> dict[int, _Want]:
-    """Tiers by each partition's share of the table's projected I/O, hottest first: the partitions
-    that carry the first `flash_io_share` of it belong on the fastest tier, those up to
-    `middle_io_share` on the middle one, the cold tail on the slowest. Scale-free, and an old
-    partition that is read again (an audit) ranks by its own heat, so it is not demoted."""
+    """The tier each partition wants: by the benefit model where its unit's latencies are known,
+    otherwise by its share of the table's projected I/O, hottest first (the partitions that carry
+    the first `flash_io_share` of it on the fastest tier, those up to `middle_io_share` on the
+    middle one, the cold tail on the slowest). Either way an old partition that is read again (an
+    audit) is judged by its own heat, so it is not demoted."""
+    ilm = policy.ilm
+    prices = {t.name: policy.benefit.price_weight * t.cost_per_gb for t in policy.tiers}
     total = sum(h * t.size_gb for t, h in live) or 1.0
     out: dict[int, _Want] = {}
     before = 0.0
     for t, h in sorted(live, key=lambda x: x[1] * x[0].size_gb, reverse=True):
         share = before / total
         before += h * t.size_gb
-        if share < ilm.flash_io_share:
+        benefit = _by_benefit(t, h, prices)
+        if benefit is not None:
+            want = benefit
+        elif share < ilm.flash_io_share:
             want = _Want(
                 fast,
                 False,
@@ -274,7 +306,7 @@ def plan_ilm(
             end = hi or (add_months(lo, period) if lo else None)
             tracks.append(_Track(p, p.key, p.partition, start, end, p.heat, 0, p.size_gb, p.read_share,
                                  p.current_tier, p.location, floor=p.period_heat or 0.0,
-                                 period=p.period))  # fmt: skip
+                                 period=p.period, ms_per_io=p.ms_per_io))  # fmt: skip
         ages = [max(0.0, months_between(t.end, today)) if t.end else 0.0 for t in tracks]
         fit = fit_heat(ages, [t.heat_now for t in tracks], default_half_life=ilm.default_half_life_months)
         # the leading edge: partitions that will be created during the horizon, on the hot tier
@@ -292,7 +324,8 @@ def plan_ilm(
                 start, last_end = last_end, add_months(last_end, period)
                 born = max(0, math.ceil(months_between(today, start)))
                 tracks.append(_Track(None, f"{tkey[2]}/{tkey[3]}/new/{start.isoformat()}", parts[-1].partition + k,
-                                     start, last_end, hot, born, size, recent[-1].read_share, None, None))  # fmt: skip
+                                     start, last_end, hot, born, size, recent[-1].read_share, None, None,
+                                     ms_per_io=recent[-1].ms_per_io))  # fmt: skip
         plans.append((tkey, period, fit, tracks))
 
     # month by month over all tables: shared tier capacity
@@ -306,7 +339,12 @@ def plan_ilm(
         wanted: list[tuple[float, _Track, _Want]] = []
         for _tkey, _period_m, fit, tracks in plans:
             live = [(t, max(fit.heat_at(t.heat_now, m - t.born), t.floor)) for t in tracks if t.born <= m]
-            wants = _wants(live, month, ilm, fast, middle, slow)
+            wants = _wants(live, month, policy, fast, middle, slow)
+            if m == 0:  # one answer per object: this month is what the advice recommends today
+                for t, _ in live:
+                    if t.p is not None and t.p.advised_tier is not None:
+                        wants[id(t)] = _Want(t.p.advised_tier, False, f"recommended for {t.location or 'its unit'} "
+                                             f"by the advice")  # fmt: skip
             wanted.extend((h, t, wants[id(t)]) for t, h in live)
         # capacity: densest heat first into each wanted tier, overflowing to the next slower tier
         used = dict.fromkeys(tiers, 0.0)

@@ -110,7 +110,7 @@ def is_burst(info: ObjectInfo, u: Usage, rules: BurstDetection) -> bool:
     return True
 
 
-def _sum(buckets: Sequence[Usage]) -> Usage:
+def sum_usage(buckets: Sequence[Usage]) -> Usage:
     """Usage over consecutive hours (seconds add up, unlike Usage.__add__ for parallel files)."""
     counters: dict[str, int | None] = {}
     extra: dict[str, int] = {}
@@ -131,7 +131,7 @@ def _minus(total: Usage, part: Usage) -> Usage:
 
 
 def _slice(info: ObjectInfo, name: str, kind: str, buckets: Sequence[Usage]) -> MaintenanceSlice:
-    u = _sum(buckets)
+    u = sum_usage(buckets)
     c = u.counters
     return MaintenanceSlice(
         name,
@@ -165,7 +165,7 @@ def split_maintenance(window: ObjectWindow, policy: Policy) -> ObjectWindow:
     if not taken:
         return window
     slices = tuple(_slice(info, name, kind, us) for (name, kind), us in taken.items())
-    left_out = _sum([u for us in taken.values() for u in us])
+    left_out = sum_usage([u for us in taken.values() for u in us])
     all_requests = io_requests(info, window.total)[0]
     all_reads = window.total.counters.get("reads")
     share = MaintenanceShare(
@@ -247,18 +247,18 @@ def split_period(window: ObjectWindow, policy: Policy) -> ObjectWindow:
     for (i, first), buckets in sorted(occurrences.items()):
         if sum(u.seconds for _, u in buckets) >= MIN_PERIOD_HOURS * 3600:
             latest[i] = (first, buckets)
-    in_period = _sum([u for buckets in occurrences.values() for _, u in buckets])
+    in_period = sum_usage([u for buckets in occurrences.values() for _, u in buckets])
     rest = replace(window, total=_minus(window.total, in_period), by_hour=tuple(normal))
     if not latest:
         return rest
 
     def rate(item: tuple[int, tuple[date, list[tuple[datetime, Usage]]]]) -> float:
-        u = _sum([b for _, b in item[1][1]])
+        u = sum_usage([b for _, b in item[1][1]])
         return io_requests(window.info, u)[0] / u.seconds if u.seconds else 0.0
 
     i, (first, buckets) = max(latest.items(), key=rate)
     p = policy.business_calendar[i]
-    pw = ObjectWindow(window.info, _sum([u for _, u in buckets]), tuple(buckets))
+    pw = ObjectWindow(window.info, sum_usage([u for _, u in buckets]), tuple(buckets))
     return replace(rest, period=PeriodSplit(p.name, p.kind, first, pw, p.hot_min_ratio))
 
 

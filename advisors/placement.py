@@ -1,11 +1,18 @@
-"""Objects -> storage tiers under capacity and RAID-adjusted IOPS limits.
+"""Objects -> storage tiers under capacity, RAID-adjusted IOPS and write-endurance limits.
 
-Minimise the total I/O time per second, sum over objects of
-``read_iops x read_latency_ms(tier) + write_iops x write_latency_ms(tier)``, subject to, per tier,
-``sum size_gb <= capacity_gb`` and ``sum physical IOPS <= max_iops``, where an object's physical
-IOPS on tier t are ``read_iops x (1 - read_hit_ratio) + write_iops x raid_factor(t)``. Each object
-goes to exactly one tier; ``pinned_tier`` forces it, ``allowed_tiers`` restricts it (names that are
-not among the tiers are ignored; an unknown ``pinned_tier`` is a ``ValueError``).
+Minimise the total cost, by default the I/O time per second, sum over objects of
+``read_iops x read_latency_ms(tier) + write_iops x write_latency_ms(tier)``. An object's
+``cost_by_tier`` replaces that with the caller's own cost per tier (I/O wait plus, e.g., a price
+or a move cost; any finite number, negative too); tiers missing from it are not allowed for the
+object. Each tier has three limits, one per resource the objects on it use:
+
+- ``sum size_gb <= capacity_gb``;
+- ``sum physical IOPS <= max_iops``, where an object's physical IOPS on tier t are
+  ``read_iops x (1 - read_hit_ratio) + write_iops x raid_factor(t)``;
+- ``sum write_gb_day <= max_write_gb_day`` (flash endurance, DWPD x capacity; ``None``: no limit).
+
+Each object goes to exactly one tier; ``pinned_tier`` forces it, ``allowed_tiers`` restricts it
+(names that are not among the tiers are ignored; an unknown ``pinned_tier`` is a ``ValueError``).
 
 ``place`` solves the LP relaxation (a lower bound), builds a near-optimal answer from it by
 large-neighbourhood search (HiGHS re-deciding the objects at the edge of their tier, the rest kept
@@ -22,8 +29,8 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -40,6 +47,22 @@ MIP_REL_GAP = 1e-4  # HiGHS's default: "optimal" means within 0.01 % of the prov
 HEURISTIC_SHARE = 0.25  # share of the time limit for the heuristic when the whole MILP follows
 _MILP_STATUS = {1: "time limit", 3: "unbounded", 4: "solver error"}
 
+# The limited resources, in the order of the last axis of _Model.load and _Model.limit, and how
+# _diagnose words a shortfall of each: on one tier, then over all the tiers that limit it.
+_RESOURCES = ("capacity_gb", "max_iops", "max_write_gb_day")
+_ONE_TIER = (
+    "need {need:,.1f} GB > capacity {limit:,.1f} GB",
+    "need {need:,.0f} physical IOPS > max_iops {limit:,.0f}",
+    "write {need:,.0f} GB/day > max_write_gb_day {limit:,.0f}",
+)
+_ALL_TIERS = (
+    "total size {need:,.1f} GB > total capacity {limit:,.1f} GB of all tiers",
+    "physical IOPS at least {need:,.0f} (RAID write factors included) > total max_iops {limit:,.0f} "
+    "of all tiers",
+    "objects that can only go to write-limited tiers write {need:,.0f} GB/day > their total "
+    "max_write_gb_day {limit:,.0f}",
+)
+
 
 @dataclass(frozen=True)
 class PlacementObject:
@@ -50,6 +73,9 @@ class PlacementObject:
     pinned_tier: str | None = None
     allowed_tiers: frozenset[str] | None = None
     read_hit_ratio: float = 0.0  # share of reads served by the array cache (0-1)
+    # objective cost on each tier (replaces the latency model); tiers missing are not allowed
+    cost_by_tier: Mapping[str, float] | None = field(default=None, hash=False)
+    write_gb_day: float = 0.0  # host writes, GB per day (counts against max_write_gb_day)
 
 
 @dataclass(frozen=True)
@@ -60,15 +86,16 @@ class PlacementTier:
     raid_factor: int
     read_latency_ms: float
     write_latency_ms: float
+    max_write_gb_day: float | None = None  # daily write budget (DWPD x capacity); None: no limit
 
 
 @dataclass(frozen=True)
 class PlacementResult:
     assignment: dict[str, str]
-    objective: float  # total I/O time, ms per second; inf when infeasible
+    objective: float  # total cost (by default I/O time, ms per second); inf when infeasible
     lower_bound: float  # no assignment can do better than this
     status: str  # 'optimal' | 'feasible' | 'infeasible'
-    gap: float  # (objective - lower_bound) / objective
+    gap: float  # (objective - lower_bound) / |objective|
     method: str  # 'milp' | 'heuristic' | 'greedy'
     seconds: float
     notes: tuple[str, ...] = ()
@@ -84,27 +111,52 @@ class _Model:
     tiers: tuple[str, ...]
     size: Floats  # (n,)
     heat: Floats  # (n,) host I/O per GB
-    cost: Floats  # (n, T) I/O time on each tier, inf where not allowed
-    phys: Floats  # (n, T) physical IOPS on each tier
+    cost: Floats  # (n, T) objective cost on each tier, inf where not allowed
+    load: Floats  # (n, T, R) what the object uses of each resource on each tier (_RESOURCES)
     allowed: Bools  # (n, T)
-    cap: Floats  # (T,)
-    iops: Floats  # (T,)
+    limit: Floats  # (T, R) each tier's limit on each resource, inf where not limited
 
     @property
-    def cap_tol(self) -> Floats:
-        return TOL * np.maximum(1.0, self.cap)
-
-    @property
-    def iops_tol(self) -> Floats:
-        return TOL * np.maximum(1.0, self.iops)
+    def ceiling(self) -> Floats:
+        """The limits with the checking slack added."""
+        out: Floats = self.limit + TOL * np.maximum(1.0, self.limit)
+        return out
 
 
-def _num(where: str, name: str, value: object, high: float | None = None) -> float:
+def _num(
+    where: str, name: str, value: object, high: float | None = None, *, low: float | None = 0.0
+) -> float:
+    """``value`` as a finite float in [low, high] (``low=None``: any finite number), else ValueError."""
     v = float(value) if isinstance(value, int | float) and not isinstance(value, bool) else math.nan
-    if not math.isfinite(v) or v < 0.0 or (high is not None and v > high):
-        rng = ">= 0" if high is None else f"between 0 and {high:g}"
-        raise ValueError(f"{where}: {name} must be a number {rng}, got {value!r}")
+    if not math.isfinite(v) or (low is not None and v < low) or (high is not None and v > high):
+        if low is None:
+            rule = "a finite number"
+        elif high is None:
+            rule = f"a number >= {low:g}"
+        else:
+            rule = f"a number between {low:g} and {high:g}"
+        raise ValueError(f"{where}: {name} must be {rule}, got {value!r}")
     return v
+
+
+def _tier_arrays(tiers: list[PlacementTier]) -> tuple[Floats, Floats, Floats, Floats]:
+    """Per tier: RAID write factor, read and write latency, and the (T, R) limits."""
+    nt = len(tiers)
+    rf, rl, wl = np.zeros(nt), np.zeros(nt), np.zeros(nt)
+    limit = np.full((nt, len(_RESOURCES)), np.inf)
+    for k, t in enumerate(tiers):
+        w = f"tier {t.name!r}"
+        if isinstance(t.raid_factor, bool) or not isinstance(t.raid_factor, int) or t.raid_factor < 1:
+            raise ValueError(f"{w}: raid_factor must be an integer >= 1, got {t.raid_factor!r}")
+        rf[k] = t.raid_factor
+        rl[k] = _num(w, "read_latency_ms", t.read_latency_ms)
+        wl[k] = _num(w, "write_latency_ms", t.write_latency_ms)
+        for r, name in enumerate(_RESOURCES):
+            value = getattr(t, name)
+            if value is None and name == "max_write_gb_day":
+                continue  # the only optional limit: inf, not limited
+            limit[k, r] = _num(w, name, value)
+    return rf, rl, wl, limit
 
 
 def _build(objects: list[PlacementObject], tiers: list[PlacementTier]) -> _Model:
@@ -113,19 +165,10 @@ def _build(objects: list[PlacementObject], tiers: list[PlacementTier]) -> _Model
         raise ValueError(f"tiers: duplicate tier name in {names}")
     tidx = {name: k for k, name in enumerate(names)}
     n, nt = len(objects), len(tiers)
-    rf = np.zeros(nt)
-    rl, wl, cap, iops = (np.zeros(nt) for _ in range(4))
-    for k, t in enumerate(tiers):
-        w = f"tier {t.name!r}"
-        if isinstance(t.raid_factor, bool) or not isinstance(t.raid_factor, int) or t.raid_factor < 1:
-            raise ValueError(f"{w}: raid_factor must be an integer >= 1, got {t.raid_factor!r}")
-        rf[k] = t.raid_factor
-        cap[k] = _num(w, "capacity_gb", t.capacity_gb)
-        iops[k] = _num(w, "max_iops", t.max_iops)
-        rl[k] = _num(w, "read_latency_ms", t.read_latency_ms)
-        wl[k] = _num(w, "write_latency_ms", t.write_latency_ms)
-    size, reads, writes, hit = (np.zeros(n) for _ in range(4))
+    rf, rl, wl, limit = _tier_arrays(tiers)
+    size, reads, writes, hit, wday = (np.zeros(n) for _ in range(5))
     allowed = np.ones((n, nt), dtype=bool)
+    cost = np.full((n, nt), np.nan)  # nan: the latency model
     seen: set[str] = set()
     for i, o in enumerate(objects):
         w = f"object {o.id!r}"
@@ -136,27 +179,40 @@ def _build(objects: list[PlacementObject], tiers: list[PlacementTier]) -> _Model
         reads[i] = _num(w, "read_iops", o.read_iops)
         writes[i] = _num(w, "write_iops", o.write_iops)
         hit[i] = _num(w, "read_hit_ratio", o.read_hit_ratio, high=1.0)
+        wday[i] = _num(w, "write_gb_day", o.write_gb_day)
         if o.allowed_tiers is not None:
             allowed[i] = [name in o.allowed_tiers for name in names]
+        if o.cost_by_tier is not None:
+            allowed[i] &= [name in o.cost_by_tier for name in names]
+            for k, name in enumerate(names):
+                if name in o.cost_by_tier:
+                    cost[i, k] = _num(w, f"cost_by_tier[{name!r}]", o.cost_by_tier[name], low=None)
         if o.pinned_tier is not None:
             if o.pinned_tier not in tidx:
                 raise ValueError(f"{w}: pinned_tier {o.pinned_tier!r} is not one of the tiers {names}")
             only = np.zeros(nt, dtype=bool)
             only[tidx[o.pinned_tier]] = True
             allowed[i] &= only
-    cost = np.where(allowed, reads[:, None] * rl[None, :] + writes[:, None] * wl[None, :], np.inf)
+    latency = reads[:, None] * rl[None, :] + writes[:, None] * wl[None, :]
+    cost = np.where(allowed, np.where(np.isnan(cost), latency, cost), np.inf)
     phys = (reads * (1.0 - hit))[:, None] + writes[:, None] * rf[None, :]
+    load = np.stack(
+        [np.broadcast_to(size[:, None], (n, nt)), phys, np.broadcast_to(wday[:, None], (n, nt))], axis=2
+    )
     io = reads + writes
     with np.errstate(over="ignore"):  # a hot object of a few bytes is simply the hottest
         heat = np.divide(io, size, out=np.where(io > 0, np.inf, 0.0), where=size > 0)
-    return _Model(tuple(o.id for o in objects), tuple(names), size, heat, cost, phys, allowed, cap, iops)
+    return _Model(tuple(o.id for o in objects), tuple(names), size, heat, cost, load, allowed, limit)
 
 
-def _usage(m: _Model, assign: Ints) -> tuple[Floats, Floats]:
-    nt = len(m.tiers)
-    used_cap = np.bincount(assign, weights=m.size, minlength=nt).astype(np.float64)
-    used_iops = np.bincount(assign, weights=m.phys[np.arange(len(assign)), assign], minlength=nt)
-    return used_cap, used_iops.astype(np.float64)
+def _usage(m: _Model, assign: Ints, rows: Ints | None = None) -> Floats:
+    """(T, R): what the objects ``rows`` (default: all) use of each tier where ``assign`` puts them."""
+    rows = np.arange(len(assign), dtype=np.intp) if rows is None else rows
+    on = assign[rows]
+    load = m.load[rows, on]
+    nt, nr = m.limit.shape
+    used = [np.bincount(on, weights=load[:, r], minlength=nt) for r in range(nr)]
+    return np.stack(used, axis=1).astype(np.float64)
 
 
 def _objective(m: _Model, assign: Ints) -> float:
@@ -166,8 +222,7 @@ def _objective(m: _Model, assign: Ints) -> float:
 def _is_feasible(m: _Model, assign: Ints) -> bool:
     if not m.allowed[np.arange(len(assign)), assign].all():
         return False
-    used_cap, used_iops = _usage(m, assign)
-    return bool(np.all(used_cap <= m.cap + m.cap_tol) and np.all(used_iops <= m.iops + m.iops_tol))
+    return bool(np.all(_usage(m, assign) <= m.ceiling))
 
 
 def _diagnose(m: _Model) -> list[str]:
@@ -179,30 +234,21 @@ def _diagnose(m: _Model) -> list[str]:
             notes.append(f"... and {len(homeless) - 5} more objects with no allowed tier")
         return notes
     notes = []
+    ceiling = m.ceiling
     forced = m.allowed.sum(axis=1) == 1
     for k, name in enumerate(m.tiers):
-        only = forced & m.allowed[:, k]
-        need_gb, need_io = float(m.size[only].sum()), float(m.phys[only, k].sum())
-        if need_gb > m.cap[k] + m.cap_tol[k]:
-            notes.append(
-                f"tier {name!r}: objects that can only go there need {need_gb:,.1f} GB > capacity "
-                f"{m.cap[k]:,.1f} GB"
-            )
-        if need_io > m.iops[k] + m.iops_tol[k]:
-            notes.append(
-                f"tier {name!r}: objects that can only go there need {need_io:,.0f} physical IOPS "
-                f"> max_iops {m.iops[k]:,.0f}"
-            )
-    total_gb, total_cap = float(m.size.sum()), float(m.cap.sum())
-    if total_gb > total_cap * (1 + TOL) + TOL:
-        notes.append(f"total size {total_gb:,.1f} GB > total capacity {total_cap:,.1f} GB of all tiers")
-    least_io = float(np.where(m.allowed, m.phys, np.inf).min(axis=1).sum())
-    if least_io > float(m.iops.sum()) * (1 + TOL) + TOL:
-        notes.append(
-            f"physical IOPS at least {least_io:,.0f} (RAID write factors included) > total max_iops "
-            f"{float(m.iops.sum()):,.0f} of all tiers"
-        )
-    return notes or ["no assignment meets every tier's capacity and IOPS limits at the same time"]
+        need = m.load[forced & m.allowed[:, k], k].sum(axis=0)
+        for r in np.nonzero(need > ceiling[k])[0].tolist():
+            why = _ONE_TIER[r].format(need=float(need[r]), limit=float(m.limit[k, r]))
+            notes.append(f"tier {name!r}: objects that can only go there {why}")
+    for r, template in enumerate(_ALL_TIERS):
+        limited = np.isfinite(m.limit[:, r])
+        bound = ~(m.allowed & ~limited).any(axis=1)  # objects whose every allowed tier limits r
+        least = float(np.where(m.allowed, m.load[:, :, r], np.inf).min(axis=1)[bound].sum())
+        total = float(m.limit[limited, r].sum())
+        if least > total + TOL * max(1.0, total):
+            notes.append(template.format(need=least, limit=total))
+    return notes or ["no assignment meets every tier's capacity, IOPS and write limits at the same time"]
 
 
 def _result(
@@ -218,7 +264,8 @@ def _result(
         return PlacementResult({}, math.inf, lower, "infeasible", math.inf, method, _since(t0), tuple(notes))
     obj = _objective(m, assign)
     lower = min(lower, obj)  # solver tolerances can put a bound a hair above the incumbent
-    gap = (obj - lower) / obj if obj > 0 else 0.0
+    span = obj - lower
+    gap = span / abs(obj) if obj != 0 else (0.0 if span <= 1e-9 else math.inf)
     mapping = {m.ids[i]: m.tiers[k] for i, k in enumerate(assign.tolist())}
     return PlacementResult(mapping, obj, lower, status, gap, method, _since(t0), tuple(notes))
 
@@ -235,17 +282,17 @@ def _greedy(m: _Model) -> tuple[Ints | None, str]:
     n = len(m.ids)
     forced = m.allowed.sum(axis=1) == 1
     order = np.lexsort((-m.heat, ~forced))  # pinned/forced first, then hottest I/O per GB
-    pref = np.argsort(m.cost, axis=1, kind="stable")  # per object: fastest tier first
-    left_cap, left_io = m.cap + m.cap_tol, m.iops + m.iops_tol
+    pref = np.argsort(m.cost, axis=1, kind="stable")  # per object: cheapest tier first
+    left = m.ceiling.tolist()  # (T, R) room left; plain lists: this loop is per object
+    load = m.load.tolist()
     assign = np.full(n, -1, dtype=np.intp)
     for i in order.tolist():
         for k in pref[i].tolist():
             if not m.allowed[i, k]:
                 continue
-            if m.size[i] <= left_cap[k] and m.phys[i, k] <= left_io[k]:
+            if all(a <= b for a, b in zip(load[i][k], left[k], strict=True)):
                 assign[i] = k
-                left_cap[k] -= m.size[i]
-                left_io[k] -= m.phys[i, k]
+                left[k] = [b - a for a, b in zip(load[i][k], left[k], strict=True)]
                 break
         else:
             return None, f"greedy found no tier with room for object {m.ids[i]!r}"
@@ -255,10 +302,10 @@ def _greedy(m: _Model) -> tuple[Ints | None, str]:
 def greedy_heat_density(
     objects: Iterable[PlacementObject], tiers: Iterable[PlacementTier]
 ) -> PlacementResult:
-    """Hottest I/O per GB first, each into the fastest allowed tier that still has room.
+    """Hottest I/O per GB first, each into the cheapest allowed tier that still has room.
 
     Pinned (or single-tier) objects go first. ``lower_bound`` is the trivial bound (every object
-    on its fastest allowed tier, ignoring limits).
+    on its cheapest allowed tier, ignoring limits).
     """
     t0 = time.monotonic()
     m = _build(list(objects), list(tiers))
@@ -285,30 +332,34 @@ class _Lp:
     state: str  # 'ok' | 'infeasible' | 'unknown' (time limit)
     bound: float
     x: Floats  # (n, T) fractional assignment
-    duals: Floats  # (2T,) >= 0: objective cost of one more GB / IOPS on each tier
+    duals: Floats  # (T, R) >= 0: objective cost of one more unit of each resource on each tier
 
 
-def _matrices(m: _Model, rows: Ints) -> tuple[Ints, Ints, Any, Any]:
-    """Variables (object row, tier) over the given objects, and their sparse constraint rows."""
-    nt = len(m.tiers)
+def _matrices(m: _Model, rows: Ints) -> tuple[Ints, Ints, Any, Any, Ints]:
+    """Variables (object row, tier) over the given objects, their sparse constraint rows, and
+    which limit (flat index into ``m.limit``) each inequality row is: only the finite ones."""
+    nt, nr = m.limit.shape
     oi, ti = np.nonzero(m.allowed[rows])
     v = np.arange(len(oi))
-    obj = rows[oi]
     a_eq = sparse.csr_array((np.ones(len(oi)), (oi, v)), shape=(len(rows), len(oi)))
-    vals = np.concatenate([m.size[obj], m.phys[obj, ti]])
-    a_ub = sparse.csr_array(
-        (vals, (np.concatenate([ti, ti + nt]), np.concatenate([v, v]))), shape=(2 * nt, len(oi))
-    )
-    return oi.astype(np.intp), ti.astype(np.intp), a_eq, a_ub
+    limited = np.flatnonzero(np.isfinite(m.limit))
+    row_of = np.full(nt * nr, -1)
+    row_of[limited] = np.arange(len(limited))
+    row = row_of[ti[:, None] * nr + np.arange(nr)[None, :]]  # (variables, R)
+    keep = row >= 0
+    col = np.broadcast_to(v[:, None], row.shape)
+    vals = m.load[rows[oi], ti]
+    a_ub = sparse.csr_array((vals[keep], (row[keep], col[keep])), shape=(len(limited), len(oi)))
+    return oi.astype(np.intp), ti.astype(np.intp), a_eq, a_ub, limited.astype(np.intp)
 
 
 def _lp(m: _Model, seconds: float) -> _Lp:
     n, nt = m.allowed.shape
-    oi, ti, a_eq, a_ub = _matrices(m, np.arange(n, dtype=np.intp))
+    oi, ti, a_eq, a_ub, limited = _matrices(m, np.arange(n, dtype=np.intp))
     res = linprog(
         m.cost[oi, ti],
         A_ub=a_ub,
-        b_ub=np.concatenate([m.cap, m.iops]),
+        b_ub=m.limit.ravel()[limited],
         A_eq=a_eq,
         b_eq=np.ones(n),
         bounds=(0.0, 1.0),
@@ -316,11 +367,13 @@ def _lp(m: _Model, seconds: float) -> _Lp:
         options={"time_limit": max(seconds, 0.05)},
     )
     x = np.zeros((n, nt))
+    duals = np.zeros(m.limit.size)
     if res.status != 0:
-        return _Lp("infeasible" if res.status == 2 else "unknown", math.nan, x, np.zeros(2 * nt))
+        state = "infeasible" if res.status == 2 else "unknown"
+        return _Lp(state, math.nan, x, duals.reshape(m.limit.shape))
     x[oi, ti] = res.x
-    duals = np.maximum(-np.asarray(res.ineqlin.marginals, dtype=np.float64), 0.0)
-    return _Lp("ok", float(res.fun), x, duals)
+    duals[limited] = np.maximum(-np.asarray(res.ineqlin.marginals, dtype=np.float64), 0.0)
+    return _Lp("ok", float(res.fun), x, duals.reshape(m.limit.shape))
 
 
 def _milp(
@@ -333,16 +386,15 @@ def _milp(
     nt = len(m.tiers)
     fixed = np.ones(len(assign), dtype=bool)
     fixed[free] = False
-    used_cap = np.bincount(assign[fixed], weights=m.size[fixed], minlength=nt)
-    used_io = np.bincount(assign[fixed], weights=m.phys[fixed, assign[fixed]], minlength=nt)
-    oi, ti, a_eq, a_ub = _matrices(m, free)
+    used = _usage(m, assign, np.flatnonzero(fixed).astype(np.intp))
+    oi, ti, a_eq, a_ub, limited = _matrices(m, free)
     res = milp(
         m.cost[free[oi], ti],
         integrality=np.ones(len(oi)),
         bounds=Bounds(0.0, 1.0),
         constraints=[
             LinearConstraint(a_eq, 1.0, 1.0),
-            LinearConstraint(a_ub, -np.inf, np.concatenate([m.cap - used_cap, m.iops - used_io])),
+            LinearConstraint(a_ub, -np.inf, (m.limit - used).ravel()[limited]),
         ],
         options={"time_limit": max(seconds, 0.05), "mip_rel_gap": rel_gap},
     )
@@ -357,23 +409,35 @@ def _milp(
     return int(res.status), out, dual
 
 
-def _neighbourhood(m: _Model, lp: _Lp, assign: Ints, k: int) -> Ints:
-    """Objects worth re-deciding: the LP's fractional ones, and on each tier the k/T whose
-    Lagrangian regret (LP reduced-cost margin to their next-best tier) per unit of capacity/IOPS
-    they hold is smallest - the objects that sit at the edge of their tier."""
+def _neighbourhood(m: _Model, lp: _Lp, assign: Ints, k: int, rng: np.random.Generator | None) -> Ints:
+    """About k objects worth re-deciding: the LP's fractional ones, and on each tier those whose
+    Lagrangian regret (LP reduced-cost margin to their next-best tier, every limit priced at its
+    dual) per unit of the limited resources they hold is smallest - the objects that sit at the
+    edge of their tier. Tiers get a share of k by the square root of how many objects they hold
+    (a small, full flash tier is all edge). With ``rng``, each tier's share is drawn at random
+    from twice as many of its best-scored objects, so that repeated rounds look at different
+    combinations."""
     n, nt = m.allowed.shape
-    lam_cap, lam_io = lp.duals[:nt], lp.duals[nt:]
-    reduced = np.where(m.allowed, m.cost + lam_cap * m.size[:, None] + lam_io * m.phys, np.inf)
+    priced = m.cost + np.einsum("ntr,tr->nt", m.load, lp.duals)
+    reduced = np.where(m.allowed, priced, np.inf)
     two = np.sort(reduced, axis=1)[:, :2] if nt > 1 else np.zeros((n, 2))
     regret = np.where(np.isfinite(two[:, 1]), two[:, 1] - two[:, 0], np.inf)
-    held = m.size / max(float(m.cap.max()), 1.0) + m.phys[np.arange(n), assign] / max(
-        float(m.iops.max()), 1.0
-    )
+    finite = np.isfinite(m.limit)
+    scale = np.where(finite, m.limit, 0.0).max(axis=0)  # (R,) the largest finite limit
+    weight = np.where(finite.any(axis=0), 1.0 / np.maximum(scale, 1.0), 0.0)
+    held = m.load[np.arange(n), assign] @ weight
     score = regret / np.maximum(held, 1e-12)
     free = lp.x.max(axis=1) < 1.0 - 1e-6
+    spread = np.sqrt(np.bincount(assign, minlength=nt))
+    quota = np.ceil(k * spread / max(float(spread.sum()), 1.0)).astype(np.intp)
     for t in range(nt):
         members = np.nonzero((assign == t) & np.isfinite(score))[0]
-        free[members[np.argsort(score[members], kind="stable")[: max(1, k // nt)]]] = True
+        ranked = members[np.argsort(score[members], kind="stable")]
+        pool = ranked[: 2 * quota[t]]
+        if rng is None or len(pool) <= quota[t]:
+            free[pool[: quota[t]]] = True
+        else:
+            free[rng.choice(pool, size=quota[t], replace=False)] = True
     return np.nonzero(free)[0].astype(np.intp)
 
 
@@ -391,40 +455,57 @@ def _heuristic(
 
     First incumbent: the LP rounding repaired (or ``start``, a known feasible answer, if better).
     Then keep the LP's clear choices and let HiGHS re-decide the objects at the edge of their
-    tier; repeat around the incumbent with a neighbourhood that doubles (quadruples after an infeasible one)
-    until within ``gap_tol`` of the LP bound, time is up, or the neighbourhood would be everything
+    tier (each sub-MILP to within half the absolute slack ``gap_tol`` allows on the whole, or,
+    while there is no feasible answer yet, to its first feasible one),
+    around the incumbent, round after round: after an improvement with a fresh draw of the same
+    size, after a round that found nothing better with twice as many objects (four times after an
+    infeasible one), after one that ran out of time with a third fewer. Stop when within
+    ``gap_tol`` of the LP bound, when time is up, or when the neighbourhood would be everything
     (then, unless ``whole``, stop: the caller runs the whole MILP). At least one round runs even
     when the LP used up the time. Without any answer, start from greedy's. Then polish by moves.
     """
     n = len(m.ids)
     best: Ints | None = None if start is None else start.copy()
 
+    def better(a: Ints | None, than: Ints | None) -> bool:
+        return a is not None and (than is None or _objective(m, a) < _objective(m, than))
+
     def good_enough(a: Ints | None) -> bool:
-        return a is not None and _objective(m, a) - lp.bound <= gap_tol * _objective(m, a)
+        return a is not None and _objective(m, a) - lp.bound <= gap_tol * abs(_objective(m, a))
 
     if lp.state == "ok":
         rounded = np.argmax(np.where(m.allowed, lp.x, -1.0), axis=1).astype(np.intp)
         repaired = _repair(m, rounded, deadline + 0.5)  # quick: the LP has few fractional objects
-        if repaired is not None and (best is None or _objective(m, repaired) < _objective(m, best)):
+        if better(repaired, best):
             best = repaired
-        base, k = rounded, max(60, int(3 * math.sqrt(n)))  # first round: around the LP's answer
+        k0 = max(60, int(3 * math.sqrt(n)))
+        base, k = rounded, k0  # first round: around the LP's answer
+        rng = np.random.default_rng(0)  # reproducible draws
         rounds = 0
         while (rounds == 0 or time.monotonic() < deadline) and (k < n or whole) and not good_enough(best):
+            draw = rng if rounds else None  # first round: the best-scored objects, no draw
+            free = np.arange(n, dtype=np.intp) if k >= n else _neighbourhood(m, lp, base, k, draw)
             rounds += 1
-            free = np.arange(n, dtype=np.intp) if k >= n else _neighbourhood(m, lp, base, k)
-            sub_cost = float(m.cost[free, base[free]].sum())
-            rel = min(0.05, gap_tol * max(lp.bound, 1.0) / max(sub_cost, 1e-9))  # same absolute gap
+            sub_cost = abs(float(m.cost[free, base[free]].sum()))
+            rel = min(0.05, 0.5 * gap_tol * max(abs(lp.bound), 1.0) / max(sub_cost, 1e-9))
+            if best is None:  # nothing to improve on yet: the first feasible answer will do
+                rel = 1.0
             share = 0.5 if best is not None else 0.8
             code, sol, _ = _milp(m, base, free, share * (deadline - time.monotonic()), rel)
-            if sol is not None and _is_feasible(m, sol):
-                if best is None or _objective(m, sol) < _objective(m, best):
-                    best = sol
-                base = best
-            elif code != 2:  # out of time without a solution
+            improved = sol is not None and _is_feasible(m, sol) and better(sol, best)
+            if improved:
+                best = sol
+            if sol is None and code != 2:  # out of time without a solution
                 break
+            base = best if best is not None else base
             if k >= n:
                 break
-            k *= 2 if code != 2 else 4
+            if code == 2:
+                k *= 4
+            elif code != 0:
+                k = max(k0, 2 * k // 3)
+            elif not improved:
+                k *= 2
     if best is None and greedy is not None:
         best = greedy.copy()
     if best is not None:
@@ -432,11 +513,11 @@ def _heuristic(
     return best
 
 
-def _overflow(m: _Model, used_cap: Floats, used_io: Floats) -> Floats:
-    """Per tier: capacity and IOPS overflow, each relative to the tier's limit (0 when within)."""
-    oc = np.maximum(used_cap - m.cap - m.cap_tol, 0.0) / np.maximum(m.cap, 1.0)
-    oi = np.maximum(used_io - m.iops - m.iops_tol, 0.0) / np.maximum(m.iops, 1.0)
-    out: Floats = oc + oi
+def _excess(m: _Model, used: Floats, tiers: Ints | int) -> Floats:
+    """Per row of ``used`` (.., R), on the matching tier of ``tiers``: the overflow of every limit,
+    each relative to the limit, summed (0 when within)."""
+    over = np.maximum(used - m.ceiling[tiers], 0.0) / np.maximum(m.limit[tiers], 1.0)
+    out: Floats = over.sum(axis=-1)
     return out
 
 
@@ -448,24 +529,20 @@ def _repair(m: _Model, assign: Ints, deadline: float) -> Ints | None:
     a roomier tier, which a later step then relieves).
     """
     assign = assign.copy()
-    used_cap, used_io = _usage(m, assign)
+    used = _usage(m, assign)
     nt = len(m.tiers)
     for _ in range(4 * len(assign) + 10):
-        over = _overflow(m, used_cap, used_io)
+        over = _excess(m, used, np.arange(nt))
         if not over.any():
             return assign
         if time.monotonic() > deadline:
             return None
         mem = np.nonzero(over[assign] > 0)[0]  # objects on an over-full tier
         t = assign[mem]
-        left_c, left_i = used_cap[t] - m.size[mem], used_io[t] - m.phys[mem, t]
-        after_t = np.maximum(left_c - m.cap[t] - m.cap_tol[t], 0.0) / np.maximum(m.cap[t], 1.0)
-        after_t += np.maximum(left_i - m.iops[t] - m.iops_tol[t], 0.0) / np.maximum(m.iops[t], 1.0)
+        after_t = _excess(m, used[t] - m.load[mem, t], t)
         best = (math.inf, -1, -1)
         for u in range(nt):
-            add_c, add_i = used_cap[u] + m.size[mem], used_io[u] + m.phys[mem, u]
-            after_u = np.maximum(add_c - m.cap[u] - m.cap_tol[u], 0.0) / max(m.cap[u], 1.0)
-            after_u += np.maximum(add_i - m.iops[u] - m.iops_tol[u], 0.0) / max(m.iops[u], 1.0)
+            after_u = _excess(m, used[u] + m.load[mem, u], u)
             gain = (over[t] - after_t) + (over[u] - after_u)
             ok = m.allowed[mem, u] & (t != u) & (gain > 1e-12)
             if not ok.any():
@@ -476,16 +553,14 @@ def _repair(m: _Model, assign: Ints, deadline: float) -> Ints | None:
                 best = (float(score[j]), int(mem[j]), u)
         if best[1] < 0:
             return None
-        _move(m, assign, used_cap, used_io, best[1], best[2])
+        _move(m, assign, used, best[1], best[2])
     return None
 
 
-def _move(m: _Model, assign: Ints, used_cap: Floats, used_io: Floats, i: int, u: int) -> None:
+def _move(m: _Model, assign: Ints, used: Floats, i: int, u: int) -> None:
     t = int(assign[i])
-    used_cap[t] -= m.size[i]
-    used_io[t] -= m.phys[i, t]
-    used_cap[u] += m.size[i]
-    used_io[u] += m.phys[i, u]
+    used[t] -= m.load[i, t]
+    used[u] += m.load[i, u]
     assign[i] = u
 
 
@@ -494,23 +569,21 @@ def _polish(m: _Model, assign: Ints, deadline: float) -> None:
     n = len(assign)
     if n == 0:
         return
-    used_cap, used_io = _usage(m, assign)
-    eps = 1e-9 * max(1.0, _objective(m, assign) / n)
+    used = _usage(m, assign)
+    ceiling = m.ceiling
+    eps = 1e-9 * max(1.0, abs(_objective(m, assign)) / n)
     changed = True
     while changed and time.monotonic() < deadline:
         changed = False
         gain = np.where(m.allowed, m.cost[np.arange(n), assign][:, None] - m.cost, -np.inf)
-        room = (m.size[:, None] <= (m.cap + m.cap_tol - used_cap)[None, :]) & (
-            m.phys <= (m.iops + m.iops_tol - used_io)[None, :]
-        )
+        room = np.all(m.load <= (ceiling - used)[None, :, :], axis=2)
         ii, uu = np.nonzero((gain > eps) & room)
         for k in np.argsort(-gain[ii, uu], kind="stable").tolist():
             i, u = int(ii[k]), int(uu[k])
             t = int(assign[i])
-            fits = used_cap[u] + m.size[i] <= m.cap[u] + m.cap_tol[u]
-            fits = fits and used_io[u] + m.phys[i, u] <= m.iops[u] + m.iops_tol[u]
+            fits = bool(np.all(used[u] + m.load[i, u] <= ceiling[u]))
             if m.cost[i, t] - m.cost[i, u] > eps and fits:
-                _move(m, assign, used_cap, used_io, i, u)
+                _move(m, assign, used, i, u)
                 changed = True
 
 
@@ -621,6 +694,10 @@ def _solve(
         notes.append(f"the optimiser's best ({others:,.3f}) was worse than greedy heat-density's")
     if not _is_feasible(m, assign):  # cannot happen; never hand out an assignment that breaks a limit
         raise AssertionError("placement produced an assignment that breaks a limit")
+    # within the gap tolerance a small object's choice is arbitrary: no single move into free room
+    # may still improve the answer (each object's explanation compares it with its alternatives)
+    assign = assign.copy()
+    _polish(m, assign, time.monotonic() + 0.5)
     return _result(m, assign, lower, "optimal" if proven else "feasible", method, t0, notes)
 
 
@@ -632,44 +709,68 @@ def flash_curve(
     points: int = 20,
     time_limit_s: float = 1.0,
     gap_tolerance: float = 5e-3,
+    waits: Mapping[str, Mapping[str, float]] | None = None,
+    baseline: float | None = None,
 ) -> list[tuple[float, float]]:
-    """(flash GB, share of total I/O time saved) for flash capacities from 0 to all eligible data.
+    """(flash GB, share of the I/O wait saved) for flash capacities from 0 to all eligible data.
 
-    The share saved is against every object on its slowest allowed tier. Each point is an
-    optimal (within ``gap_tolerance``, or the best found within ``time_limit_s``) placement with
-    the flash tier's capacity set to that many GB and everything else as given. The last point is
-    the size of all objects allowed on flash, so it shows the saving of putting everything that
-    fits (within flash's IOPS limit) on flash. Points where the other tiers cannot hold the rest
-    are left out. A placement that fits in fewer GB also fits in more: each point starts from
-    the previous point's answer, and the curve carries the best so far, so it never drops.
-    Budget: up to ``points x time_limit_s`` seconds.
+    Each point is an optimal (within ``gap_tolerance``, or the best found within
+    ``time_limit_s``) placement with the flash tier's capacity set to that many GB and everything
+    else as given, every other limit (flash's IOPS and write budget too) included. The last point
+    is the size of all objects allowed on flash, so it shows the saving of putting everything that
+    fits on flash. Points where the other tiers cannot hold the rest are left out.
+
+    What a point reports: without ``waits``, the placement's objective; with ``waits`` (per
+    object id, its I/O wait in ms/s on each tier it may go to), the sum of the waits where the
+    placement puts the objects, while the placement still minimises the objective. The share is
+    ``(baseline - that) / baseline``, against ``baseline`` (e.g. the I/O wait of today's
+    placement) or, when it is None, every object on its slowest allowed tier (in the same
+    measure). Against today's placement a share can be negative (less flash than is used today);
+    it is kept as it is. A placement that fits in fewer GB also fits in more: each point starts
+    from the previous point's answer, and the curve carries the best share so far, so it never
+    drops. Budget: up to ``points x time_limit_s`` seconds.
     """
     _check_budget(time_limit_s, gap_tolerance)
-    objs, tier_list = list(objects), list(tiers)
-    m = _build(objs, tier_list)
+    m = _build(list(objects), list(tiers))
     if flash_tier not in m.tiers:
         raise ValueError(f"flash_tier {flash_tier!r} is not one of the tiers {list(m.tiers)}")
     if isinstance(points, bool) or not isinstance(points, int) or points < 2:
         raise ValueError(f"points must be an integer >= 2, got {points!r}")
     f = m.tiers.index(flash_tier)
-    baseline = float(np.where(m.allowed, m.cost, -np.inf).max(axis=1).sum()) if objs else 0.0
+    measure = m.cost if waits is None else _waits(m, waits)
+    if baseline is None:
+        base = float(np.where(m.allowed, measure, -np.inf).max(axis=1).sum()) if m.ids else 0.0
+    else:
+        base = _num("flash_curve", "baseline", baseline)
     g_max = float(m.size[m.allowed[:, f]].sum())
     grid = np.linspace(0.0, g_max, points).tolist() if g_max > 0 else [0.0]
     out: list[tuple[float, float]] = []
-    best = 0.0
+    best = -math.inf
     previous: Ints | None = None
+    index = {name: k for k, name in enumerate(m.tiers)}
     for g in grid:
-        cap = m.cap.copy()
-        cap[f] = g
-        sized = replace(m, cap=cap)
+        limit = m.limit.copy()
+        limit[f, _RESOURCES.index("capacity_gb")] = g
         # the previous point's answer fits in more flash too: it starts the search, so the
-        # curve never drops
-        r = _solve(sized, time.monotonic(), time_limit_s, 50_000, gap_tolerance, previous)
+        # objective never rises from one point to the next
+        r = _solve(replace(m, limit=limit), time.monotonic(), time_limit_s, 50_000, gap_tolerance, previous)
         if r.status == "infeasible":
             continue
-        index = {name: k for k, name in enumerate(m.tiers)}
         previous = np.array([index[r.assignment[i]] for i in m.ids], dtype=np.intp)
-        share = (baseline - r.objective) / baseline if baseline > 0 else 0.0
-        best = max(best, share)
+        spent = float(measure[np.arange(len(m.ids)), previous].sum())
+        best = max(best, (base - spent) / base if base > 0 else 0.0)
         out.append((float(g), best))
+    return out
+
+
+def _waits(m: _Model, waits: Mapping[str, Mapping[str, float]]) -> Floats:
+    """(n, T): ``waits`` as an array, inf where the object may not go; every allowed tier needs one."""
+    out = np.full(m.cost.shape, np.inf)
+    for i, k in zip(*np.nonzero(m.allowed), strict=True):
+        oid, tier = m.ids[i], m.tiers[k]
+        w = f"object {oid!r}"
+        mine = waits.get(oid, {})
+        if tier not in mine:
+            raise ValueError(f"{w}: waits has no entry for its allowed tier {tier!r}")
+        out[i, k] = _num(w, f"waits[{tier!r}]", mine[tier])
     return out

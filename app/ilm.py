@@ -45,6 +45,8 @@ def partition_inputs(report: AdviceReport) -> list[PartitionInput]:
             if a.features.period is not None
         )
         period = in_period[0].features.period if in_period else None
+        io_s = (unit.features.read_iops + unit.features.write_iops) if unit is not None else 0.0
+        ms_per_io = {t: w.wait_ms_per_s / io_s for t, w in unit.waits.items()} if unit and io_s > 0 else None
         out.append(
             PartitionInput(
                 engine=first.engine,
@@ -62,6 +64,8 @@ def partition_inputs(report: AdviceReport) -> list[PartitionInput]:
                 location=first.filegroup or first.tablespace,
                 period_heat=(period_io / size if size > 0 else 0.0) if period is not None else None,
                 period=period.name if period is not None else None,
+                advised_tier=unit.recommended_tier if unit is not None else None,
+                ms_per_io=ms_per_io,
             )
         )
     return out

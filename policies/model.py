@@ -36,6 +36,9 @@ class TierLocations(_Strict):
     db2_storage_groups: list[str] = Field(default_factory=list)
     db2_storage_group: str | None = None  # the group new/moved table spaces use
     db2_paths: list[str] = Field(default_factory=list)
+    # where this tier's DB2 files already are, for objects without a storage group (logs, SMS table
+    # spaces): path prefixes, matched like sqlserver_path_prefixes (db2_paths and db2_log_path count too)
+    db2_path_prefixes: list[str] = Field(default_factory=list)
     db2_overhead_ms: float | None = Field(default=None, ge=0)
     db2_device_read_rate_mb_s: float | None = Field(default=None, gt=0)
     db2_data_tag: int | None = Field(default=None, ge=1, le=9)
@@ -61,11 +64,35 @@ class Tier(_Strict):
     endurance_dwpd: float | None = Field(
         default=None, gt=0, description="rated drive writes per day (flash); None: not limited"
     )
+    transfer_mb_s: float | None = Field(
+        default=None,
+        gt=0,
+        description="sequential transfer rate of one stream, MB/s (default: locations.db2_device_read_rate_mb_s, "
+        "else 100)",
+    )
+    incurs_seek_penalty: bool | None = Field(
+        default=None,
+        description="spinning disks: sequential reads skip most positioning time (as sys.dm_os_volume_stats "
+        "calls it); default: true when read_latency_ms is above 2 ms",
+    )
     locations: TierLocations = Field(default_factory=TierLocations)
 
     @property
     def raid_factor(self) -> int:
         return RAID_FACTORS[self.raid_level]
+
+    @property
+    def transfer_rate_mb_s(self) -> float:
+        return self.transfer_mb_s or self.locations.db2_device_read_rate_mb_s or 100.0
+
+    @property
+    def seeks(self) -> bool:
+        return self.read_latency_ms > 2.0 if self.incurs_seek_penalty is None else self.incurs_seek_penalty
+
+    @property
+    def write_budget_gb_day(self) -> float | None:
+        """Host writes per day the drives are rated for: DWPD x usable capacity (None: not limited)."""
+        return None if self.endurance_dwpd is None else self.endurance_dwpd * self.capacity_gb
 
     @property
     def max_iops(self) -> float:
@@ -103,31 +130,62 @@ class Pin(_Strict):
 
 
 class Classification(_Strict):
+    """How a workload profile is named from the measured mix. Profiles describe; they never decide
+    a tier (the benefit model does), except that the sizes split reads into random and sequential."""
+
     random_max_read_bytes: int = Field(default=16384, gt=0)
     sequential_min_read_bytes: int = Field(default=65536, gt=0)
     sequential_min_prefetch_share: float = Field(default=0.5, ge=0, le=1)
     random_read_min_read_pct: float = Field(default=80, ge=0, le=100)
-    flash_min_read_iops: float = Field(default=180, ge=0)
-    flash_min_read_miss_ratio: float = Field(default=0.2, ge=0, le=1)
-    min_benefit_ms: float = Field(default=2.0, ge=0)
     write_heavy_min_write_share: float = Field(default=0.7, ge=0, le=1)
     cold_max_heat_ratio: float = Field(default=0.1, ge=0)
     cold_max_iops: float = Field(default=5.0, ge=0)
-    log_flash_min_write_iops: float = Field(default=3000, ge=0)
-    log_flash_min_write_ms: float = Field(default=5.0, ge=0)
-    tempdb_flash_min_iops: float = Field(default=1000, ge=0)
-    tempdb_flash_min_latency_ms: float = Field(default=10.0, ge=0)
-    cache_hit_fraction_of_service_time: float = Field(
-        default=0.3,
-        gt=0,
+
+    @model_validator(mode="after")
+    def _sizes(self) -> Classification:
+        if self.sequential_min_read_bytes <= self.random_max_read_bytes:
+            raise ValueError("sequential_min_read_bytes must be larger than random_max_read_bytes")
+        return self
+
+
+class Benefit(_Strict):
+    """The benefit model and what a move must clear (docs/reading-advice.md)."""
+
+    min_saving_ms_per_io: float = Field(
+        default=2.0, ge=0, description="a promotion must save this much I/O wait per I/O, on every window"
+    )
+    price_weight: float = Field(
+        default=0.1,
+        ge=0,
+        description="ms of I/O wait per second that one unit of a tier's cost_per_gb is worth, per GB",
+    )
+    move_cost_ms_per_s_per_gb: float = Field(
+        default=0.05, ge=0, description="a move must gain more than this per GB moved (ties: no move)"
+    )
+    array_cache_hit_ms: float = Field(
+        default=0.2, gt=0, description="latency of a read the array cache serves"
+    )
+    sequential_positioning_share: float = Field(
+        default=0.1,
+        ge=0,
         le=1,
-        description="reads faster than this share of the tier's service time were cache hits",
+        description="share of a seek-bound tier's positioning time a sequential read pays",
+    )
+    sequential_wait_share: float = Field(
+        default=1.0,
+        ge=0,
+        le=1,
+        description="share of a read-ahead / prefetch read's latency sessions wait for (the rest overlaps)",
+    )
+    max_queue_utilisation: float = Field(
+        default=0.9, gt=0, lt=1, description="utilisation cap in the queueing factor 1 / (1 - U)"
     )
 
 
 class Hysteresis(_Strict):
-    move_in_heat_ratio: float = Field(default=1.5, gt=0)
-    move_out_heat_ratio: float = Field(default=0.5, gt=0)
+    """Stability: a promotion must pay on the short and the long window, a demotion on every window;
+    nothing moves again within the minimum residency."""
+
     short_window_hours: float = Field(default=24, gt=0)
     long_window_hours: float = Field(default=168, gt=0)
     min_residency_days: float = Field(default=14, ge=0)
@@ -259,14 +317,42 @@ class ChangeWindowPolicy(_Strict):
         return v
 
 
+# Settings of the rule-based advice (before the benefit model): older policy files still load; the
+# setting is ignored and named in `retired_settings` (shown with the advice). Value: why.
+RETIRED: dict[tuple[str, str], str] = {
+    ("classification", "flash_min_read_iops"): "flash is decided by the I/O wait it saves",
+    (
+        "classification",
+        "flash_min_read_miss_ratio",
+    ): "a buffer-pool hit ratio does not make physical reads cheap",
+    ("classification", "min_benefit_ms"): "read as benefit.min_saving_ms_per_io",
+    ("classification", "log_flash_min_write_iops"): "logs follow their measured benefit",
+    ("classification", "log_flash_min_write_ms"): "logs follow their measured benefit",
+    ("classification", "tempdb_flash_min_iops"): "tempdb follows its measured benefit",
+    ("classification", "tempdb_flash_min_latency_ms"): "tempdb follows its measured benefit",
+    ("classification", "cache_hit_fraction_of_service_time"): "array-cache hits come from the benefit model",
+    ("hysteresis", "move_in_heat_ratio"): "relative heat is shown, never a move criterion",
+    ("hysteresis", "move_out_heat_ratio"): "relative heat is shown, never a move criterion",
+    ("endurance", "object_max_budget_share"): "the write budget is one constraint on all units placed",
+    (
+        "endurance",
+        "write_dominated_min_write_share",
+    ): "the write budget is one constraint on all units placed",
+}
+
+
 class Policy(_Strict):
     """Tiers are listed fastest first."""
 
     name: str = "default"
+    retired_settings: list[str] = Field(
+        default_factory=list, description="settings of older policy files that no longer apply (set on load)"
+    )
     tiers: list[Tier] = Field(min_length=1)
     window_days: float = Field(default=7, gt=0)
     pins: list[Pin] = Field(default_factory=list)
     classification: Classification = Field(default_factory=Classification)
+    benefit: Benefit = Field(default_factory=Benefit)
     hysteresis: Hysteresis = Field(default_factory=Hysteresis)
     ilm: IlmPolicy = Field(default_factory=IlmPolicy)
     verification: VerificationPolicy = Field(default_factory=VerificationPolicy)
@@ -275,6 +361,30 @@ class Policy(_Strict):
     endurance: EndurancePolicy = Field(default_factory=EndurancePolicy)
     business_calendar: list[CalendarPeriod] = Field(default_factory=list)
     change_windows: ChangeWindowPolicy = Field(default_factory=ChangeWindowPolicy)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _retired(cls, data: object) -> object:
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        notes: list[str] = []
+        for (section, key), why in RETIRED.items():
+            part = data.get(section)
+            if not isinstance(part, dict) or key not in part:
+                continue
+            part = dict(part)
+            value = part.pop(key)
+            data[section] = part
+            if (section, key) == ("classification", "min_benefit_ms"):
+                benefit = dict(data.get("benefit") or {})
+                benefit.setdefault("min_saving_ms_per_io", value)
+                data["benefit"] = benefit
+                notes.append(f"{section}.{key} is retired: {why}")
+                continue
+            notes.append(f"{section}.{key} is retired ({why}): ignored")
+        data["retired_settings"] = notes
+        return data
 
     @model_validator(mode="after")
     def _names(self) -> Policy:
@@ -328,19 +438,29 @@ class Policy(_Strict):
     def tier_of_location(
         self, *, engine: str, physical_name: str | None, storage_group: str | None
     ) -> str | None:
-        """Which tier an object's current location is on (None when the policy does not say)."""
+        """Which tier an object's current location is on (None when the policy does not say): the
+        DB2 storage group, else the longest path prefix that matches (SQL Server paths are
+        case-insensitive and take either slash; DB2 paths are compared as written)."""
         if engine == "db2" and storage_group:
             for t in self.tiers:
                 if storage_group.upper() in (g.upper() for g in t.locations.db2_storage_groups):
                     return t.name
-        if physical_name:
-            best: tuple[int, str] | None = None
-            path = physical_name.replace("/", "\\").lower()
-            for t in self.tiers:
-                for prefix in t.locations.sqlserver_path_prefixes:
-                    p = prefix.replace("/", "\\").lower()
-                    if path.startswith(p) and (best is None or len(p) > best[0]):
-                        best = (len(p), t.name)
-            if best is not None:
-                return best[1]
-        return None
+        if not physical_name:
+            return None
+        best: tuple[int, str] | None = None
+        for t in self.tiers:
+            for prefix, path in self._prefixes(engine, t.locations, physical_name):
+                if path.startswith(prefix) and (best is None or len(prefix) > best[0]):
+                    best = (len(prefix), t.name)
+        return None if best is None else best[1]
+
+    @staticmethod
+    def _prefixes(engine: str, loc: TierLocations, physical_name: str) -> list[tuple[str, str]]:
+        """(prefix, path) pairs to compare: Windows-style prefixes (sqlserver_path_prefixes, also for
+        DB2 on Windows), and for DB2 its own directories."""
+        path = physical_name.replace("/", "\\").lower()
+        out = [(p.replace("/", "\\").lower(), path) for p in loc.sqlserver_path_prefixes]
+        if engine == "db2":
+            dirs = [*loc.db2_path_prefixes, *loc.db2_paths, *([loc.db2_log_path] if loc.db2_log_path else [])]
+            out += [(d if d.endswith("/") else d + "/", physical_name) for d in dirs]
+        return out

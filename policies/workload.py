@@ -105,17 +105,12 @@ class BurstDetection(_Strict):
 
 
 class EndurancePolicy(_Strict):
-    """Flash wears with writes: the fastest tier's daily write budget is its `endurance_dwpd` ×
-    `capacity_gb` (host writes; lower the DWPD to allow for RAID parity writes)."""
+    """Flash wears with writes: a tier's daily write budget is its `endurance_dwpd` × `capacity_gb`
+    (host writes; lower the DWPD to allow for RAID parity writes). The placement keeps the writes of
+    everything it puts on the tier within `tier_max_budget_share` of it."""
 
-    object_max_budget_share: float = Field(
-        default=0.25, gt=0, le=1, description="share of the daily write budget one object may use"
-    )
     tier_max_budget_share: float = Field(
-        default=1.0, gt=0, le=2, description="share the whole placement may use before a note"
-    )
-    write_dominated_min_write_share: float = Field(
-        default=0.5, ge=0, le=1, description="write share of requests from which an object is write-dominated"
+        default=1.0, gt=0, le=2, description="share of the daily write budget the placement may use"
     )
 
 

@@ -1,5 +1,5 @@
 """Business calendar (issue #9): recurring periods are judged on their own, an object hot in one
-keeps the tier it needs then (TW901), and ILM plans neither demote a partition hot in every
+keeps the tier it needs then (TW901: a demotion must pay in the period too), and ILM plans neither demote a partition hot in every
 period nor keep a cold partition that turned hot where it is. Table-driven, reasons asserted."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
-from advisors.classify import classify
-from advisors.features import GB, ObjectInfo, ObjectWindow, Usage, compute_features
+from advisors.advise import advise
+from advisors.features import GB, ObjectInfo, ObjectWindow, Usage
 from advisors.ilm import PartitionInput, add_months, months_between, plan_ilm
-from advisors.maintenance import occurrence, prepare_window, split_period
+from advisors.maintenance import occurrence, split_period
 from policies.loader import load_policy
 from policies.model import Policy
 from policies.workload import CalendarPeriod
@@ -47,13 +47,15 @@ def test_occurrences(period: CalendarPeriod, day: date, first: date | None) -> N
     assert occurrence(period, day) == first
 
 
-def usage(reads: float, read_kb: float) -> Usage:
+def usage(reads: float, read_kb: float, read_ms: float = 7.0) -> Usage:
     r = int(reads * HOUR)
-    return Usage(HOUR, {"reads": r, "bytes_read": int(r * read_kb * 1024), "read_time_ms": r * 7,
+    return Usage(HOUR, {"reads": r, "bytes_read": int(r * read_kb * 1024), "read_time_ms": int(r * read_ms),
                         "writes": 0, "bytes_written": 0, "write_time_ms": 0})  # fmt: skip
 
 
-def window(start: datetime, days: int, busy: set[date], busy_usage: Usage, quiet: Usage) -> ObjectWindow:
+def window(
+    start: datetime, days: int, busy: set[date], busy_usage: Usage, quiet: Usage, *, tier: str = "fc"
+) -> ObjectWindow:
     buckets = []
     for h in range(days * 24):
         t = start + timedelta(hours=h)
@@ -63,7 +65,7 @@ def window(start: datetime, days: int, busy: set[date], busy_usage: Usage, quiet
         for k, v in u.counters.items():
             counters[k] = (counters.get(k) or 0) + (v or 0)
     info = ObjectInfo("Sales/filegroup/FG_ORD_202508", "sqlserver", "S", "Sales", "filegroup", "FG_ORD_202508",
-                      size_bytes=30 * GB, current_tier="fc")  # fmt: skip
+                      size_bytes=30 * GB, current_tier=tier)  # fmt: skip
     return ObjectWindow(info, Usage(len(buckets) * HOUR, counters), tuple(buckets))
 
 
@@ -75,8 +77,9 @@ CLOSE = {date(2026, 11, 29), date(2026, 11, 30), date(2026, 12, 1)}
 class Case:
     policy: Policy
     busy: Usage
-    rule: str
-    tier: str
+    tier: str  # where the object is
+    stage: str
+    recommended: str
     reason: str
 
 
@@ -85,39 +88,42 @@ def with_calendar(*periods: CalendarPeriod) -> Policy:
 
 
 CASES = {
-    "re-read every month-end, cold in between -> TW901 keeps fc": Case(
-        with_calendar(MONTH_END), usage(120, 8), "TW901", "fc",
-        "TW901 busy in the 'month-end close' period (month_end, occurrence from 2026-11-29, 72 h): 120.0 file "
-        "I/O per second, 40.0x its other days; judged on that period it needs fc (TW703 random but only 120 "
-        "reads/s (flash from 180/s)), so it is kept there between periods rather than moved to sata",
+    "re-read every month-end, cold in between -> the period keeps fc": Case(
+        with_calendar(MONTH_END), usage(120, 8), "fc", "period", "fc",
+        "Stays on fc: in the 'month-end close' period (2026-11-29) it would wait",
     ),
-    "hot enough at month-end for flash -> TW901 keeps flash": Case(
-        with_calendar(MONTH_END), usage(900, 8), "TW901", "flash", "judged on that period it needs flash (TW701",
+    "hot enough at month-end for flash, on flash -> the period keeps flash": Case(
+        with_calendar(MONTH_END), usage(900, 8, 0.8), "flash", "period", "flash",
+        "Stays on flash: in the 'month-end close' period (2026-11-29) it would wait",
+    ),
+    "hot at month-end only, on fc -> not promoted: it must pay on every window": Case(
+        with_calendar(MONTH_END), usage(900, 8), "fc", "period", "fc", "Stays on fc: in the 'month-end close'",
     ),
     "busier at month-end but below hot_min_ratio -> judged on the other days": Case(
-        with_calendar(MONTH_END.model_copy(update={"hot_min_ratio": 50})), usage(120, 8), "TW401", "sata",
-        "TW401 cold",
+        with_calendar(MONTH_END.model_copy(update={"hot_min_ratio": 50})), usage(120, 8), "fc", "price", "sata",
+        "Move filegroup FG_ORD_202508 from fc to sata: frees 30 GB of fc",
     ),
-    "no calendar: month-end I/O counts as ordinary heat": Case(
-        POLICY, usage(120, 8), "TW703", "fc", "TW703 random but only 21 reads/s",
+    "no calendar: month-end I/O counts as ordinary I/O": Case(
+        POLICY, usage(120, 8), "fc", "benefit", "fc", "Stays on fc: on sata it would wait",
     ),
-    "period declared but the object is as cold in it -> TW401": Case(
-        with_calendar(MONTH_END), usage(3, 64), "TW401", "sata", "TW401 cold",
+    "period declared but the object is as cold in it -> demoted": Case(
+        with_calendar(MONTH_END), usage(3, 64), "fc", "price", "sata", "from fc to sata: frees 30 GB of fc",
     ),
 }  # fmt: skip
 
 
 @pytest.mark.parametrize("name", list(CASES))
-def test_calendar_rule(name: str) -> None:
+def test_calendar_keeps_the_tier_a_period_needs(name: str) -> None:
     c = CASES[name]
-    w = prepare_window(window(START, 20, CLOSE, c.busy, usage(3, 64)), c.policy)
-    f = compute_features(w, db_heat=5000.0)
-    v = classify(w.info, f, c.policy)
-    assert (v.rule, v.preferred_tier) == (c.rule, c.tier), v.reasons
-    assert c.reason in v.reasons[0], v.reasons[0]
-    if c.rule == "TW901":
-        assert v.allowed_tiers[-1] == c.tier  # nothing slower than the period needs
-        assert f.read_iops == pytest.approx(3.0, rel=0.01)  # everyday figures: the other days only
+    quiet = usage(3, 64, 0.8 if c.tier == "flash" else 7.0)
+    w = window(START, 20, CLOSE, c.busy, quiet, tier=c.tier)
+    [a] = advise([w], c.policy, now=START + timedelta(days=20), curve_points=0).objects
+    assert a.decision is not None
+    assert (a.decision.stage, a.recommended_tier) == (c.stage, c.recommended), a.explanation
+    assert c.reason in a.explanation, a.explanation
+    if c.stage == "period":
+        assert a.decision.rule == "TW901"
+        assert a.features.read_iops == pytest.approx(3.0, rel=0.01)  # everyday figures: the other days only
 
 
 def test_occurrence_needs_enough_hours_and_other_days() -> None:

@@ -64,6 +64,8 @@ def test_boundaries_are_recognised() -> None:
 
 
 def test_simulator_plan_puts_current_months_on_flash_and_the_cold_tail_on_sata() -> None:
+    """Month 0 is the advice (one answer per object); later months move each partition where its
+    projected I/O wait plus the tier's price is least, as the advice's benefit model would."""
     origin = datetime(2026, 11, 1, tzinfo=UTC)
     fleet = demo_fleet(origin)
     snaps = [s for h in range(31, 31 + 7 * 24 + 1) for s in fleet.snapshots(origin + timedelta(hours=h))]
@@ -75,6 +77,9 @@ def test_simulator_plan_puts_current_months_on_flash_and_the_cold_tail_on_sata()
     existing = sorted((p for p in orders.partitions if not p.new), key=lambda p: p.partition)
     assert len(existing) == 24
     tiers = [tier_at(p, now.date()) for p in existing]
+    # one answer per object: month 0 is what the recommendations say for each partition
+    advised = {a.info.key: a.recommended_tier for a in report.objects if a.info.kind == "partition"}
+    assert [advised[p.key] for p in existing] == tiers
     assert tiers[-3:] == ["flash"] * 3  # the current months
     assert set(tiers[:8]) == {"sata"}  # the oldest
     assert "fc" in tiers  # the recent ones in between
@@ -86,7 +91,10 @@ def test_simulator_plan_puts_current_months_on_flash_and_the_cold_tail_on_sata()
         if p.new and p.range_start and p.range_start <= in_six < (p.range_end or in_six)
     ]
     assert new_now and tier_at(new_now[0], in_six) == "flash"
-    assert tier_at(existing[-1], in_six) != "flash"
+    # heat halves every ~3 months: the month 10 months old today is worth less than flash's price
+    # within six months and goes down, today's current month (then 6 months old) is still worth it
+    assert tier_at(existing[-11], now.date()) == "flash" and tier_at(existing[-11], in_six) == "fc"
+    assert tier_at(existing[-1], in_six) == "flash"
     for tier, months in plan.forecast.items():
         for m in months:
             assert m["gb"] <= m["capacity_gb"] + 1e-6, (tier, m)

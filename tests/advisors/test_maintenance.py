@@ -8,7 +8,7 @@ from datetime import UTC, datetime, time, timedelta
 
 import pytest
 
-from advisors.classify import classify
+from advisors.advise import Advice, advise
 from advisors.features import GB, ObjectInfo, ObjectWindow, Usage, compute_features
 from advisors.maintenance import BURST, in_window, prepare_window, split_maintenance
 from policies.loader import load_policy
@@ -58,6 +58,12 @@ def window_of(
     info = ObjectInfo(key=f"{database}/filegroup/{name}", engine="sqlserver", server="S", database=database,
                       kind="filegroup", name=name, size_bytes=1600 * GB, current_tier="sata")  # fmt: skip
     return ObjectWindow(info, total, tuple(buckets))
+
+
+def advised(w: ObjectWindow, policy: Policy) -> Advice:
+    """The whole pipeline on one unit (it leaves maintenance out itself)."""
+    [a] = advise([w], policy, now=DAY0 + timedelta(days=7), curve_points=0).objects
+    return a
 
 
 def with_windows(*windows: MaintenanceWindow) -> Policy:
@@ -111,20 +117,20 @@ def test_maintenance_is_left_out_of_heat(name: str) -> None:
     c = CASES[name]
     w = window_of(week(c.special_hours, c.special, usage(0.3, c.normal_read_kb)))
     split = split_maintenance(w, c.policy)
-    f = compute_features(split, db_heat=5000.0)
-    v = classify(split.info, f, c.policy)
+    a = advised(w, c.policy)
+    f = a.features
     if not c.rule:
         assert split.maintenance is None and split is w
-        assert not any(r.startswith("TW10") for r in v.reasons)
+        assert not any(r.startswith("TW10") for r in a.reasons)
         return
     assert split.maintenance is not None
     assert split.maintenance.hours == pytest.approx(c.left_out_hours)
-    note = next(r for r in v.reasons if r.startswith(c.rule))
+    note = next(r for r in a.reasons if r.startswith(c.rule))
     assert c.reason in note and "were left out of its heat and rates" in note, note
     # the figures are the workload's: 0.3 reads/s of 64 KB, cold, whatever the backup read
     assert f.read_iops == pytest.approx(0.3, rel=0.01)
     assert f.avg_read_bytes == pytest.approx(64 * 1024, rel=0.01)
-    assert v.rule == "TW401" and v.preferred_tier == "sata"
+    assert a.verdict.profile == "cold" and a.recommended_tier == "sata"
     assert len(split.by_hour) == 7 * 24 - c.left_out_hours
 
 
@@ -138,8 +144,8 @@ def test_every_hour_maintenance_leaves_the_figures_alone_and_says_so() -> None:
     w = window_of(week(set(range(24)), usage(150, 1024), usage(150, 1024)))
     split = split_maintenance(w, POLICY)
     assert split.total == w.total and split.maintenance is not None
-    v = classify(split.info, compute_features(split, db_heat=5000.0), POLICY)
-    assert any("TW101 every hour of the window is maintenance: nothing was left out" in r for r in v.reasons)
+    a = advised(w, POLICY)
+    assert any("TW101 every hour of the window is maintenance: nothing was left out" in r for r in a.reasons)
 
 
 def test_db2_burst_needs_prefetch_where_the_counters_show_it() -> None:

@@ -1,0 +1,287 @@
+"""The binding reason of each placement decision, in numbers.
+
+A unit lands where the placement puts it; this says which consideration made the difference,
+read off what the pipeline produced (its costs, the tiers' use, the pins), never changing it:
+
+- ``pinned`` (TW740): pins and kind rules leave one tier;
+- ``residency`` (TW730): it moved less than the minimum residency ago;
+- ``storage_problem`` (TW801): it is slow even on the fastest tier: investigate, do not move;
+- ``capacity`` / ``iops`` / ``write_budget`` (TW720 / TW721 / TW722): the tier it would be best on
+  has no room, back-end IOPS or daily write budget left for it: it is the marginal unit;
+- ``minimum_benefit`` (TW705): a faster tier would save less than `min_saving_ms_per_io` per I/O;
+- ``period`` (TW901): a business period's latest occurrence keeps it off a slower tier;
+- ``price`` (TW710): the tier with the least I/O wait is not worth its price for this unit, or
+  a cheaper tier frees more (in I/O-wait terms) than it costs;
+- ``benefit`` (TW700): it is on the tier with the least I/O wait, and that tier is worth its price.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from advisors.benefit import TierPhysics
+from advisors.units import WHOLE, Case, Costs
+from policies.model import Policy
+
+CODES = {
+    "benefit": "TW700",
+    "minimum_benefit": "TW705",
+    "price": "TW710",
+    "capacity": "TW720",
+    "iops": "TW721",
+    "write_budget": "TW722",
+    "residency": "TW730",
+    "storage_problem": "TW801",
+    "pinned": "TW740",
+    "not_placed": "TW750",
+    "period": "TW901",
+}
+RESOURCES = ("capacity", "iops", "write_budget")
+
+
+@dataclass(frozen=True, slots=True)
+class Binding:
+    stage: str
+    preferred: str  # the best tier for the unit alone, ignoring the tiers' limits
+    detail: str  # the reason, one clause with its numbers
+
+    @property
+    def rule(self) -> str:
+        return CODES[self.stage]
+
+
+@dataclass(frozen=True, slots=True)
+class Placed:
+    case: Case
+    costs: Costs
+    tier: str
+
+
+def _use(p: Placed, resource: str) -> float:
+    if resource == "capacity":
+        return p.case.size_gb
+    if resource == "iops":
+        return p.costs.wait(p.tier).backend_iops if p.tier in p.costs.waits[WHOLE] else 0.0
+    return p.case.whole.write_gb_day
+
+
+@dataclass(frozen=True, slots=True)
+class TierUse:
+    """What the placement puts on one tier, and the least a unit there gains per unit of each
+    resource over its next best tier (the marginal unit)."""
+
+    used: Mapping[str, float]
+    limit: Mapping[str, float | None]
+    marginal: Mapping[str, float | None]
+
+
+def _gain(p: Placed, tier: str) -> float:
+    """What being on `tier` saves the unit over its best other allowed tier (objective terms)."""
+    others = [c for t, c in p.costs.cost.items() if t != tier and t in p.costs.allowed]
+    return (min(others) if others else p.costs.cost[tier]) - p.costs.cost[tier]
+
+
+def tier_use(placed: Sequence[Placed], policy: Policy) -> dict[str, TierUse]:
+    out: dict[str, TierUse] = {}
+    share = policy.endurance.tier_max_budget_share
+    for t in policy.tiers:
+        here = [p for p in placed if p.tier == t.name]
+        budget = t.write_budget_gb_day
+        used = {r: sum(_use(p, r) for p in here) for r in RESOURCES}
+        limit = {
+            "capacity": t.capacity_gb,
+            "iops": t.max_iops,
+            "write_budget": None if budget is None else budget * share,
+        }
+        marginal: dict[str, float | None] = {}
+        for r in RESOURCES:
+            per = [_gain(p, t.name) / _use(p, r) for p in here if _use(p, r) > 0]
+            marginal[r] = min(per) if per else None
+        out[t.name] = TierUse(used, limit, marginal)
+    return out
+
+
+def _pct(v: float) -> str:
+    return f"{100 * v:,.0f} %"
+
+
+def _ms(v: float) -> str:
+    return f"{v / 1000:,.1f} s" if abs(v) >= 10_000 else f"{v:,.1f} ms"
+
+
+def _per_gb(v: float) -> str:
+    return f"{v:,.3f}" if abs(v) < 0.1 else f"{v:,.2f}" if abs(v) < 10 else f"{v:,.0f}"
+
+
+def _limit_detail(case: Case, costs: Costs, tier: str, assigned: str, use: TierUse, resource: str) -> str:
+    mine = costs.cost[assigned] - costs.cost[tier]  # what this unit would gain there
+    used, limit, marginal = use.used[resource], use.limit[resource] or 0.0, use.marginal[resource]
+    if resource == "capacity":
+        size = case.size_gb
+        last = (
+            "" if marginal is None else f": the last unit placed there saves {_per_gb(marginal)} ms/s per GB"
+        )
+        this = f", this one {_per_gb(mine / size)}" if size > 0 and marginal is not None else ""
+        return (
+            f"{tier} is full ({used:,.0f} of {limit:,.0f} GB used, this unit needs {size:,.0f}){last}{this}"
+        )
+    if resource == "iops":
+        need = costs.wait(tier).backend_iops
+        last = (
+            ""
+            if marginal is None
+            else f"; the last unit placed there saves {_per_gb(marginal)} ms/s per back-end I/O"
+        )
+        return (f"{tier}'s back-end IOPS are {_pct(used / limit) if limit else 'all'} used ({used:,.0f} of "
+                f"{limit:,.0f}); this unit needs {need:,.0f} there (writes count x{_raid(case, tier, costs)}){last}")  # fmt: skip
+    wgb = case.whole.write_gb_day
+    last = (
+        ""
+        if marginal is None
+        else f"; the last unit placed there saves {_per_gb(marginal)} ms/s per GB/day written"
+    )
+    this = f", this one {_per_gb(mine / wgb)}" if wgb > 0 and marginal is not None else ""
+    return (f"{tier}'s daily write budget is {_pct(used / limit) if limit else 'all'} used by the units placed "
+            f"({used:,.0f} of {limit:,.0f} GB/day); this unit writes {wgb:,.0f} GB/day{last}{this}")  # fmt: skip
+
+
+def _raid(case: Case, tier: str, costs: Costs) -> str:
+    w = costs.wait(tier)
+    mix = case.whole
+    reads = mix.random_reads * (1 - case.hit_share) + mix.sequential_reads
+    return f"{(w.backend_iops - reads) / mix.writes:,.0f}" if mix.writes else "-"
+
+
+def _which_limit(case: Case, costs: Costs, tier: str, use: TierUse) -> str:
+    need = {
+        "capacity": case.size_gb,
+        "iops": costs.wait(tier).backend_iops,
+        "write_budget": case.whole.write_gb_day,
+    }
+    over: list[tuple[float, str]] = []
+    for r in RESOURCES:
+        limit = use.limit[r]
+        if limit is None:
+            continue
+        ratio = (use.used[r] + need[r]) / limit if limit > 0 else float("inf")
+        over.append((ratio, r))
+    return max(over)[1] if over else "capacity"
+
+
+def binding(
+    case: Case,
+    costs: Costs,
+    assigned: str,
+    use: Mapping[str, TierUse],
+    policy: Policy,
+    physics: Mapping[str, TierPhysics],
+    *,
+    pinned: str | None,
+) -> Binding:
+    order = list(physics)
+    current = case.current if case.current in physics else None
+    allowed = [t for t in costs.allowed if t in costs.cost]
+    preferred = min(allowed, key=lambda t: (costs.cost[t], t != current, order.index(t)))
+    if pinned is not None:
+        return Binding("pinned", preferred, pinned)
+    if case.hold is not None and assigned == current:
+        return Binding(case.hold[0], preferred, case.hold[1])
+    if assigned != preferred:
+        resource = _which_limit(case, costs, preferred, use[preferred])
+        return Binding(
+            resource, preferred, _limit_detail(case, costs, preferred, assigned, use[preferred], resource)
+        )
+    blocked = [g for g, _ in costs.gated.items() if costs.cost[g] < costs.cost[assigned]]
+    if blocked:
+        g = min(blocked, key=order.index)
+        return Binding("minimum_benefit", preferred, _gate_detail(case, costs, g, policy))
+    period = _period_detail(case, costs, assigned, order)
+    if period is not None:
+        return Binding("period", preferred, period)
+    least_wait = min(allowed, key=lambda t: (costs.change[t], t != current, order.index(t)))
+    if least_wait != assigned:
+        return Binding("price", preferred, _price_detail(case, costs, assigned, least_wait, physics))
+    return Binding("benefit", preferred, _benefit_detail(case, costs, assigned, allowed, physics))
+
+
+def _gate_detail(case: Case, costs: Costs, tier: str, policy: Policy) -> str:
+    per_io = costs.gated[tier]
+    current = case.current or tier
+    saved = costs.wait(current).wait_ms_per_s - costs.wait(tier).wait_ms_per_s
+    if per_io <= 0:
+        return (f"{tier} would not cut its I/O wait ({_ms(costs.wait(current).wait_ms_per_s)} -> "
+                f"{_ms(costs.wait(tier).wait_ms_per_s)} per second on {costs.deciding[tier]})")  # fmt: skip
+    return (f"{tier} would save {per_io:,.1f} ms per I/O ({_ms(saved)} per second), below the "
+            f"{policy.benefit.min_saving_ms_per_io:g} ms per I/O minimum")  # fmt: skip
+
+
+def _period_detail(case: Case, costs: Costs, assigned: str, order: list[str]) -> str | None:
+    periods = [w for w in case.mixes if w.startswith("the '")]
+    current = case.current
+    if not periods or current is None or assigned != current:
+        return None
+    for t in costs.allowed:
+        if order.index(t) <= order.index(assigned) or costs.deciding.get(t) != periods[0]:
+            continue
+        others = [w for w in case.mixes if w != periods[0]]
+        change = max(costs.waits[w][t].wait_ms_per_s - costs.waits[w][current].wait_ms_per_s for w in others)
+        if costs.cost[t] - costs.change[t] + change < costs.cost[assigned]:
+            more = costs.change[t]
+            return (f"in {periods[0]} it would wait {_ms(more)} more per second on {t}: kept on {assigned} "
+                    f"between periods")  # fmt: skip
+    return None
+
+
+def _price_detail(
+    case: Case, costs: Costs, assigned: str, faster: str, physics: Mapping[str, TierPhysics]
+) -> str:
+    size = max(case.size_gb, 1e-9)
+    dprice = physics[faster].price_ms_per_gb - physics[assigned].price_ms_per_gb
+    saved = costs.change[assigned] - costs.change[faster]
+    if case.current is not None and case.current != assigned:  # a demotion for its price
+        saved = costs.change[assigned]  # more wait than staying where it is
+        gb_cost = physics[case.current].price_ms_per_gb - physics[assigned].price_ms_per_gb
+        move = (costs.cost[assigned] - costs.cost[case.current] - costs.change[assigned]) / size + gb_cost
+        net = f"the {_per_gb(gb_cost - move)} ms/s per GB it frees" + (
+            f" ({_per_gb(gb_cost)} price difference less {_per_gb(move)} for the move)" if move > 1e-9 else ""
+        )
+        return (f"frees {case.size_gb:,.0f} GB of {case.current} for {_ms(saved)} more I/O wait per second "
+                f"({_per_gb(saved / size)} ms/s per GB, less than {net})")  # fmt: skip
+    return (f"{faster} would save {_ms(saved)} of I/O wait per second ({_per_gb(saved / size)} ms/s per GB), "
+            f"less than its extra price of {_per_gb(dprice)} ms/s per GB")  # fmt: skip
+
+
+def _benefit_detail(
+    case: Case, costs: Costs, assigned: str, allowed: Sequence[str], physics: Mapping[str, TierPhysics]
+) -> str:
+    order = list(physics)
+    size = max(case.size_gb, 1e-9)
+    there = costs.wait(assigned)
+    current = case.current if case.current in physics else None
+    if current is None:
+        return (f"predicted {_ms(there.wait_ms_per_s)} of I/O wait per second on {assigned}: the least wait "
+                f"and price among {', '.join(allowed)}")  # fmt: skip
+    if assigned != current:
+        now = costs.wait(current)
+        saved = now.wait_ms_per_s - there.wait_ms_per_s
+        dprice = physics[assigned].price_ms_per_gb - physics[current].price_ms_per_gb
+        reads = ""
+        if now.read_ms is not None and there.read_ms is not None:
+            reads = f", {now.read_ms:,.1f} -> {there.read_ms:,.1f} ms per read"
+        worth = f", more than its extra price of {_per_gb(dprice)} ms/s per GB" if dprice > 0 else ""
+        return (f"saves {_ms(saved)} of I/O wait per second ({_per_gb(saved / size)} ms/s per GB{reads}, on "
+                f"{costs.deciding[assigned]}){worth}")  # fmt: skip
+    slower = [t for t in allowed if order.index(t) > order.index(assigned)]
+    if slower:
+        s = slower[0]
+        more = costs.change[s]
+        dprice = physics[assigned].price_ms_per_gb - physics[s].price_ms_per_gb
+        move = (costs.cost[s] - costs.cost[assigned] - more) / size + dprice  # per GB, if any
+        worth = f"{_per_gb(dprice)} ms/s per GB {assigned} costs over {s}"
+        if move > 1e-9:
+            worth = (f"{_per_gb(dprice - move)} ms/s per GB a move to {s} would free ({_per_gb(dprice)} price "
+                     f"difference less {_per_gb(move)} for the move)")  # fmt: skip
+        return (f"on {s} it would wait {_ms(more)} more per second ({_per_gb(more / size)} ms/s per GB, on "
+                f"{costs.deciding[s]}), more than the {worth}")  # fmt: skip
+    return f"no tier it may use would cut its I/O wait ({_ms(there.wait_ms_per_s)} per second now)"

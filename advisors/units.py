@@ -1,0 +1,266 @@
+"""Placement units: what moves together, and what each unit's I/O would cost on every tier.
+
+SQL Server places data by filegroup (proportional fill spreads a filegroup over all its files,
+domain.md §1.4), tempdb's data files move together, DB2 places by table space. Partitions are
+reported too, but they move with the filegroup or table space that holds them.
+
+For each unit and each tier it may use, the objective the placement minimises is its I/O wait
+(benefit.py) plus the tier's price for the unit's GB plus, off its current tier, a move cost.
+Stability without relative heat: the change in I/O wait a move brings is taken on the window
+least in its favour (the whole window, the last `short_window_hours`, and a declared business
+period's latest occurrence), and a promotion must save `min_saving_ms_per_io` on every one.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+
+from advisors.benefit import IoMix, TierPhysics, TierWait, array_cache_hits, io_mix, wait_on
+from advisors.classify import latency_for_tier
+from advisors.features import GB, Features, ObjectInfo, ObjectWindow, Usage, combine
+from advisors.maintenance import sum_usage
+from policies.model import Policy
+
+PLACEABLE = frozenset({"data_file", "log_file", "filegroup", "partition", "tablespace", "tempdb"})
+WHOLE = "the whole window"
+
+
+def unit_key(info: ObjectInfo) -> str | None:
+    """Key of the placement unit an object belongs to (None: it is its own unit)."""
+    if info.engine == "sqlserver":
+        if info.kind == "data_file" and info.filegroup:
+            return f"{info.database}/filegroup/{info.filegroup}"
+        if info.kind == "tempdb":
+            return "tempdb/data"
+        if info.kind == "partition" and info.filegroup:
+            return f"{info.database}/filegroup/{info.filegroup}"
+    if info.engine == "db2" and info.kind == "partition" and info.tablespace:
+        return f"{info.database}/tablespace/{info.tablespace}"
+    return None
+
+
+def uid(info: ObjectInfo) -> str:
+    """Object keys are unique per server; several servers are advised together."""
+    return f"{info.server}|{info.key}"
+
+
+def _group_tier(members: Sequence[ObjectWindow]) -> str | None:
+    tiers = {m.info.current_tier for m in members}
+    return tiers.pop() if len(tiers) == 1 else None
+
+
+def build_units(windows: Sequence[ObjectWindow]) -> tuple[list[ObjectWindow], dict[str, str]]:
+    """Placement units, and for every object (by uid) the uid of the unit it moves with."""
+    grouped: dict[tuple[str, str], list[ObjectWindow]] = defaultdict(list)
+    partitions: dict[tuple[str, str], list[ObjectWindow]] = defaultdict(list)
+    units: dict[tuple[str, str], ObjectWindow] = {}
+    member_of: dict[str, str] = {}
+    for w in windows:
+        if w.info.kind not in PLACEABLE:
+            continue  # buffer pools, instance counters: context for the features, not storage to place
+        uk = unit_key(w.info)
+        if w.info.kind == "partition":
+            if uk is not None:
+                partitions[(w.info.server, uk)].append(w)
+            continue
+        if uk is None:
+            units[(w.info.server, w.info.key)] = w
+            member_of[uid(w.info)] = uid(w.info)
+        else:
+            grouped[(w.info.server, uk)].append(w)
+    for (server, uk), members in grouped.items():
+        first = members[0].info
+        kind = "tempdb" if first.kind == "tempdb" else "filegroup"
+        info = ObjectInfo(
+            key=uk,
+            engine=first.engine,
+            server=server,
+            database=first.database,
+            kind=kind,
+            name="tempdb" if kind == "tempdb" else (first.filegroup or uk),
+            current_tier=_group_tier(members),
+            filegroup=first.filegroup,
+            physical_name=first.physical_name,
+            files=tuple(m.info for m in members),
+        )
+        units[(server, uk)] = combine(members, info)
+        for m in members:
+            member_of[uid(m.info)] = uid(info)
+    for (server, uk), parts in partitions.items():
+        unit = units.get((server, uk))
+        for p in parts:
+            member_of[uid(p.info)] = uid(unit.info) if unit is not None else uid(p.info)
+        if unit is None:
+            continue
+        extra = dict(unit.total.extra)
+        for p in parts:
+            for k, v in p.total.extra.items():
+                extra[k] = extra.get(k, 0) + v
+        units[(server, uk)] = replace(unit, total=Usage(unit.total.seconds, unit.total.counters, extra))
+    return list(units.values()), member_of
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """One placement unit as the placement sees it, before costs."""
+
+    window: ObjectWindow
+    features: Features
+    mixes: Mapping[str, IoMix]  # by window label; WHOLE first
+    hit_share: float  # random reads the array cache serves
+    pin_allowed: tuple[str, ...]  # the tiers pins and kinds allow, fastest first
+    hold: tuple[str, str] | None  # (stage, why) the unit stays where it is: residency, storage problem
+
+    @property
+    def info(self) -> ObjectInfo:
+        return self.window.info
+
+    @property
+    def current(self) -> str | None:
+        return self.info.current_tier
+
+    @property
+    def whole(self) -> IoMix:
+        return self.mixes[WHOLE]
+
+    @property
+    def size_gb(self) -> float:
+        return (self.info.size_bytes or 0) / GB
+
+
+def window_mixes(unit: ObjectWindow, policy: Policy, *, hot_period: bool = True) -> dict[str, IoMix]:
+    """The unit's mix over the whole window, the last `short_window_hours`, and the latest
+    occurrence of a declared business period in which it is busy (`hot_period`: busier then than
+    the period's `hot_min_ratio` times its other days)."""
+    rules = policy.classification
+    whole = io_mix(unit.total, rules)
+    out: dict[str, IoMix] = {}
+    if whole is None:
+        return out
+    out[WHOLE] = whole
+    hours = policy.hysteresis.short_window_hours
+    if unit.by_hour:
+        end = max(t for t, _ in unit.by_hour) + timedelta(hours=1)
+        recent = [u for t, u in unit.by_hour if t >= end - timedelta(hours=hours)]
+        covered = sum(u.seconds for u in recent)
+        if recent and covered < unit.total.seconds * 0.95:
+            short = io_mix(sum_usage(recent), rules)
+            if short is not None:
+                out[f"the last {hours:g} h"] = short
+    p = unit.period
+    if p is not None and hot_period:
+        mix = io_mix(p.window.total, rules)
+        if mix is not None and mix.io > whole.io:
+            out[f"the '{p.name}' period ({p.occurrence.isoformat()})"] = mix
+    return out
+
+
+def make_case(
+    unit: ObjectWindow,
+    features: Features,
+    policy: Policy,
+    physics: Mapping[str, TierPhysics],
+    *,
+    now: datetime | None,
+) -> Case | None:
+    mixes = window_mixes(unit, policy, hot_period=features.period is not None and features.period.hot)
+    if not mixes:
+        return None
+    info = unit.info
+    tier = physics.get(info.current_tier or "")
+    hit = array_cache_hits(mixes[WHOLE], tier, policy.benefit.array_cache_hit_ms) if tier else 0.0
+    allowed = tuple(policy.allowed_tiers(info.kind, info.engine, database=info.database, name=info.name))
+    hold = _hold(info, features, allowed, policy, now)
+    return Case(unit, replace(features, est_cache_hit_share=hit if tier else None), mixes, hit, allowed, hold)
+
+
+def _hold(
+    info: ObjectInfo, f: Features, allowed: tuple[str, ...], policy: Policy, now: datetime | None
+) -> tuple[str, str] | None:
+    """Why a unit must stay where it is: it moved too recently, or it is slow even on the fastest
+    tier (TW801: a storage problem to investigate; the model would read it as a reason to move)."""
+    if info.current_tier not in allowed:
+        return None
+    since, days = info.location_since, policy.hysteresis.min_residency_days
+    if now is not None and since is not None and now - since < timedelta(days=days):
+        moved = (now - since).total_seconds() / 86400
+        return (
+            "residency",
+            f"moved to {info.current_tier} {moved:,.1f} days ago; the minimum residency is {days:g} days",
+        )
+    finding, slow = latency_for_tier(info, f, policy)
+    if slow and info.current_tier == policy.tiers[0].name:
+        return "storage_problem", (f"{finding}: on the fastest tier already, so this is a storage problem to "
+                                   f"investigate (queueing, path, array), not a placement to change")  # fmt: skip
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Costs:
+    """What each tier would cost a unit, and why some are closed to it."""
+
+    waits: Mapping[str, Mapping[str, TierWait]]  # window label -> tier -> wait
+    change: Mapping[str, float]  # tier -> I/O wait change vs staying, on the window least in its
+    # favour (the I/O wait itself when the current tier is unknown)
+    deciding: Mapping[str, str]  # tier -> that window's label
+    cost: Mapping[str, float]  # tier -> objective, for every tier the pins allow
+    gated: Mapping[str, float]  # faster tier -> its saving per I/O, below the minimum
+    allowed: tuple[str, ...]  # after residency and the minimum saving
+
+    def wait(self, tier: str) -> TierWait:
+        return self.waits[WHOLE][tier]
+
+
+def unit_costs(
+    case: Case, physics: Mapping[str, TierPhysics], utilisation: Mapping[str, float], policy: Policy
+) -> Costs:
+    b = policy.benefit
+    order = {name: i for i, name in enumerate(physics)}
+    current = case.current if case.current in physics else None
+    here = physics[current] if current is not None else None
+    waits = {
+        label: {
+            t: wait_on(mix, physics[t], current=here, hit_share=case.hit_share,
+                       utilisation=utilisation.get(t, 0.0), policy=policy)
+            for t in case.pin_allowed
+        }
+        for label, mix in case.mixes.items()
+    }  # fmt: skip
+    if current is not None:  # measured where it is, even when pins would now send it elsewhere
+        for label, mix in case.mixes.items():
+            waits[label][current] = wait_on(mix, physics[current], current=here, hit_share=case.hit_share,
+                                            utilisation=utilisation.get(current, 0.0), policy=policy)  # fmt: skip
+    change: dict[str, float] = {}
+    deciding: dict[str, str] = {}
+    cost: dict[str, float] = {}
+    gated: dict[str, float] = {}
+    for t in case.pin_allowed:
+        if current is None:
+            change[t], deciding[t] = waits[WHOLE][t].wait_ms_per_s, WHOLE
+        else:
+            label = max(case.mixes, key=lambda w: waits[w][t].wait_ms_per_s - waits[w][current].wait_ms_per_s)
+            change[t] = waits[label][t].wait_ms_per_s - waits[label][current].wait_ms_per_s
+            deciding[t] = label
+            if order[t] < order[current] and current in case.pin_allowed:
+                per_io = min(
+                    (waits[w][current].wait_ms_per_s - waits[w][t].wait_ms_per_s) / m.io
+                    for w, m in case.mixes.items()
+                    if m.io > 0
+                )
+                if per_io < b.min_saving_ms_per_io:
+                    gated[t] = per_io
+        moving = current is not None and t != current
+        base = 0.0 if current is None else waits[WHOLE][current].wait_ms_per_s  # totals stay I/O wait
+        cost[t] = (
+            base
+            + change[t]
+            + physics[t].price_ms_per_gb * case.size_gb
+            + (b.move_cost_ms_per_s_per_gb * case.size_gb if moving else 0.0)
+        )
+    allowed = tuple(t for t in case.pin_allowed if t not in gated)
+    if case.hold is not None and current is not None:
+        allowed = (current,)
+    return Costs(waits, change, deciding, cost, gated, allowed)
