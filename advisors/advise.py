@@ -195,11 +195,12 @@ def _unit_advice(
     now_ms = waits[current].wait_ms_per_s if current is not None else None
     after_ms = waits[assigned].wait_ms_per_s if assigned in waits else 0.0
     finding, _ = latency_for_tier(info, f, policy)
+    # the binding reason first: lists show the first reasons
     reasons = [
+        bound.detail,
         profile[1],
         *maintenance_notes(info, f),
         *([finding] if finding else []),
-        bound.detail,
         describe(f),
     ]
     more: dict[str, float | None] = {

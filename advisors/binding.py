@@ -199,7 +199,10 @@ def binding(
     period = _period_detail(case, costs, assigned, order)
     if period is not None:
         return Binding("period", preferred, period)
-    least_wait = min(allowed, key=lambda t: (costs.change[t], t != current, order.index(t)))
+    # the tier with the least I/O wait among all the pins allow (a faster one may also be short of
+    # the minimum saving per I/O: if it is not worth its price either, the price is what binds)
+    open_tiers = [t for t in case.pin_allowed if t in costs.cost]
+    least_wait = min(open_tiers, key=lambda t: (costs.change[t], t != current, order.index(t)))
     if least_wait != assigned:
         return Binding("price", preferred, _price_detail(case, costs, assigned, least_wait, physics))
     return Binding("benefit", preferred, _benefit_detail(case, costs, assigned, allowed, physics))
@@ -207,12 +210,15 @@ def binding(
 
 def _gate_detail(case: Case, costs: Costs, tier: str, policy: Policy) -> str:
     per_io = costs.gated[tier]
-    current = case.current or tier
-    saved = costs.wait(current).wait_ms_per_s - costs.wait(tier).wait_ms_per_s
+    # compared with where it is, or (location unknown) with the next slower tier it may use
+    slower = [t for t in case.pin_allowed if case.pin_allowed.index(t) > case.pin_allowed.index(tier)]
+    than = case.current if case.current is not None and case.current in costs.waits[WHOLE] else slower[0]
+    saved = costs.wait(than).wait_ms_per_s - costs.wait(tier).wait_ms_per_s
+    versus = "" if than == case.current else f" over {than}"
     if per_io <= 0:
-        return (f"{tier} would not cut its I/O wait ({_ms(costs.wait(current).wait_ms_per_s)} -> "
-                f"{_ms(costs.wait(tier).wait_ms_per_s)} per second on {costs.deciding[tier]})")  # fmt: skip
-    return (f"{tier} would save {per_io:,.1f} ms per I/O ({_ms(saved)} per second), below the "
+        return (f"{tier} would not cut its I/O wait{versus} ({_ms(costs.wait(than).wait_ms_per_s)} -> "
+                f"{_ms(costs.wait(tier).wait_ms_per_s)} per second)")  # fmt: skip
+    return (f"{tier} would save {per_io:,.1f} ms per I/O{versus} ({_ms(saved)} per second), below the "
             f"{policy.benefit.min_saving_ms_per_io:g} ms per I/O minimum")  # fmt: skip
 
 
@@ -248,14 +254,34 @@ def _price_detail(
         )
         return (f"frees {case.size_gb:,.0f} GB of {case.current} for {_ms(saved)} more I/O wait per second "
                 f"({_per_gb(saved / size)} ms/s per GB, less than {net})")  # fmt: skip
-    return (f"{faster} would save {_ms(saved)} of I/O wait per second ({_per_gb(saved / size)} ms/s per GB), "
-            f"less than its extra price of {_per_gb(dprice)} ms/s per GB")  # fmt: skip
+    clause = (f"{faster} would save {_ms(saved)} of I/O wait per second ({_per_gb(saved / size)} ms/s per GB), "
+              f"less than its extra price of {_per_gb(dprice)} ms/s per GB")  # fmt: skip
+    below = _slower_clause(case, costs, assigned, physics)
+    return clause if below is None else f"{clause}; {below}"
+
+
+def _slower_clause(case: Case, costs: Costs, assigned: str, physics: Mapping[str, TierPhysics]) -> str | None:
+    """Why a unit that stays does not go to the next slower tier it may use (None: there is none)."""
+    order = list(physics)
+    slower = [t for t in costs.allowed if order.index(t) > order.index(assigned)]
+    if case.current != assigned or not slower:
+        return None
+    size = max(case.size_gb, 1e-9)
+    s = slower[0]
+    more = costs.change[s]
+    dprice = physics[assigned].price_ms_per_gb - physics[s].price_ms_per_gb
+    move = (costs.cost[s] - costs.cost[assigned] - more) / size + dprice  # per GB, if any
+    worth = f"{_per_gb(dprice)} ms/s per GB {assigned} costs over {s}"
+    if move > 1e-9:
+        worth = (f"{_per_gb(dprice - move)} ms/s per GB a move to {s} would free ({_per_gb(dprice)} price "
+                 f"difference less {_per_gb(move)} for the move)")  # fmt: skip
+    return (f"on {s} it would wait {_ms(more)} more per second ({_per_gb(more / size)} ms/s per GB, on "
+            f"{costs.deciding[s]}), more than the {worth}")  # fmt: skip
 
 
 def _benefit_detail(
     case: Case, costs: Costs, assigned: str, allowed: Sequence[str], physics: Mapping[str, TierPhysics]
 ) -> str:
-    order = list(physics)
     size = max(case.size_gb, 1e-9)
     there = costs.wait(assigned)
     current = case.current if case.current in physics else None
@@ -272,16 +298,5 @@ def _benefit_detail(
         worth = f", more than its extra price of {_per_gb(dprice)} ms/s per GB" if dprice > 0 else ""
         return (f"saves {_ms(saved)} of I/O wait per second ({_per_gb(saved / size)} ms/s per GB{reads}, on "
                 f"{costs.deciding[assigned]}){worth}")  # fmt: skip
-    slower = [t for t in allowed if order.index(t) > order.index(assigned)]
-    if slower:
-        s = slower[0]
-        more = costs.change[s]
-        dprice = physics[assigned].price_ms_per_gb - physics[s].price_ms_per_gb
-        move = (costs.cost[s] - costs.cost[assigned] - more) / size + dprice  # per GB, if any
-        worth = f"{_per_gb(dprice)} ms/s per GB {assigned} costs over {s}"
-        if move > 1e-9:
-            worth = (f"{_per_gb(dprice - move)} ms/s per GB a move to {s} would free ({_per_gb(dprice)} price "
-                     f"difference less {_per_gb(move)} for the move)")  # fmt: skip
-        return (f"on {s} it would wait {_ms(more)} more per second ({_per_gb(more / size)} ms/s per GB, on "
-                f"{costs.deciding[s]}), more than the {worth}")  # fmt: skip
-    return f"no tier it may use would cut its I/O wait ({_ms(there.wait_ms_per_s)} per second now)"
+    below = _slower_clause(case, costs, assigned, physics)
+    return below or f"no tier it may use would cut its I/O wait ({_ms(there.wait_ms_per_s)} per second now)"

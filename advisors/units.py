@@ -225,31 +225,39 @@ def unit_costs(
         label: {
             t: wait_on(mix, physics[t], current=here, hit_share=case.hit_share,
                        utilisation=utilisation.get(t, 0.0), policy=policy)
-            for t in case.pin_allowed
+            for t in physics  # every tier, for the evidence; costs only where pins allow
         }
         for label, mix in case.mixes.items()
     }  # fmt: skip
-    if current is not None:  # measured where it is, even when pins would now send it elsewhere
-        for label, mix in case.mixes.items():
-            waits[label][current] = wait_on(mix, physics[current], current=here, hit_share=case.hit_share,
-                                            utilisation=utilisation.get(current, 0.0), policy=policy)  # fmt: skip
     change: dict[str, float] = {}
     deciding: dict[str, str] = {}
     cost: dict[str, float] = {}
     gated: dict[str, float] = {}
-    for t in case.pin_allowed:
+
+    def saving_per_io(faster: str, than: str) -> float:
+        return min(
+            (waits[w][than].wait_ms_per_s - waits[w][faster].wait_ms_per_s) / m.io
+            for w, m in case.mixes.items()
+            if m.io > 0
+        )
+
+    for i, t in enumerate(case.pin_allowed):
         if current is None:
             change[t], deciding[t] = waits[WHOLE][t].wait_ms_per_s, WHOLE
+            # where it is now is unknown: a faster tier must earn the minimum over the next slower one
+            slower = case.pin_allowed[i + 1 :]
+            if (
+                slower
+                and case.whole.io > 0
+                and (per_io := saving_per_io(t, slower[0])) < b.min_saving_ms_per_io
+            ):
+                gated[t] = per_io
         else:
             label = max(case.mixes, key=lambda w: waits[w][t].wait_ms_per_s - waits[w][current].wait_ms_per_s)
             change[t] = waits[label][t].wait_ms_per_s - waits[label][current].wait_ms_per_s
             deciding[t] = label
             if order[t] < order[current] and current in case.pin_allowed:
-                per_io = min(
-                    (waits[w][current].wait_ms_per_s - waits[w][t].wait_ms_per_s) / m.io
-                    for w, m in case.mixes.items()
-                    if m.io > 0
-                )
+                per_io = saving_per_io(t, current)
                 if per_io < b.min_saving_ms_per_io:
                     gated[t] = per_io
         moving = current is not None and t != current

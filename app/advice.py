@@ -369,6 +369,8 @@ def report_json(report: AdviceReport, policy: Policy) -> dict[str, Any]:
                 "gap": round(p.gap, 6),
                 "method": p.method,
             },
+            # back-end load / what the devices serve, by tier, for the recommended placement
+            "utilisation": {t: round(u, 4) for t, u in report.utilisation.items()},
             "flash_curve": _curve(report.flash_curve),
             "flash_curve_by_database": [
                 {"server": server, "database": database, "curve": _curve(points)}

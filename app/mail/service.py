@@ -108,7 +108,7 @@ def deliver(
     if notify and outcome.ok:
         from app.verify import mark_notified
 
-        mark_notified(store, [int(x) for x in notify.split(",") if x.isdigit()], now=now)
+        mark_notified(store, [int(x) for x in notify.split(",") if x.isascii() and x.isdigit()], now=now)
     elif notify:
         message[NOTIFY_HEADER] = notify  # not sent: the next attempt announces them again
     with store.session() as s:

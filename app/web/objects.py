@@ -855,7 +855,7 @@ def flash_curves(state: AppState, target: str | None) -> list[DatabaseFlash]:
         )
         if target:
             tid = None if "\x00" in target else s.scalar(select(Target.id).where(Target.name == target))
-            if tid is None and target.isdigit() and int(target) <= MAX_ID:
+            if tid is None and target.isascii() and target.isdigit() and int(target) <= MAX_ID:
                 tid = s.scalar(select(Target.id).where(Target.id == int(target)))
             if tid is None:
                 raise HTTPException(status.HTTP_404_NOT_FOUND, f"no target named {target!r}")

@@ -218,7 +218,7 @@ async def review_form(
     form = await request.form()
     action = str(form.get("action") or "")
     comment = str(form.get("comment") or "").strip() or None
-    ids = [int(str(v)) for v in form.getlist("ids") if str(v).isdigit()]
+    ids = [int(str(v)) for v in form.getlist("ids") if str(v).isascii() and str(v).isdigit()]
     back = str(form.get("back") or "/recommendations")
     if not back.startswith("/"):  # never redirect off-site
         back = "/recommendations"
@@ -248,7 +248,7 @@ def suppress_form(
 ) -> Response:
     """Suppress the selected recommendations' objects until `expires`, with a reason (audited)."""
     back = back if back.startswith("/") else "/recommendations"  # never redirect off-site
-    rec_ids = [int(v) for v in ids if v.isdigit()]
+    rec_ids = [int(v) for v in ids if v.isascii() and v.isdigit()]
     if not rec_ids:
         return _back(back, "Select at least one recommendation to suppress.")
     try:

@@ -104,7 +104,7 @@ CASES = {
         "Move filegroup FG_ORD_202508 from fc to sata: frees 30 GB of fc",
     ),
     "no calendar: month-end I/O counts as ordinary I/O": Case(
-        POLICY, usage(120, 8), "fc", "benefit", "fc", "Stays on fc: on sata it would wait",
+        POLICY, usage(120, 8), "fc", "price", "fc", "; on sata it would wait",
     ),
     "period declared but the object is as cold in it -> demoted": Case(
         with_calendar(MONTH_END), usage(3, 64), "fc", "price", "sata", "from fc to sata: frees 30 GB of fc",

@@ -190,7 +190,9 @@ CASES = {
         # 60 reads/s x 5 ms = 300 ms/s on 1,000 GB: 0.30 ms/s per GB < flash's 1.5 over fc
         (
             "Stays on fc: flash would save 300.0 ms of I/O wait per second (0.30 ms/s per GB), less than its "
-            "extra price of 1.50 ms/s per GB.",
+            "extra price of 1.50 ms/s per GB; ",
+            # and 60 x (14 - 6) = 480 ms/s more on sata, more than the 0.40 per GB the move would free
+            "on sata it would wait 480.5 ms more per second (0.48 ms/s per GB, on the whole window)",
         ),
     ),
     "price demotes a cold unit to sata and says what it frees": Case(

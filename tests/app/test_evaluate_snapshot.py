@@ -58,7 +58,10 @@ def test_evaluate_writes_one_snapshot_per_target(store: Store, settings: Setting
         gbs = [p[0] for p in c["points"]]
         shares = [p[1] for p in c["points"]]
         assert gbs == sorted(gbs) and shares == sorted(shares)
-        assert all(0 <= v <= 1 for v in shares)
+        # against today's placement: with no flash at all the advice may add a little wait (it demotes
+        # cold data to free dearer tiers), so the first point can be slightly below 0
+        assert all(-0.05 <= v <= 1 for v in shares), c
+        assert shares[-1] > 0
         assert set(c["savings"]) == {
             "flash_gb_recommended",
             "io_ms_per_s_now",

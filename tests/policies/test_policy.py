@@ -58,9 +58,9 @@ def _broken(replace: str, by: str) -> str:
         ("    forbid: [sata]", "    forbid: [tape]", "pins[0] names unknown tier 'tape'"),
         ("  - name: fc", "  - name: flash", "tier names must be unique: flash"),
         (
-            "  min_benefit_ms: 2.0",
-            "  min_benefit_ms: 2.0\n  min_benfit_ms: 3",
-            "classification.min_benfit_ms",
+            "  cold_max_iops: 5",
+            "  cold_max_iops: 5\n  cold_max_iop: 3",
+            "classification.cold_max_iop",
         ),
     ],
 )

@@ -28,7 +28,29 @@ def test_default_policy_declares_the_flash_budget_and_no_windows() -> None:
     assert p.tier("flash").endurance_dwpd == 3 and p.tier("fc").endurance_dwpd is None
     assert p.maintenance_windows == [] and p.business_calendar == []
     assert p.burst_detection.enabled and p.burst_detection.min_avg_read_bytes == 512 * 1024
-    assert p.endurance.object_max_budget_share == 0.25
+    assert p.endurance.tier_max_budget_share == 1.0
+    assert p.tier("flash").write_budget_gb_day == 3 * 1400 and p.tier("fc").write_budget_gb_day is None
+
+
+def test_settings_of_the_rule_based_advice_still_load_and_are_named() -> None:
+    """A policy saved before the benefit model must not stop the service: the retired settings
+    are ignored and said so; min_benefit_ms carries over to benefit.min_saving_ms_per_io."""
+    text = BASE.replace(
+        "  tier_max_budget_share: 1.0",
+        "  tier_max_budget_share: 1.0\n  object_max_budget_share: 0.25",
+    ).replace("  cold_max_iops: 5", "  cold_max_iops: 5\n  flash_min_read_iops: 180\n  min_benefit_ms: 3.5")
+    # an old file has no benefit.min_saving_ms_per_io (when it has, that one wins)
+    start = text.index("  min_saving_ms_per_io:")
+    text = text[:start] + text[text.index("\n", start) + 1 :]
+    p = parse_policy(text, source="old.yaml")
+    assert p.benefit.min_saving_ms_per_io == 3.5
+    assert p.retired_settings == [
+        "classification.flash_min_read_iops is retired (flash is decided by the I/O wait it saves): ignored",
+        "classification.min_benefit_ms is retired: read as benefit.min_saving_ms_per_io",
+        "endurance.object_max_budget_share is retired (the write budget is one constraint on all units "
+        "placed): ignored",
+    ]
+    assert load_policy().retired_settings == []
 
 
 def test_windows_and_periods_load() -> None:
@@ -99,9 +121,9 @@ def test_mistakes_name_the_field(section: str, message: str) -> None:
 
 def test_endurance_and_burst_fields_are_checked() -> None:
     text = BASE.replace("    endurance_dwpd: 3 ", "    endurance_dwpd: 0 ").replace(
-        "  object_max_budget_share: 0.25", "  object_max_budget_share: 1.5"
+        "  tier_max_budget_share: 1.0", "  tier_max_budget_share: 2.5"
     )
     with pytest.raises(PolicyError) as err:
         parse_policy(text, source="mine.yaml")
     assert "tiers[0].endurance_dwpd: Input should be greater than 0" in str(err.value)
-    assert "endurance.object_max_budget_share: Input should be less than or equal to 1" in str(err.value)
+    assert "endurance.tier_max_budget_share: Input should be less than or equal to 2" in str(err.value)

@@ -37,20 +37,21 @@ def _svgs(html: str) -> list[ET.Element]:
 
 def test_evidence_api_for_a_file_that_stays(app_client: TestClient) -> None:
     c = login(app_client, "vera")
-    oid = _object_id(c, "Sales_Rpt1")  # the only file of FG_REPORTING: 256 KB scans
+    oid = _object_id(c, "Sales_Archive1")  # the only file of FG_ARCHIVE: 1.6 TB, idle, on sata
     r = c.get(f"/api/objects/{oid}/evidence")
     assert r.status_code == 200, r.text
     e = r.json()
     assert e["explanation"].startswith(
-        "Moves with filegroup FG_REPORTING: SQL Server places data by filegroup (proportional fill "
+        "Moves with filegroup FG_ARCHIVE: SQL Server places data by filegroup (proportional fill "
         "spreads it over all its files), so this file does not move on its own. The filegroup: "
-        "Not moved to flash: average read 256 KB: sequential scans"
+        "Stays on sata: "
     ), e["explanation"]
-    assert e["decision"]["stage"] == "rule" and e["decision"]["rule"] == "TW601"
-    assert e["decision"]["moved"] is False and e["recommended_tier"] == "fc"
-    assert e["decision"]["numbers"]["avg_read_kb"] > 200
+    assert "less than its extra price of" in e["explanation"]
+    assert e["decision"]["stage"] == "price" and e["decision"]["rule"] == "TW710"
+    assert e["decision"]["moved"] is False and e["recommended_tier"] == "sata"
+    assert e["decision"]["numbers"]["avg_read_kb"] > 32
     assert [p["tier"] for p in e["decision"]["predicted"]] == ["flash", "fc", "sata"]
-    assert e["unit"]["key"] == "Sales/filegroup/FG_REPORTING"
+    assert e["unit"]["key"] == "Sales/filegroup/FG_ARCHIVE"
     # no recommendation is stored for it: the evidence is the only answer to "why not?"
     with _store(c).session() as s:
         assert s.scalar(select(Recommendation.id).where(Recommendation.key == e["unit"]["key"])) is None
@@ -66,10 +67,7 @@ def test_evidence_api_for_a_partition_and_a_moved_filegroup(app_client: TestClie
     assert e["explanation"].startswith("Moves with filegroup FG_ORD_202412 (fc -> sata): SQL Server places")
     assert e["unit"]["decision"]["moved"] is True
     hot = c.get(f"/api/objects/{_object_id(c, 'Sales_HotIdx1')}/evidence").json()
-    assert (
-        "The filegroup: Move filegroup FG_HOT_INDEX from fc to flash: small random reads"
-        in hot["explanation"]
-    )
+    assert "The filegroup: Move filegroup FG_HOT_INDEX from fc to flash: saves " in hot["explanation"]
     assert hot["decision"]["numbers"]["io_ms_per_s_saved"] > 0
 
 
@@ -82,12 +80,12 @@ def test_evidence_not_found(app_client: TestClient) -> None:
 
 def test_object_page_shows_the_evidence_block(app_client: TestClient) -> None:
     c = login(app_client, "vera")
-    oid = _object_id(c, "Sales_Rpt1")
+    oid = _object_id(c, "Sales_Archive1")
     html = c.get(f"/objects/{oid}").text
     block = html[html.index('id="evidence"') :]
     block = block[: block.index("</section>")]
-    assert "Not moved to flash: average read 256 KB: sequential scans" in block
-    assert "Decided by</dt><dd>rule" in block and "(rule TW601)" in block
+    assert "Stays on sata: " in block and "less than its extra price of" in block
+    assert "Decided by</dt><dd>price" in block and "(rule TW710)" in block
     assert 'class="chosen"' in block and "measured · recommended" in block
     assert "avg read kb" in block  # the numbers it used
     assert "No current recommendation" in html  # evidence shown even without a recommendation
