@@ -63,6 +63,8 @@ class RecLine:
     size_gb: float
     saving_ms_per_s: float
     reasons: tuple[str, ...]
+    gb_freed: float = 0.0  # a move to a cheaper tier: GB of the dearer tier it frees ...
+    cost_freed: float = 0.0  # ... and their worth at the policy's cost_per_gb
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,8 @@ class ReportContent:
     counts: dict[str, int]
     predicted_saving_ms_per_s: float
     flash_gb_recommended: float
+    gb_freed: float  # by the open and approved moves to cheaper tiers
+    cost_freed: float
     top: tuple[RecLine, ...]
     gb_by_tier_now: dict[str, float]
     gb_by_tier_after: dict[str, float]
@@ -165,6 +169,11 @@ def gather(
     def saving(r: Recommendation) -> float:
         return max((r.io_ms_per_s_now or 0.0) - (r.io_ms_per_s_after or 0.0), 0.0)
 
+    def freed(r: Recommendation) -> tuple[float, float]:
+        """What a demotion frees (advice evidence `decision.numbers`): GB and their cost."""
+        numbers = ((r.evidence or {}).get("decision") or {}).get("numbers") or {}
+        return float(numbers.get("gb_freed") or 0.0), float(numbers.get("cost_freed") or 0.0)
+
     top = sorted(live, key=saving, reverse=True)[:top_n]
     gb_now: dict[str, float] = {}
     gb_after: dict[str, float] = {}
@@ -198,6 +207,8 @@ def gather(
         avg_write_ms=write_ms / writes if writes else None,
         counts=counts,
         predicted_saving_ms_per_s=sum(saving(r) for r in live),
+        gb_freed=sum(freed(r)[0] for r in live),
+        cost_freed=sum(freed(r)[1] for r in live),
         flash_gb_recommended=sum((r.size_bytes or 0) / 1024**3 for r in live if r.to_tier == "flash"),
         top=tuple(
             RecLine(
@@ -212,6 +223,7 @@ def gather(
                 (r.size_bytes or 0) / 1024**3,
                 saving(r),
                 tuple((r.evidence or {}).get("reasons", [])),
+                *freed(r),
             )
             for r in top
         ),

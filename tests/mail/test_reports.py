@@ -119,6 +119,13 @@ def test_numbers_in_the_mail_equal_the_advisors(demo_store: Store, settings: Set
     assert f"{saving:,.1f} ms of I/O wait per second" in text
     best = max(live, key=lambda r: (r.io_ms_per_s_now or 0) - (r.io_ms_per_s_after or 0))
     assert f"#{best.id} {best.server}" in text and best.evidence["reasons"][0] in text
+    # moves to cheaper tiers are worth the GB and cost they free, not "saves 0.0 ms/s"
+    down = [r for r in live if r.evidence["decision"]["numbers"].get("gb_freed")]
+    assert down, "the demo's cold months and history table spaces move down"
+    gb = sum(r.evidence["decision"]["numbers"]["gb_freed"] for r in down)
+    cost = sum(r.evidence["decision"]["numbers"]["cost_freed"] for r in down)
+    assert (content.gb_freed, content.cost_freed) == (pytest.approx(gb), pytest.approx(cost))
+    assert f"moves to cheaper tiers free: {gb:,.1f} GB of dearer storage" in text
 
 
 def test_refused_then_accepted_is_delivered_once(demo_store: Store, settings: Settings) -> None:
