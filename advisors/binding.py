@@ -133,8 +133,9 @@ def _limit_detail(case: Case, costs: Costs, tier: str, assigned: str, use: TierU
             if marginal is None
             else f"; the last unit placed there saves {_per_gb(marginal)} ms/s per back-end I/O"
         )
+        raid = f" (writes count x{_raid(case, tier, costs)})" if case.whole.writes else ""
         return (f"{tier}'s back-end IOPS are {_pct(used / limit) if limit else 'all'} used ({used:,.0f} of "
-                f"{limit:,.0f}); this unit needs {need:,.0f} there (writes count x{_raid(case, tier, costs)}){last}")  # fmt: skip
+                f"{limit:,.0f}); this unit needs {need:,.0f} there{raid}{last}")  # fmt: skip
     wgb = case.whole.write_gb_day
     last = (
         ""
@@ -298,5 +299,7 @@ def _benefit_detail(
         worth = f", more than its extra price of {_per_gb(dprice)} ms/s per GB" if dprice > 0 else ""
         return (f"saves {_ms(saved)} of I/O wait per second ({_per_gb(saved / size)} ms/s per GB{reads}, on "
                 f"{costs.deciding[assigned]}){worth}")  # fmt: skip
+    if case.size_gb <= 0:
+        return "it holds no data (0 GB): nothing to gain by moving it"
     below = _slower_clause(case, costs, assigned, physics)
     return below or f"no tier it may use would cut its I/O wait ({_ms(there.wait_ms_per_s)} per second now)"

@@ -137,6 +137,8 @@ def pin_reason(info: ObjectInfo, policy: Policy) -> str | None:
     allowed = policy.allowed_tiers(info.kind, info.engine, database=info.database, name=info.name)
     if len(allowed) != 1:
         return None
+    if len(policy.tiers) == 1:
+        return f"{allowed[0]} is the only tier in the policy"
     why = [
         p.reason or f"pin on {p.kind or p.engine or 'objects'}"
         for p in policy.pins

@@ -26,6 +26,7 @@ from policies.model import Policy
 
 PLACEABLE = frozenset({"data_file", "log_file", "filegroup", "partition", "tablespace", "tempdb"})
 WHOLE = "the whole window"
+TIE = 1e-6  # ms/s added to every move, so that an exact tie (an empty unit) stays where it is
 
 
 def unit_key(info: ObjectInfo) -> str | None:
@@ -235,10 +236,14 @@ def unit_costs(
     gated: dict[str, float] = {}
 
     def saving_per_io(faster: str, than: str) -> float:
+        """The least saving per I/O over the windows (0 with no I/O at all: nothing to gain)."""
         return min(
-            (waits[w][than].wait_ms_per_s - waits[w][faster].wait_ms_per_s) / m.io
-            for w, m in case.mixes.items()
-            if m.io > 0
+            (
+                (waits[w][than].wait_ms_per_s - waits[w][faster].wait_ms_per_s) / m.io
+                for w, m in case.mixes.items()
+                if m.io > 0
+            ),
+            default=0.0,
         )
 
     for i, t in enumerate(case.pin_allowed):
@@ -266,7 +271,7 @@ def unit_costs(
             base
             + change[t]
             + physics[t].price_ms_per_gb * case.size_gb
-            + (b.move_cost_ms_per_s_per_gb * case.size_gb if moving else 0.0)
+            + ((b.move_cost_ms_per_s_per_gb * case.size_gb + TIE) if moving else 0.0)
         )
     allowed = tuple(t for t in case.pin_allowed if t not in gated)
     if case.hold is not None and current is not None:

@@ -373,3 +373,22 @@ def test_database_curve_when_the_load_exceeds_the_devices() -> None:
     [c] = database_curves(report, POLICY, points=3)
     assert c.note.startswith("the load exceeds the tiers' IOPS limits at every amount of flash")
     assert len(c.points) == 3 and c.points[-1][0] == pytest.approx(300.0)
+
+
+def test_units_without_io_or_data_and_a_one_tier_policy() -> None:
+    """No I/O, no GB, a single tier: an answer and a true sentence, never a crash."""
+    report = advise(
+        [fg("FG_EMPTY", 0, size_gb=0), fg("FG_IDLE", 0, size_gb=50), fg("FG_HOT", 2000)],
+        POLICY,
+        now=T0 + timedelta(hours=WEEK),
+        curve_points=3,
+    )
+    by = {a.info.name: a for a in report.objects}
+    assert by["FG_EMPTY"].recommended_tier == "fc"  # a tie stays where it is
+    assert by["FG_EMPTY"].explanation == "Stays on fc: it holds no data (0 GB): nothing to gain by moving it."
+    idle = by["FG_IDLE"]
+    assert idle.recommended_tier == "sata" and idle.decision is not None and idle.decision.stage == "price"
+    assert idle.decision.numbers["gb_freed"] == pytest.approx(50.0)
+    one = POLICY.model_copy(update={"tiers": POLICY.tiers[1:2], "pins": []})
+    [a] = advise([fg("FG_HOT", 2000)], one, now=T0 + timedelta(hours=WEEK), curve_points=3).objects
+    assert (a.recommended_tier, a.explanation) == ("fc", "Stays on fc: fc is the only tier in the policy.")
