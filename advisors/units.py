@@ -86,6 +86,10 @@ def build_units(windows: Sequence[ObjectWindow]) -> tuple[list[ObjectWindow], di
             filegroup=first.filegroup,
             physical_name=first.physical_name,
             files=tuple(m.info for m in members),
+            # the unit last moved when its most recently moved file did
+            location_since=max(
+                (m.info.location_since for m in members if m.info.location_since), default=None
+            ),
         )
         units[(server, uk)] = combine(members, info)
         for m in members:

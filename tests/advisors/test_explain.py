@@ -6,7 +6,7 @@ the tiers and the reason text of one object, moved or not."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -131,6 +131,11 @@ class Case:
 
 COLD = fg("FG_COLD", 1, size_gb=2000, tier="sata")  # a cold neighbour
 
+
+def moved_days_ago(w: ObjectWindow, days: float) -> ObjectWindow:
+    """The window of a unit seen to move to where it is `days` before the end of the data."""
+    return replace(w, info=replace(w.info, location_since=T0 + timedelta(hours=WEEK) - timedelta(days=days)))
+
 CASES = {
     "benefit moves a hot random filegroup to flash": Case(
         lambda: [fg("FG_HOT", 2000), COLD],
@@ -229,6 +234,16 @@ CASES = {
         "fc",
         False,
         ("Stays on fc: pinned to fc by the policy (system databases are moved only with the instance).",),
+    ),
+    "residency: moved too recently to move again": Case(
+        lambda: [moved_days_ago(fg("FG_NEW", 2000, read_ms=10), 3), COLD],
+        "D/filegroup/FG_NEW",
+        "residency",
+        "TW730",
+        "fc",
+        "fc",
+        False,
+        ("Stays on fc: moved to fc 3.0 days ago; the minimum residency is 14 days.",),
     ),
     "storage problem: slow on the fastest tier": Case(
         lambda: [fg("FG_SLOW", 2000, tier="flash", read_ms=15), COLD],
