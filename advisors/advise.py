@@ -11,13 +11,14 @@ gives.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from advisors.benefit import TierPhysics, TierWait, backend_iops, physics, utilisation
-from advisors.binding import Binding, Placed, binding, tier_use
+from advisors.binding import RESOURCES, Binding, Placed, binding, resource_use, tier_use
 from advisors.classify import (
     Verdict,
     describe,
@@ -80,12 +81,16 @@ class AdviceReport:
 
 
 def placement_tiers(policy: Policy) -> list[PlacementTier]:
+    """The tiers as the placement sees them: back-end IOPS planned to `max_planned_utilisation` of
+    what the devices serve (queueing grows without bound near 100 %; ISM plans at 70 %), and the
+    daily write budget the policy allows."""
     share = policy.endurance.tier_max_budget_share
+    planned = policy.benefit.max_planned_utilisation
     return [
         PlacementTier(
             t.name,
             t.capacity_gb,
-            t.max_iops,
+            t.max_iops * planned,
             t.raid_factor,
             t.read_latency_ms,
             t.write_latency_ms,
@@ -115,68 +120,137 @@ def _unlimited_iops(objects: Sequence[PlacementObject], tiers: Sequence[Placemen
     return 1.0 + sum(o.read_iops + o.write_iops * max(t.raid_factor for t in tiers) for o in objects)
 
 
+def _load(objects: Sequence[PlacementObject], tier: PlacementTier) -> tuple[float, float]:
+    """(back-end IOPS, GB written a day) of objects on a tier."""
+    iops = sum(o.read_iops * (1 - o.read_hit_ratio) + o.write_iops * tier.raid_factor for o in objects)
+    return iops, sum(o.write_gb_day for o in objects)
+
+
 def _place_within_limits(
-    objects: list[PlacementObject], tiers: list[PlacementTier], time_limit_s: float
+    objects: list[PlacementObject],
+    tiers: list[PlacementTier],
+    time_limit_s: float,
+    today: Mapping[str, str],
 ) -> tuple[PlacementResult, list[str]]:
-    """Place within every limit; when the load is already more than the tiers' devices serve or
-    write budgets allow (an overloaded array is often why a DBA asks), place within capacity alone
-    and say by how much each limit is exceeded rather than giving no answer."""
+    """Place within every limit. When there is no such placement because today's load already
+    exceeds what a tier's devices serve or its write budget allows (an overloaded array is often
+    why a DBA asks), that tier may keep the load it has today, no more, and the notes say by how
+    much it is over; failing that, within capacity alone. `today`: object id -> its current tier."""
     result = place(objects, tiers, time_limit_s=time_limit_s)
     notes = list(result.notes)
     if result.status != "infeasible":
         return result, notes
-    relaxed = [replace(t, max_iops=_unlimited_iops(objects, tiers), max_write_gb_day=None) for t in tiers]
-    capacity_only = place(objects, relaxed, time_limit_s=time_limit_s)
-    if capacity_only.status == "infeasible":
+    now = {t.name: _load([o for o in objects if today.get(o.id) == t.name], t) for t in tiers}
+    as_today = [
+        replace(
+            t,
+            max_iops=max(t.max_iops, now[t.name][0] * (1 + 1e-6)),
+            max_write_gb_day=None
+            if t.max_write_gb_day is None
+            else max(t.max_write_gb_day, now[t.name][1] * (1 + 1e-6)),
+        )
+        for t in tiers
+    ]
+    relaxed = place(objects, as_today, time_limit_s=time_limit_s)
+    how = "no tier more loaded than today"
+    if relaxed.status == "infeasible":
+        unlimited = [
+            replace(t, max_iops=_unlimited_iops(objects, tiers), max_write_gb_day=None) for t in tiers
+        ]
+        relaxed = place(objects, unlimited, time_limit_s=time_limit_s)
+        how = "within capacity only"
+    if relaxed.status == "infeasible":
         notes.append("no placement fits the tiers' capacity: showing each unit's best tier")
-        return capacity_only, notes
+        return relaxed, notes
     by_id = {o.id: o for o in objects}
     for t in tiers:
-        here = [by_id[i] for i, name in capacity_only.assignment.items() if name == t.name]
-        load = sum(o.read_iops * (1 - o.read_hit_ratio) + o.write_iops * t.raid_factor for o in here)
-        if load > t.max_iops:
+        iops, written = _load([by_id[i] for i, name in relaxed.assignment.items() if name == t.name], t)
+        if iops > t.max_iops * (1 + 1e-6):
             notes.append(
-                f"tier {t.name} would need {load:,.0f} back-end IOPS but its devices serve {t.max_iops:,.0f}: "
-                f"add devices (see `tierwise size`) or move load elsewhere; placed within capacity only"
+                f"tier {t.name} carries {iops:,.0f} back-end IOPS, more than the {t.max_iops:,.0f} planned for "
+                f"its devices: add devices (see `tierwise size`) or move load elsewhere; placed with {how}"
             )
-        written = sum(o.write_gb_day for o in here)
-        if t.max_write_gb_day is not None and written > t.max_write_gb_day:
+        if t.max_write_gb_day is not None and written > t.max_write_gb_day * (1 + 1e-6):
             notes.append(
-                f"tier {t.name} would be written {written:,.0f} GB per day, more than its write budget of "
-                f"{t.max_write_gb_day:,.0f}: units pinned there write more than its drives are rated for"
+                f"tier {t.name} is written {written:,.0f} GB per day, more than its write budget of "
+                f"{t.max_write_gb_day:,.0f}: placed with {how}"
             )
-    return replace(capacity_only, notes=(*capacity_only.notes, *notes)), notes
+    return replace(relaxed, notes=(*relaxed.notes, *notes)), notes
+
+
+def _utilisation_of(
+    cases: Sequence[Case], tier_of: Mapping[str, str], phys: Mapping[str, TierPhysics]
+) -> dict[str, float]:
+    """Each tier's utilisation with every unit on the tier `tier_of` gives it (by uid)."""
+    on = {uid(c.info): c for c in cases}
+    loads = [
+        (t, backend_iops(on[i].whole, phys[t], on[i].hit_share))
+        for i, t in tier_of.items()
+        if i in on and t in phys
+    ]
+    return utilisation(loads, phys)
 
 
 def _solve(
     cases: Sequence[Case], phys: Mapping[str, TierPhysics], policy: Policy, time_limit_s: float
 ) -> tuple[PlacementResult, list[str], list[Costs], dict[str, float]]:
-    """Costs at today's load, a placement, costs at the load that placement gives, a placement
-    (unless the first already fits today's load or the load exceeds the devices anyway). Returns
-    the placement, its notes, the costs it was made with and the tiers' utilisation it gives."""
-    today = [(c.current, c) for c in cases if c.current is not None and c.current in phys]
-    load = utilisation(((t, backend_iops(c.whole, phys[t], c.hit_share)) for t, c in today), phys)
+    """Queueing makes a tier's latency depend on what the placement puts there, which the linear
+    placement cannot express: it is solved at a fixed utilisation per tier, starting from today's,
+    then again at the (damped) utilisation its answer gives, up to three times. Each answer is then
+    priced at the utilisation it really gives, and the best one is kept. Returns the placement, its
+    notes, its costs (at its own utilisation) and that utilisation."""
+    today = {uid(c.info): c.current for c in cases if c.current is not None}
+    load = _utilisation_of(cases, today, phys)
     ptiers = placement_tiers(policy)
-    result: PlacementResult | None = None
-    notes: list[str] = []
-    costs: list[Costs] = []
-    for _ in range(2):
+    best: tuple[float, PlacementResult, list[str], list[Costs], dict[str, float]] | None = None
+    for _ in range(3):
         costs = [unit_costs(c, phys, load, policy) for c in cases]
         objects = [_placement_object(c, k) for c, k in zip(cases, costs, strict=True)]
-        result, notes = _place_within_limits(objects, ptiers, time_limit_s / 2)
+        result, notes = _place_within_limits(objects, ptiers, time_limit_s / 3, today)
         if result.status == "infeasible":
+            if best is None:
+                best = (math.inf, result, notes, costs, load)
             break
-        placed = utilisation(
-            ((result.assignment[uid(c.info)], k.wait(result.assignment[uid(c.info)]).backend_iops)
-             for c, k in zip(cases, costs, strict=True)),
-            phys,
-        )  # fmt: skip
-        done = all(abs(placed[t] - load[t]) < 0.02 for t in phys)
-        load = placed
-        if done or any(u > 1.0 for u in placed.values()):  # placed within capacity only: no second round
+        placed = _utilisation_of(cases, result.assignment, phys)
+        own = [unit_costs(c, phys, placed, policy) for c in cases]
+        score = sum(
+            k.cost.get(result.assignment[uid(c.info)], math.inf) for c, k in zip(cases, own, strict=True)
+        )
+        if best is None or score < best[0]:
+            best = (score, result, notes, own, placed)
+        if all(abs(placed[t] - load[t]) < 0.02 for t in phys):
             break
-    assert result is not None
+        load = {t: (load[t] + placed[t]) / 2 for t in phys}
+    assert best is not None
+    _, result, notes, costs, load = best
     return result, notes, costs, load
+
+
+def _settle(placed: list[Placed], policy: Policy) -> list[Placed]:
+    """The placement was solved at a utilisation a little off the one it gives, within a gap
+    tolerance: move single units to a cheaper tier at their own costs while it has room left in
+    every limit, so that no unit could do better on its own (each explanation compares it with its
+    alternatives)."""
+    use = tier_use(placed, policy)
+    room = {t: {r: (u.limit[r] or math.inf) - u.used[r] for r in RESOURCES} for t, u in use.items()}
+    out = list(placed)
+    for _ in range(3):
+        moved = False
+        for i, p in enumerate(out):
+            best = min(p.costs.allowed, key=lambda t: (p.costs.cost[t], t != p.tier))
+            if best == p.tier or p.costs.cost[best] >= p.costs.cost[p.tier] - 1e-9:
+                continue
+            there = Placed(p.case, p.costs, best)
+            need = {r: resource_use(there, r) for r in RESOURCES}
+            if any(need[r] > room[best][r] + 1e-9 for r in RESOURCES):
+                continue
+            for r in RESOURCES:
+                room[best][r] -= need[r]
+                room[p.tier][r] += resource_use(p, r)
+            out[i], moved = there, True
+        if not moved:
+            break
+    return out
 
 
 def _unit_advice(
@@ -323,7 +397,7 @@ def advise(
         uid(c.info): result.assignment.get(uid(c.info)) or min(k.allowed, key=lambda t: k.cost[t])
         for c, k in zip(cases, costs, strict=True)
     }
-    placed = [Placed(c, k, assigned[uid(c.info)]) for c, k in zip(cases, costs, strict=True)]
+    placed = _settle([Placed(c, k, assigned[uid(c.info)]) for c, k in zip(cases, costs, strict=True)], policy)
     use = tier_use(placed, policy)
     out: list[Advice] = []
     by_unit: dict[str, Advice] = {}

@@ -10,6 +10,8 @@ used as they are. On any other tier the latency is predicted from how the tiers 
   time on disks (`incurs_seek_penalty`), all of it on flash, plus the transfer: so flash saves
   little per sequential read, and the model, not a rule, keeps scans off it;
 - a write lands in the array's write cache: the tier's write latency plus the transfer beyond 8 KB;
+- on a slower tier, what makes a unit slower than its current tier's model today (its own
+  bursts, a busy path) goes with it: a cheaper tier will not cure it;
 - reads queue as a tier fills: the positioning and transfer times are multiplied by 1 / (1 - U),
   U = the back-end IOPS placed on the tier / what its devices serve (capped);
 - a prefetch stream queues behind its own requests: the part of a sequential read's measured
@@ -20,7 +22,8 @@ used as they are. On any other tier the latency is predicted from how the tiers 
 
 A tier's `read_latency_ms` is the service time of one random 8 KB read at light load, so its
 positioning time is that minus the transfer of 8 KB. The array-cache hit share of a unit's
-random reads is what makes its measured latency on its current tier fit that tier's model.
+random reads is what makes its measured latency on its current tier fit that tier's model (disk
+tiers only: a flash read faster than flash's quoted service time is flash, not the array cache).
 """
 
 from __future__ import annotations
@@ -132,6 +135,7 @@ class TierPhysics:
     """What one tier costs per I/O, from the policy."""
 
     name: str
+    rank: int  # 0 for the fastest tier
     positioning_ms: float
     transfer_mb_s: float
     seeks: bool
@@ -158,10 +162,11 @@ class TierPhysics:
 def physics(policy: Policy) -> dict[str, TierPhysics]:
     b = policy.benefit
     out: dict[str, TierPhysics] = {}
-    for t in policy.tiers:
+    for rank, t in enumerate(policy.tiers):
         rate = t.transfer_rate_mb_s
         out[t.name] = TierPhysics(
             name=t.name,
+            rank=rank,
             positioning_ms=max(t.read_latency_ms - PAGE / (rate * MB) * 1000, 0.0),
             transfer_mb_s=rate,
             seeks=t.seeks,
@@ -178,8 +183,8 @@ def array_cache_hits(mix: IoMix, tier: TierPhysics, hit_ms: float) -> float:
     """Share of the random reads the array cache served: what makes the measured random-read
     latency on the unit's current tier fit that tier's model (0 without a measurement). Where the
     engine does not time random reads apart, the sequential reads are taken at the model's time."""
-    if mix.random_reads <= 0 or (mix.read_ms is None and mix.random_read_ms is None):
-        return 0.0
+    if mix.random_reads <= 0 or (mix.read_ms is None and mix.random_read_ms is None) or not tier.seeks:
+        return 0.0  # a flash read faster than its quoted service time is flash, not the array cache
     miss = tier.random_miss_ms(mix.random_read_bytes)
     if miss <= hit_ms:
         return 0.0
@@ -238,7 +243,8 @@ def wait_on(
     """The unit's I/O wait on one tier: measured where it is now (`current`, when the counters give
     latencies), predicted elsewhere. A sequential read elsewhere costs what it measures now plus the
     difference of the two tiers' models: a prefetch stream queues behind its own requests, and that
-    goes with it; what changes is the transfer and positioning. Sequential reads count at
+    goes with it; what changes is the transfer and positioning. On a slower tier the random reads and
+    writes carry their excess over the current tier's model too. Sequential reads count at
     `sequential_wait_share` of their latency."""
     b = policy.benefit
     q = queue_factor(utilisation, b.max_queue_utilisation)
@@ -256,9 +262,16 @@ def wait_on(
         if split is not None:
             random_ms, seq_ms = split
         write_ms = mix.write_ms
-    elif split is not None and mix.sequential_reads and current is not None:
+    elif split is not None and current is not None:
         own_queue = max(split[1] - current.sequential_ms(mix.sequential_read_bytes), 0.0)
         seq_ms += own_queue
+        if tier.rank > current.rank:  # whatever makes it slower than its tier today goes with it
+            here = hit_share * b.array_cache_hit_ms + (1 - hit_share) * current.random_miss_ms(
+                mix.random_read_bytes
+            )
+            random_ms += max(split[0] - here, 0.0)
+            if write_ms is not None and mix.write_ms is not None:
+                write_ms += max(mix.write_ms - current.write_ms(mix.write_bytes), 0.0)
     read_ms = (
         (mix.random_reads * random_ms + mix.sequential_reads * seq_ms) / mix.reads if mix.reads else None
     )

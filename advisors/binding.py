@@ -58,7 +58,8 @@ class Placed:
     tier: str
 
 
-def _use(p: Placed, resource: str) -> float:
+def resource_use(p: Placed, resource: str) -> float:
+    """What a placed unit takes of one of its tier's limits (GB, back-end IOPS, GB written a day)."""
     if resource == "capacity":
         return p.case.size_gb
     if resource == "iops":
@@ -88,15 +89,15 @@ def tier_use(placed: Sequence[Placed], policy: Policy) -> dict[str, TierUse]:
     for t in policy.tiers:
         here = [p for p in placed if p.tier == t.name]
         budget = t.write_budget_gb_day
-        used = {r: sum(_use(p, r) for p in here) for r in RESOURCES}
+        used = {r: sum(resource_use(p, r) for p in here) for r in RESOURCES}
         limit = {
             "capacity": t.capacity_gb,
-            "iops": t.max_iops,
+            "iops": t.max_iops * policy.benefit.max_planned_utilisation,
             "write_budget": None if budget is None else budget * share,
         }
         marginal: dict[str, float | None] = {}
         for r in RESOURCES:
-            per = [_gain(p, t.name) / _use(p, r) for p in here if _use(p, r) > 0]
+            per = [_gain(p, t.name) / resource_use(p, r) for p in here if resource_use(p, r) > 0]
             marginal[r] = min(per) if per else None
         out[t.name] = TierUse(used, limit, marginal)
     return out
@@ -134,8 +135,8 @@ def _limit_detail(case: Case, costs: Costs, tier: str, assigned: str, use: TierU
             else f"; the last unit placed there saves {_per_gb(marginal)} ms/s per back-end I/O"
         )
         raid = f" (writes count x{_raid(case, tier, costs)})" if case.whole.writes else ""
-        return (f"{tier}'s back-end IOPS are {_pct(used / limit) if limit else 'all'} used ({used:,.0f} of "
-                f"{limit:,.0f}); this unit needs {need:,.0f} there{raid}{last}")  # fmt: skip
+        return (f"{tier}'s back-end IOPS are {_pct(used / limit) if limit else 'all'} used ({used:,.0f} of the "
+                f"{limit:,.0f} planned); this unit needs {need:,.0f} there{raid}{last}")  # fmt: skip
     wgb = case.whole.write_gb_day
     last = (
         ""
@@ -213,7 +214,7 @@ def _gate_detail(case: Case, costs: Costs, tier: str, policy: Policy) -> str:
     per_io = costs.gated[tier]
     # compared with where it is, or (location unknown) with the next slower tier it may use
     slower = [t for t in case.pin_allowed if case.pin_allowed.index(t) > case.pin_allowed.index(tier)]
-    than = case.current if case.current is not None and case.current in costs.waits[WHOLE] else slower[0]
+    than = case.current if case.current is not None and case.current in case.pin_allowed else slower[0]
     saved = costs.wait(than).wait_ms_per_s - costs.wait(tier).wait_ms_per_s
     versus = "" if than == case.current else f" over {than}"
     if per_io <= 0:
@@ -291,14 +292,17 @@ def _benefit_detail(
                 f"and price among {', '.join(allowed)}")  # fmt: skip
     if assigned != current:
         now = costs.wait(current)
-        saved = now.wait_ms_per_s - there.wait_ms_per_s
+        saved = -costs.change[assigned]  # on the window least in the move's favour
+        whole = now.wait_ms_per_s - there.wait_ms_per_s
         dprice = physics[assigned].price_ms_per_gb - physics[current].price_ms_per_gb
         reads = ""
         if now.read_ms is not None and there.read_ms is not None:
-            reads = f", {now.read_ms:,.1f} -> {there.read_ms:,.1f} ms per read"
+            reads = f"; {now.read_ms:,.1f} -> {there.read_ms:,.1f} ms per read"
+        if costs.deciding[assigned] != WHOLE:
+            reads += f"; {_ms(whole)} on {WHOLE}"
         worth = f", more than its extra price of {_per_gb(dprice)} ms/s per GB" if dprice > 0 else ""
-        return (f"saves {_ms(saved)} of I/O wait per second ({_per_gb(saved / size)} ms/s per GB{reads}, on "
-                f"{costs.deciding[assigned]}){worth}")  # fmt: skip
+        return (f"saves {_ms(saved)} of I/O wait per second on {costs.deciding[assigned]} "
+                f"({_per_gb(saved / size)} ms/s per GB{reads}){worth}")  # fmt: skip
     if case.size_gb <= 0:
         return "it holds no data (0 GB): nothing to gain by moving it"
     below = _slower_clause(case, costs, assigned, physics)

@@ -9,7 +9,7 @@ object. Each tier has three limits, one per resource the objects on it use:
 - ``sum size_gb <= capacity_gb``;
 - ``sum physical IOPS <= max_iops``, where an object's physical IOPS on tier t are
   ``read_iops x (1 - read_hit_ratio) + write_iops x raid_factor(t)``;
-- ``sum write_gb_day <= max_write_gb_day`` (flash endurance, DWPD x capacity; ``None``: no limit).
+- ``sum write_gb_day <= max_write_gb_day`` (flash endurance; ``None``: no limit).
 
 Each object goes to exactly one tier; ``pinned_tier`` forces it, ``allowed_tiers`` restricts it
 (names that are not among the tiers are ignored; an unknown ``pinned_tier`` is a ``ValueError``).
@@ -86,7 +86,7 @@ class PlacementTier:
     raid_factor: int
     read_latency_ms: float
     write_latency_ms: float
-    max_write_gb_day: float | None = None  # daily write budget (DWPD x capacity); None: no limit
+    max_write_gb_day: float | None = None  # daily write budget (flash endurance); None: no limit
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from advisors.benefit import IoMix, TierPhysics, TierWait, array_cache_hits, io_mix, wait_on
-from advisors.classify import latency_for_tier
+from advisors.classify import latency_for_tier, profile_of
 from advisors.features import GB, Features, ObjectInfo, ObjectWindow, Usage, combine
 from advisors.maintenance import sum_usage
 from policies.model import Policy
@@ -197,7 +197,8 @@ def _hold(
             f"moved to {info.current_tier} {moved:,.1f} days ago; the minimum residency is {days:g} days",
         )
     finding, slow = latency_for_tier(info, f, policy)
-    if slow and info.current_tier == policy.tiers[0].name:
+    # a cold unit may still go down for its price: its latency is not what it is judged on
+    if slow and info.current_tier == policy.tiers[0].name and profile_of(info, f, policy)[0] != "cold":
         return "storage_problem", (f"{finding}: on the fastest tier already, so this is a storage problem to "
                                    f"investigate (queueing, path, array), not a placement to change")  # fmt: skip
     return None
@@ -253,22 +254,17 @@ def unit_costs(
     for i, t in enumerate(case.pin_allowed):
         if current is None:
             change[t], deciding[t] = waits[WHOLE][t].wait_ms_per_s, WHOLE
-            # where it is now is unknown: a faster tier must earn the minimum over the next slower one
-            slower = case.pin_allowed[i + 1 :]
-            if (
-                slower
-                and case.whole.io > 0
-                and (per_io := saving_per_io(t, slower[0])) < b.min_saving_ms_per_io
-            ):
-                gated[t] = per_io
         else:
             label = max(case.mixes, key=lambda w: waits[w][t].wait_ms_per_s - waits[w][current].wait_ms_per_s)
             change[t] = waits[label][t].wait_ms_per_s - waits[label][current].wait_ms_per_s
             deciding[t] = label
-            if order[t] < order[current] and current in case.pin_allowed:
-                per_io = saving_per_io(t, current)
-                if per_io < b.min_saving_ms_per_io:
-                    gated[t] = per_io
+        if current is not None and current in case.pin_allowed:
+            than: str | None = current if order[t] < order[current] else None
+        else:  # where it is now is unknown, or a tier it must leave: tier over the next slower one
+            slower = case.pin_allowed[i + 1 :]
+            than = slower[0] if slower else None
+        if than is not None and (per_io := saving_per_io(t, than)) < b.min_saving_ms_per_io:
+            gated[t] = per_io
         moving = current is not None and t != current
         base = 0.0 if current is None else waits[WHOLE][current].wait_ms_per_s  # totals stay I/O wait
         cost[t] = (

@@ -573,7 +573,7 @@ _SQLPROD01_FILES = (
     _File("Sales", 6, "Sales_Archive1", "FG_ARCHIVE", "cold", "sata", 1600),
     _File("Sales", 7, "Sales_Rpt1", "FG_REPORTING", "sequential_read", "fc", 400),
     # files 8-31: dbo.Orders, one filegroup per month (_SqlServer.orders)
-    _File("Staging", 1, "Staging", "PRIMARY", "write_heavy", "fc", 150, writes=(120, 200), intended="flash"),
+    _File("Staging", 1, "Staging", "PRIMARY", "write_heavy", "fc", 150, writes=(120, 200)),
     _File("Staging", 2, "Staging_log", None, "log_write", "fc", 40, writes=(120, 180)),
     _File("tempdb", 1, "tempdev", "PRIMARY", "tempdb", "fc", 16, intended="flash"),
     _File("tempdb", 2, "templog", None, "tempdb", "fc", 8, reads=0.5, writes=(30, 50)),
@@ -710,9 +710,9 @@ class _SqlServer(_Builder):
         self.models.append(model)
         self.tiers[ref.key] = "fc"
         self.truth[ref.key] = replace(
-            _truth(model, "write_heavy", "flash", "fc"),
-            endurance="writes ~30 % of flash's daily write budget (3 DWPD x 1,400 GB): its reads earn flash "
-            "only while the budget has room for it beside the other writers",
+            _truth(model, "write_heavy", "fc", "fc"),
+            endurance="writes ~1.3 TB a day, over half of flash's daily write budget (3 DWPD on RAID 5 7+1: "
+            "2,400 GB of host writes): the budget goes to the writers that save more per GB written",
         )
 
     def buffer_manager(self, miss: float) -> None:

@@ -90,9 +90,25 @@ class Tier(_Strict):
         return self.read_latency_ms > 2.0 if self.incurs_seek_penalty is None else self.incurs_seek_penalty
 
     @property
+    def raw_capacity_gb(self) -> float:
+        """What the drives hold before RAID: mirrors twice the usable capacity, RAID 5 and 6 one or
+        two drives' worth of parity more."""
+        parity = {0: 0, 5: 1, 6: 2}.get(self.raid_level)
+        if parity is None:  # RAID 1 / 10
+            return 2 * self.capacity_gb
+        data = self.devices - parity
+        return self.capacity_gb * self.devices / data if data > 0 else self.capacity_gb
+
+    @property
     def write_budget_gb_day(self) -> float | None:
-        """Host writes per day the drives are rated for: DWPD x usable capacity (None: not limited)."""
-        return None if self.endurance_dwpd is None else self.endurance_dwpd * self.capacity_gb
+        """Host writes per day the drives are rated for (None: not limited): DWPD is per drive, so
+        DWPD x the drives' raw capacity, divided by what each host byte costs them in writes —
+        the data and a mirror copy (RAID 1/10) or parity (RAID 5: 2 bytes, RAID 6: 3) for the
+        small writes databases do."""
+        if self.endurance_dwpd is None:
+            return None
+        per_host_byte = {0: 1, 1: 2, 10: 2, 5: 2, 6: 3}[self.raid_level]
+        return self.endurance_dwpd * self.raw_capacity_gb / per_host_byte
 
     @property
     def max_iops(self) -> float:
@@ -160,7 +176,7 @@ class Benefit(_Strict):
         description="ms of I/O wait per second that one unit of a tier's cost_per_gb is worth, per GB",
     )
     move_cost_ms_per_s_per_gb: float = Field(
-        default=0.05, ge=0, description="a move must gain more than this per GB moved (ties: no move)"
+        default=0.1, ge=0, description="a move must gain more than this per GB moved (ties: no move)"
     )
     array_cache_hit_ms: float = Field(
         default=0.2, gt=0, description="latency of a read the array cache serves"
@@ -177,6 +193,12 @@ class Benefit(_Strict):
         le=1,
         description="share of a read-ahead / prefetch read's latency sessions wait for (the rest overlaps)",
     )
+    max_planned_utilisation: float = Field(
+        default=0.7,
+        gt=0,
+        le=1,
+        description="the placement plans each tier's back-end load up to this share of what its devices serve",
+    )
     max_queue_utilisation: float = Field(
         default=0.9, gt=0, lt=1, description="utilisation cap in the queueing factor 1 / (1 - U)"
     )
@@ -187,7 +209,6 @@ class Hysteresis(_Strict):
     nothing moves again within the minimum residency."""
 
     short_window_hours: float = Field(default=24, gt=0)
-    long_window_hours: float = Field(default=168, gt=0)
     min_residency_days: float = Field(default=14, ge=0)
 
 
@@ -333,6 +354,7 @@ RETIRED: dict[tuple[str, str], str] = {
     ("classification", "cache_hit_fraction_of_service_time"): "array-cache hits come from the benefit model",
     ("hysteresis", "move_in_heat_ratio"): "relative heat is shown, never a move criterion",
     ("hysteresis", "move_out_heat_ratio"): "relative heat is shown, never a move criterion",
+    ("hysteresis", "long_window_hours"): "the long window is the policy's window_days",
     ("endurance", "object_max_budget_share"): "the write budget is one constraint on all units placed",
     (
         "endurance",

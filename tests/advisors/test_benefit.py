@@ -172,7 +172,7 @@ def test_costs_carry_the_price_and_the_move_cost() -> None:
     stay = costs.cost["fc"]
     assert stay == pytest.approx(costs.wait("fc").wait_ms_per_s + 0.5 * 200)
     sata = costs.cost["sata"]
-    assert sata == pytest.approx(stay + costs.change["sata"] + (0.05 - 0.5) * 200 + 0.05 * 200)
+    assert sata == pytest.approx(stay + costs.change["sata"] + (0.05 - 0.5) * 200 + 0.1 * 200, abs=1e-5)
     assert case.size_gb == pytest.approx(200)
 
 

@@ -29,7 +29,12 @@ def test_default_policy_declares_the_flash_budget_and_no_windows() -> None:
     assert p.maintenance_windows == [] and p.business_calendar == []
     assert p.burst_detection.enabled and p.burst_detection.min_avg_read_bytes == 512 * 1024
     assert p.endurance.tier_max_budget_share == 1.0
-    assert p.tier("flash").write_budget_gb_day == 3 * 1400 and p.tier("fc").write_budget_gb_day is None
+    # 3 DWPD on 8 drives in RAID 5 7+1: 1,600 GB raw, and each host byte writes data and parity
+    assert p.tier("flash").raw_capacity_gb == pytest.approx(1600)
+    assert (
+        p.tier("flash").write_budget_gb_day == pytest.approx(3 * 1600 / 2)
+        and p.tier("fc").write_budget_gb_day is None
+    )
 
 
 def test_settings_of_the_rule_based_advice_still_load_and_are_named() -> None:
