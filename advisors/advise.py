@@ -4,9 +4,7 @@
 Benefit decides, within constraints (design.md): the placement minimises the units' total I/O
 wait plus the tiers' price for their GB plus a move cost, within capacity, RAID-adjusted back-end
 IOPS and the fastest tier's daily write budget. Profiles describe the workload; only pins, kinds
-and physics make hard limits. Queueing depends on what the placement puts on a tier, so the
-placement is solved twice: with the tiers' load as it is, then with the load the first answer
-gives.
+and physics make hard limits. Queueing depends on what the placement puts on a tier (`_solve`).
 """
 
 from __future__ import annotations
@@ -18,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from advisors.benefit import TierPhysics, TierWait, backend_iops, physics, utilisation
-from advisors.binding import RESOURCES, Binding, Placed, binding, resource_use, tier_use
+from advisors.binding import Binding, Placed, binding, tier_use
 from advisors.classify import (
     Verdict,
     describe,
@@ -37,7 +35,7 @@ from advisors.features import (
     instance_read_miss,
 )
 from advisors.maintenance import prepare_window
-from advisors.placement import PlacementObject, PlacementResult, PlacementTier, flash_curve, place
+from advisors.placement import PlacementObject, PlacementResult, PlacementTier, flash_curve, place, polish
 from advisors.units import PLACEABLE, WHOLE, Case, Costs, build_units, make_case, uid, unit_costs, unit_key
 from policies.model import Policy
 
@@ -193,23 +191,23 @@ def _utilisation_of(
 
 def _solve(
     cases: Sequence[Case], phys: Mapping[str, TierPhysics], policy: Policy, time_limit_s: float
-) -> tuple[PlacementResult, list[str], list[Costs], dict[str, float]]:
+) -> tuple[PlacementResult, list[str], list[Costs]]:
     """Queueing makes a tier's latency depend on what the placement puts there, which the linear
     placement cannot express: it is solved at a fixed utilisation per tier, starting from today's,
     then again at the (damped) utilisation its answer gives, up to three times. Each answer is then
     priced at the utilisation it really gives, and the best one is kept. Returns the placement, its
-    notes, its costs (at its own utilisation) and that utilisation."""
+    notes and its costs (at its own utilisation)."""
     today = {uid(c.info): c.current for c in cases if c.current is not None}
     load = _utilisation_of(cases, today, phys)
     ptiers = placement_tiers(policy)
-    best: tuple[float, PlacementResult, list[str], list[Costs], dict[str, float]] | None = None
+    best: tuple[float, PlacementResult, list[str], list[Costs]] | None = None
     for _ in range(3):
         costs = [unit_costs(c, phys, load, policy) for c in cases]
         objects = [_placement_object(c, k) for c, k in zip(cases, costs, strict=True)]
         result, notes = _place_within_limits(objects, ptiers, time_limit_s / 3, today)
         if result.status == "infeasible":
             if best is None:
-                best = (math.inf, result, notes, costs, load)
+                best = (math.inf, result, notes, costs)
             break
         placed = _utilisation_of(cases, result.assignment, phys)
         own = [unit_costs(c, phys, placed, policy) for c in cases]
@@ -217,40 +215,13 @@ def _solve(
             k.cost.get(result.assignment[uid(c.info)], math.inf) for c, k in zip(cases, own, strict=True)
         )
         if best is None or score < best[0]:
-            best = (score, result, notes, own, placed)
+            best = (score, result, notes, own)
         if all(abs(placed[t] - load[t]) < 0.02 for t in phys):
             break
         load = {t: (load[t] + placed[t]) / 2 for t in phys}
     assert best is not None
-    _, result, notes, costs, load = best
-    return result, notes, costs, load
-
-
-def _settle(placed: list[Placed], policy: Policy) -> list[Placed]:
-    """The placement was solved at a utilisation a little off the one it gives, within a gap
-    tolerance: move single units to a cheaper tier at their own costs while it has room left in
-    every limit, so that no unit could do better on its own (each explanation compares it with its
-    alternatives)."""
-    use = tier_use(placed, policy)
-    room = {t: {r: (u.limit[r] or math.inf) - u.used[r] for r in RESOURCES} for t, u in use.items()}
-    out = list(placed)
-    for _ in range(3):
-        moved = False
-        for i, p in enumerate(out):
-            best = min(p.costs.allowed, key=lambda t: (p.costs.cost[t], t != p.tier))
-            if best == p.tier or p.costs.cost[best] >= p.costs.cost[p.tier] - 1e-9:
-                continue
-            there = Placed(p.case, p.costs, best)
-            need = {r: resource_use(there, r) for r in RESOURCES}
-            if any(need[r] > room[best][r] + 1e-9 for r in RESOURCES):
-                continue
-            for r in RESOURCES:
-                room[best][r] -= need[r]
-                room[p.tier][r] += resource_use(p, r)
-            out[i], moved = there, True
-        if not moved:
-            break
-    return out
+    _, result, notes, costs = best
+    return result, notes, costs
 
 
 def _unit_advice(
@@ -260,10 +231,9 @@ def _unit_advice(
     bound: Binding,
     policy: Policy,
     phys: Mapping[str, TierPhysics],
-    profile: tuple[str, str],
     obj: PlacementObject,
 ) -> Advice:
-    info, f = case.info, case.features
+    info, f, profile = case.info, case.features, case.profile
     waits = costs.waits[WHOLE]
     current = case.current if case.current in waits else None
     now_ms = waits[current].wait_ms_per_s if current is not None else None
@@ -289,7 +259,7 @@ def _unit_advice(
             "saving_ms_per_s_per_gb": saved / case.size_gb if case.size_gb else None,
             "saving_ms_per_io": saved / case.whole.io if case.whole.io else None,
         }
-    if current is not None and list(phys).index(assigned) > list(phys).index(current):
+    if current is not None and phys[assigned].rank > phys[current].rank:
         cost_per_gb = {t.name: t.cost_per_gb for t in policy.tiers}
         more |= {
             "gb_freed": case.size_gb,
@@ -392,29 +362,24 @@ def advise(
         case = make_case(u, f, policy, phys, now=now)
         if case is not None:
             cases.append(case)
-    result, notes, costs, load = _solve(cases, phys, policy, time_limit_s)
+    result, notes, costs = _solve(cases, phys, policy, time_limit_s)
     assigned = {
         uid(c.info): result.assignment.get(uid(c.info)) or min(k.allowed, key=lambda t: k.cost[t])
         for c, k in zip(cases, costs, strict=True)
     }
-    placed = _settle([Placed(c, k, assigned[uid(c.info)]) for c, k in zip(cases, costs, strict=True)], policy)
+    # solved at a utilisation a little off the one it gives, within a gap tolerance: no unit may
+    # do better alone at its own costs (each explanation compares it with its alternatives)
+    objects = [_placement_object(c, k) for c, k in zip(cases, costs, strict=True)]
+    assigned = polish(objects, placement_tiers(policy), assigned)
+    placed = [Placed(c, k, assigned[uid(c.info)]) for c, k in zip(cases, costs, strict=True)]
     use = tier_use(placed, policy)
+    load = _utilisation_of(cases, {uid(p.case.info): p.tier for p in placed}, phys)  # as settled
     out: list[Advice] = []
     by_unit: dict[str, Advice] = {}
-    for p in placed:
+    for p, obj in zip(placed, objects, strict=True):
         pinned = pin_reason(p.case.info, policy)
         bound = binding(p.case, p.costs, p.tier, use, policy, phys, pinned=pinned)
-        obj = _placement_object(p.case, p.costs)
-        a = _unit_advice(
-            p.case,
-            p.costs,
-            p.tier,
-            bound,
-            policy,
-            phys,
-            profile_of(p.case.info, p.case.features, policy),
-            obj,
-        )
+        a = _unit_advice(p.case, p.costs, p.tier, bound, policy, phys, obj)
         out.append(a)
         by_unit[uid(a.info)] = a
     for w in windows:

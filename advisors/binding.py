@@ -115,8 +115,10 @@ def _per_gb(v: float) -> str:
     return f"{v:,.3f}" if abs(v) < 0.1 else f"{v:,.2f}" if abs(v) < 10 else f"{v:,.0f}"
 
 
-def _limit_detail(case: Case, costs: Costs, tier: str, assigned: str, use: TierUse, resource: str) -> str:
-    mine = costs.cost[assigned] - costs.cost[tier]  # what this unit would gain there
+def _limit_detail(
+    case: Case, costs: Costs, tier: TierPhysics, assigned: str, use: TierUse, resource: str
+) -> str:
+    mine = costs.cost[assigned] - costs.cost[tier.name]  # what this unit would gain there
     used, limit, marginal = use.used[resource], use.limit[resource] or 0.0, use.marginal[resource]
     if resource == "capacity":
         size = case.size_gb
@@ -124,18 +126,16 @@ def _limit_detail(case: Case, costs: Costs, tier: str, assigned: str, use: TierU
             "" if marginal is None else f": the last unit placed there saves {_per_gb(marginal)} ms/s per GB"
         )
         this = f", this one {_per_gb(mine / size)}" if size > 0 and marginal is not None else ""
-        return (
-            f"{tier} is full ({used:,.0f} of {limit:,.0f} GB used, this unit needs {size:,.0f}){last}{this}"
-        )
+        return f"{tier.name} is full ({used:,.0f} of {limit:,.0f} GB used, this unit needs {size:,.0f}){last}{this}"
     if resource == "iops":
-        need = costs.wait(tier).backend_iops
+        need = costs.wait(tier.name).backend_iops
         last = (
             ""
             if marginal is None
             else f"; the last unit placed there saves {_per_gb(marginal)} ms/s per back-end I/O"
         )
-        raid = f" (writes count x{_raid(case, tier, costs)})" if case.whole.writes else ""
-        return (f"{tier}'s back-end IOPS are {_pct(used / limit) if limit else 'all'} used ({used:,.0f} of the "
+        raid = f" (writes count x{tier.raid_factor})" if case.whole.writes else ""
+        return (f"{tier.name}'s back-end IOPS are {_pct(used / limit) if limit else 'all'} used ({used:,.0f} of the "
                 f"{limit:,.0f} planned); this unit needs {need:,.0f} there{raid}{last}")  # fmt: skip
     wgb = case.whole.write_gb_day
     last = (
@@ -144,23 +144,13 @@ def _limit_detail(case: Case, costs: Costs, tier: str, assigned: str, use: TierU
         else f"; the last unit placed there saves {_per_gb(marginal)} ms/s per GB/day written"
     )
     this = f", this one {_per_gb(mine / wgb)}" if wgb > 0 and marginal is not None else ""
-    return (f"{tier}'s daily write budget is {_pct(used / limit) if limit else 'all'} used by the units placed "
+    return (f"{tier.name}'s daily write budget is {_pct(used / limit) if limit else 'all'} used by the units placed "
             f"({used:,.0f} of {limit:,.0f} GB/day); this unit writes {wgb:,.0f} GB/day{last}{this}")  # fmt: skip
 
 
-def _raid(case: Case, tier: str, costs: Costs) -> str:
-    w = costs.wait(tier)
-    mix = case.whole
-    reads = mix.random_reads * (1 - case.hit_share) + mix.sequential_reads
-    return f"{(w.backend_iops - reads) / mix.writes:,.0f}" if mix.writes else "-"
-
-
 def _which_limit(case: Case, costs: Costs, tier: str, use: TierUse) -> str:
-    need = {
-        "capacity": case.size_gb,
-        "iops": costs.wait(tier).backend_iops,
-        "write_budget": case.whole.write_gb_day,
-    }
+    """The limit this unit would overrun most on `tier`, relative to what is left of it."""
+    need = {r: resource_use(Placed(case, costs, tier), r) for r in RESOURCES}
     over: list[tuple[float, str]] = []
     for r in RESOURCES:
         limit = use.limit[r]
@@ -181,40 +171,35 @@ def binding(
     *,
     pinned: str | None,
 ) -> Binding:
-    order = list(physics)
     current = case.current if case.current in physics else None
     allowed = [t for t in costs.allowed if t in costs.cost]
-    preferred = min(allowed, key=lambda t: (costs.cost[t], t != current, order.index(t)))
+    preferred = min(allowed, key=lambda t: (costs.cost[t], t != current, physics[t].rank))
     if pinned is not None:
         return Binding("pinned", preferred, pinned)
     if case.hold is not None and assigned == current:
         return Binding(case.hold[0], preferred, case.hold[1])
     if assigned != preferred:
         resource = _which_limit(case, costs, preferred, use[preferred])
-        return Binding(
-            resource, preferred, _limit_detail(case, costs, preferred, assigned, use[preferred], resource)
-        )
+        detail = _limit_detail(case, costs, physics[preferred], assigned, use[preferred], resource)
+        return Binding(resource, preferred, detail)
     blocked = [g for g, _ in costs.gated.items() if costs.cost[g] < costs.cost[assigned]]
     if blocked:
-        g = min(blocked, key=order.index)
+        g = min(blocked, key=lambda t: physics[t].rank)
         return Binding("minimum_benefit", preferred, _gate_detail(case, costs, g, policy))
-    period = _period_detail(case, costs, assigned, order)
+    period = _period_detail(case, costs, assigned, physics)
     if period is not None:
         return Binding("period", preferred, period)
     # the tier with the least I/O wait among all the pins allow (a faster one may also be short of
     # the minimum saving per I/O: if it is not worth its price either, the price is what binds)
     open_tiers = [t for t in case.pin_allowed if t in costs.cost]
-    least_wait = min(open_tiers, key=lambda t: (costs.change[t], t != current, order.index(t)))
+    least_wait = min(open_tiers, key=lambda t: (costs.change[t], t != current, physics[t].rank))
     if least_wait != assigned:
-        return Binding("price", preferred, _price_detail(case, costs, assigned, least_wait, physics))
-    return Binding("benefit", preferred, _benefit_detail(case, costs, assigned, allowed, physics))
+        return Binding("price", preferred, _price_detail(case, costs, assigned, least_wait, physics, policy))
+    return Binding("benefit", preferred, _benefit_detail(case, costs, assigned, allowed, physics, policy))
 
 
 def _gate_detail(case: Case, costs: Costs, tier: str, policy: Policy) -> str:
-    per_io = costs.gated[tier]
-    # compared with where it is, or (location unknown) with the next slower tier it may use
-    slower = [t for t in case.pin_allowed if case.pin_allowed.index(t) > case.pin_allowed.index(tier)]
-    than = case.current if case.current is not None and case.current in case.pin_allowed else slower[0]
+    per_io, than = costs.gated[tier]  # compared with where it is, or with the next slower tier
     saved = costs.wait(than).wait_ms_per_s - costs.wait(tier).wait_ms_per_s
     versus = "" if than == case.current else f" over {than}"
     if per_io <= 0:
@@ -224,13 +209,13 @@ def _gate_detail(case: Case, costs: Costs, tier: str, policy: Policy) -> str:
             f"{policy.benefit.min_saving_ms_per_io:g} ms per I/O minimum")  # fmt: skip
 
 
-def _period_detail(case: Case, costs: Costs, assigned: str, order: list[str]) -> str | None:
+def _period_detail(case: Case, costs: Costs, assigned: str, physics: Mapping[str, TierPhysics]) -> str | None:
     periods = [w for w in case.mixes if w.startswith("the '")]
     current = case.current
     if not periods or current is None or assigned != current:
         return None
     for t in costs.allowed:
-        if order.index(t) <= order.index(assigned) or costs.deciding.get(t) != periods[0]:
+        if physics[t].rank <= physics[assigned].rank or costs.deciding.get(t) != periods[0]:
             continue
         others = [w for w in case.mixes if w != periods[0]]
         change = max(costs.waits[w][t].wait_ms_per_s - costs.waits[w][current].wait_ms_per_s for w in others)
@@ -241,48 +226,55 @@ def _period_detail(case: Case, costs: Costs, assigned: str, order: list[str]) ->
     return None
 
 
+def _move_net(dprice: float, policy: Policy) -> tuple[str, str]:
+    """What a move to a cheaper tier frees per GB net of the move cost, and how that is made up."""
+    move = policy.benefit.move_cost_ms_per_s_per_gb
+    parts = f" ({_per_gb(dprice)} price difference less {_per_gb(move)} for the move)" if move > 0 else ""
+    return f"{_per_gb(dprice - move)} ms/s per GB", parts
+
+
 def _price_detail(
-    case: Case, costs: Costs, assigned: str, faster: str, physics: Mapping[str, TierPhysics]
+    case: Case, costs: Costs, assigned: str, faster: str, physics: Mapping[str, TierPhysics], policy: Policy
 ) -> str:
     size = max(case.size_gb, 1e-9)
     dprice = physics[faster].price_ms_per_gb - physics[assigned].price_ms_per_gb
     saved = costs.change[assigned] - costs.change[faster]
     if case.current is not None and case.current != assigned:  # a demotion for its price
         saved = costs.change[assigned]  # more wait than staying where it is
-        gb_cost = physics[case.current].price_ms_per_gb - physics[assigned].price_ms_per_gb
-        move = (costs.cost[assigned] - costs.cost[case.current] - costs.change[assigned]) / size + gb_cost
-        net = f"the {_per_gb(gb_cost - move)} ms/s per GB it frees" + (
-            f" ({_per_gb(gb_cost)} price difference less {_per_gb(move)} for the move)" if move > 1e-9 else ""
+        net, parts = _move_net(
+            physics[case.current].price_ms_per_gb - physics[assigned].price_ms_per_gb, policy
         )
         return (f"frees {case.size_gb:,.0f} GB of {case.current} for {_ms(saved)} more I/O wait per second "
-                f"({_per_gb(saved / size)} ms/s per GB, less than {net})")  # fmt: skip
+                f"({_per_gb(saved / size)} ms/s per GB, less than the {net} it frees{parts})")  # fmt: skip
     clause = (f"{faster} would save {_ms(saved)} of I/O wait per second ({_per_gb(saved / size)} ms/s per GB), "
               f"less than its extra price of {_per_gb(dprice)} ms/s per GB")  # fmt: skip
-    below = _slower_clause(case, costs, assigned, physics)
+    below = _slower_clause(case, costs, assigned, physics, policy)
     return clause if below is None else f"{clause}; {below}"
 
 
-def _slower_clause(case: Case, costs: Costs, assigned: str, physics: Mapping[str, TierPhysics]) -> str | None:
+def _slower_clause(
+    case: Case, costs: Costs, assigned: str, physics: Mapping[str, TierPhysics], policy: Policy
+) -> str | None:
     """Why a unit that stays does not go to the next slower tier it may use (None: there is none)."""
-    order = list(physics)
-    slower = [t for t in costs.allowed if order.index(t) > order.index(assigned)]
+    slower = [t for t in costs.allowed if physics[t].rank > physics[assigned].rank]
     if case.current != assigned or not slower:
         return None
     size = max(case.size_gb, 1e-9)
     s = slower[0]
     more = costs.change[s]
     dprice = physics[assigned].price_ms_per_gb - physics[s].price_ms_per_gb
-    move = (costs.cost[s] - costs.cost[assigned] - more) / size + dprice  # per GB, if any
-    worth = f"{_per_gb(dprice)} ms/s per GB {assigned} costs over {s}"
-    if move > 1e-9:
-        worth = (f"{_per_gb(dprice - move)} ms/s per GB a move to {s} would free ({_per_gb(dprice)} price "
-                 f"difference less {_per_gb(move)} for the move)")  # fmt: skip
+    net, parts = _move_net(dprice, policy)
     return (f"on {s} it would wait {_ms(more)} more per second ({_per_gb(more / size)} ms/s per GB, on "
-            f"{costs.deciding[s]}), more than the {worth}")  # fmt: skip
+            f"{costs.deciding[s]}), more than the {net} a move to {s} would free{parts}")  # fmt: skip
 
 
 def _benefit_detail(
-    case: Case, costs: Costs, assigned: str, allowed: Sequence[str], physics: Mapping[str, TierPhysics]
+    case: Case,
+    costs: Costs,
+    assigned: str,
+    allowed: Sequence[str],
+    physics: Mapping[str, TierPhysics],
+    policy: Policy,
 ) -> str:
     size = max(case.size_gb, 1e-9)
     there = costs.wait(assigned)
@@ -305,5 +297,5 @@ def _benefit_detail(
                 f"({_per_gb(saved / size)} ms/s per GB{reads}){worth}")  # fmt: skip
     if case.size_gb <= 0:
         return "it holds no data (0 GB): nothing to gain by moving it"
-    below = _slower_clause(case, costs, assigned, physics)
+    below = _slower_clause(case, costs, assigned, physics, policy)
     return below or f"no tier it may use would cut its I/O wait ({_ms(there.wait_ms_per_s)} per second now)"

@@ -74,26 +74,6 @@ def _round(v: float | None) -> float | None:
     return None if v is None else round(v, 4)
 
 
-def _kb(b: float | None) -> str:
-    return "n/a" if b is None else f"{b / 1024:,.0f} KB" if b >= 10 * 1024 else f"{b / 1024:,.1f} KB"
-
-
-def _ms(v: float | None) -> str:
-    return "n/a" if v is None else f"{v:,.1f} ms"
-
-
-def _pct(v: float | None) -> str:
-    return "n/a" if v is None else f"{100 * v:,.0f} %"
-
-
-def _ratio(v: float) -> str:
-    return "under 0.01x" if v < 0.01 else f"{v:,.2f}x"
-
-
-def _rate(v: float) -> str:
-    return f"{v:,.1f}" if v < 10 else f"{v:,.0f}"
-
-
 def numbers(
     f: Features, io_now: float | None, io_after: float | None, **more: float | None
 ) -> dict[str, float | None]:
@@ -126,7 +106,7 @@ def numbers(
 
 
 def predictions(waits: Mapping[str, TierWait]) -> tuple[TierPrediction, ...]:
-    """I/O wait per second on every tier the unit may use: measured where it is, the model elsewhere."""
+    """I/O wait per second on every tier (pins may forbid some): measured where it is, the model elsewhere."""
     return tuple(
         TierPrediction(w.tier, w.read_ms, w.write_ms, w.wait_ms_per_s, w.measured) for w in waits.values()
     )

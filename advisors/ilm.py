@@ -20,6 +20,7 @@ from itertools import pairwise
 import numpy as np
 from sklearn.linear_model import HuberRegressor
 
+from advisors.benefit import physics
 from policies.model import Policy
 
 _ISO = re.compile(r"^'?(\d{4})-(\d{2})-(\d{2})(?:[T ][\d:.]+)?(?:Z|[+-]\d{2}:?\d{2})?'?$")
@@ -225,7 +226,7 @@ def _wants(
     middle one, the cold tail on the slowest). Either way an old partition that is read again (an
     audit) is judged by its own heat, so it is not demoted."""
     ilm = policy.ilm
-    prices = {t.name: policy.benefit.price_weight * t.cost_per_gb for t in policy.tiers}
+    prices = {name: tier.price_ms_per_gb for name, tier in physics(policy).items()}
     total = sum(h * t.size_gb for t, h in live) or 1.0
     out: dict[int, _Want] = {}
     before = 0.0

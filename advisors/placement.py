@@ -615,6 +615,28 @@ def place(
     return _solve(m, t0, float(time_limit_s), exact_max_objects, gap_tolerance)
 
 
+def polish(
+    objects: Iterable[PlacementObject],
+    tiers: Iterable[PlacementTier],
+    assignment: Mapping[str, str],
+    *,
+    time_limit_s: float = 0.5,
+) -> dict[str, str]:
+    """``assignment`` after single moves into free room that lower the objective, biggest gain
+    first: for an answer found under other costs or within a gap tolerance, so that no object
+    could do better alone. Every object must be assigned to a tier it may use."""
+    m = _build(list(objects), list(tiers))
+    index = {name: k for k, name in enumerate(m.tiers)}
+    try:
+        assign = np.array([index[assignment[i]] for i in m.ids], dtype=np.intp)
+    except KeyError as exc:
+        raise ValueError(f"assignment: no tier, or an unknown one, for {exc.args[0]!r}") from None
+    if not m.allowed[np.arange(len(assign)), assign].all():
+        raise ValueError("assignment: an object is on a tier it may not use")
+    _polish(m, assign, time.monotonic() + time_limit_s)
+    return {i: m.tiers[int(t)] for i, t in zip(m.ids, assign.tolist(), strict=True)}
+
+
 def _check_budget(time_limit_s: float, gap_tolerance: float) -> None:
     if not (isinstance(time_limit_s, int | float) and math.isfinite(time_limit_s) and time_limit_s > 0):
         raise ValueError(f"time_limit_s must be a number > 0, got {time_limit_s!r}")

@@ -114,6 +114,7 @@ class Case:
 
     window: ObjectWindow
     features: Features
+    profile: tuple[str, str]  # the profile and the figures that name it (classify.profile_of)
     mixes: Mapping[str, IoMix]  # by window label; WHOLE first
     hit_share: float  # random reads the array cache serves
     pin_allowed: tuple[str, ...]  # the tiers pins and kinds allow, fastest first
@@ -178,12 +179,19 @@ def make_case(
     tier = physics.get(info.current_tier or "")
     hit = array_cache_hits(mixes[WHOLE], tier, policy.benefit.array_cache_hit_ms) if tier else 0.0
     allowed = tuple(policy.allowed_tiers(info.kind, info.engine, database=info.database, name=info.name))
-    hold = _hold(info, features, allowed, policy, now)
-    return Case(unit, replace(features, est_cache_hit_share=hit if tier else None), mixes, hit, allowed, hold)
+    profile = profile_of(info, features, policy)
+    hold = _hold(info, features, profile[0], allowed, policy, now)
+    features = replace(features, est_cache_hit_share=hit if tier else None)
+    return Case(unit, features, profile, mixes, hit, allowed, hold)
 
 
 def _hold(
-    info: ObjectInfo, f: Features, allowed: tuple[str, ...], policy: Policy, now: datetime | None
+    info: ObjectInfo,
+    f: Features,
+    profile: str,
+    allowed: tuple[str, ...],
+    policy: Policy,
+    now: datetime | None,
 ) -> tuple[str, str] | None:
     """Why a unit must stay where it is: it moved too recently, or it is slow even on the fastest
     tier (TW801: a storage problem to investigate; the model would read it as a reason to move)."""
@@ -198,7 +206,7 @@ def _hold(
         )
     finding, slow = latency_for_tier(info, f, policy)
     # a cold unit may still go down for its price: its latency is not what it is judged on
-    if slow and info.current_tier == policy.tiers[0].name and profile_of(info, f, policy)[0] != "cold":
+    if slow and info.current_tier == policy.tiers[0].name and profile != "cold":
         return "storage_problem", (f"{finding}: on the fastest tier already, so this is a storage problem to "
                                    f"investigate (queueing, path, array), not a placement to change")  # fmt: skip
     return None
@@ -213,7 +221,8 @@ class Costs:
     # favour (the I/O wait itself when the current tier is unknown)
     deciding: Mapping[str, str]  # tier -> that window's label
     cost: Mapping[str, float]  # tier -> objective, for every tier the pins allow
-    gated: Mapping[str, float]  # faster tier -> its saving per I/O, below the minimum
+    # faster tier -> (its saving per I/O, below the minimum; the tier it was compared with)
+    gated: Mapping[str, tuple[float, str]]
     allowed: tuple[str, ...]  # after residency and the minimum saving
 
     def wait(self, tier: str) -> TierWait:
@@ -224,7 +233,6 @@ def unit_costs(
     case: Case, physics: Mapping[str, TierPhysics], utilisation: Mapping[str, float], policy: Policy
 ) -> Costs:
     b = policy.benefit
-    order = {name: i for i, name in enumerate(physics)}
     current = case.current if case.current in physics else None
     here = physics[current] if current is not None else None
     waits = {
@@ -238,7 +246,7 @@ def unit_costs(
     change: dict[str, float] = {}
     deciding: dict[str, str] = {}
     cost: dict[str, float] = {}
-    gated: dict[str, float] = {}
+    gated: dict[str, tuple[float, str]] = {}
 
     def saving_per_io(faster: str, than: str) -> float:
         """The least saving per I/O over the windows (0 with no I/O at all: nothing to gain)."""
@@ -259,12 +267,12 @@ def unit_costs(
             change[t] = waits[label][t].wait_ms_per_s - waits[label][current].wait_ms_per_s
             deciding[t] = label
         if current is not None and current in case.pin_allowed:
-            than: str | None = current if order[t] < order[current] else None
+            than: str | None = current if physics[t].rank < physics[current].rank else None
         else:  # where it is now is unknown, or a tier it must leave: tier over the next slower one
             slower = case.pin_allowed[i + 1 :]
             than = slower[0] if slower else None
         if than is not None and (per_io := saving_per_io(t, than)) < b.min_saving_ms_per_io:
-            gated[t] = per_io
+            gated[t] = (per_io, than)
         moving = current is not None and t != current
         base = 0.0 if current is None else waits[WHOLE][current].wait_ms_per_s  # totals stay I/O wait
         cost[t] = (

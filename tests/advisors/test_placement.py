@@ -27,6 +27,7 @@ from advisors.placement import (
     flash_curve,
     greedy_heat_density,
     place,
+    polish,
 )
 
 FLASH = PlacementTier(
@@ -675,3 +676,20 @@ def test_flash_curve_is_non_decreasing(inst: tuple[list[PlacementObject], list[P
     assert [g for g, _ in curve] == sorted(g for g, _ in curve)
     assert [s for _, s in curve] == sorted(s for _, s in curve)
     assert all(-1e-9 <= s <= 1 + 1e-9 for _, s in curve)
+
+
+def test_polish_moves_single_objects_into_free_room_only() -> None:
+    """An answer found under other costs: each object moves to a cheaper tier that has room left
+    in every limit, the biggest gain first; nothing moves into a full tier."""
+    hot = obj("hot", 60, 2000)  # flash 1,000 vs fc 12,000 ms/s
+    warm = obj("warm", 60, 1000)  # flash 500 vs fc 6,000: the smaller gain
+    cold = obj("cold", 500, 1)
+    given = {"hot": "fc", "warm": "fc", "cold": "fc"}
+    out = polish([hot, warm, cold], TIERS, given)
+    assert out == {"hot": "flash", "warm": "fc", "cold": "fc"}  # flash holds 100 GB: one of the two
+    assert within_limits([hot], FLASH) and not within_limits([hot, warm], FLASH)
+    assert polish([hot, warm, cold], TIERS, out) == out  # nothing left to gain
+    with pytest.raises(ValueError, match="'cold'"):
+        polish([hot, warm, cold], TIERS, {"hot": "fc", "warm": "fc"})
+    with pytest.raises(ValueError, match="may not use"):
+        polish([obj("x", 1, 1, allowed_tiers=frozenset({"fc"}))], TIERS, {"x": "sata"})

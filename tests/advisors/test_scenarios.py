@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from advisors.advise import advise
+from advisors.classify import PROFILES
 from app.advice import report_json, windows_from_snapshots
 from connectors.files import read_import_file
 from connectors.records import Snapshot
@@ -27,7 +28,6 @@ from tests.advisors.scenarios.trace_figures import TRACES_DIRS, compute_figures,
 
 SCENARIOS = generate.scenario_dirs()
 NAMES = [d.name for d in SCENARIOS]
-PROFILES = ("random_read", "random_mixed", "sequential_read", "log_write", "write_heavy", "tempdb", "cold")
 STAGES = (
     "benefit",
     "capacity",
