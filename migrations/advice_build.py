@@ -65,12 +65,17 @@ def _suffixed(base: str, tier: str, tiers: Sequence[str]) -> str:
 
 
 def _db2_suffixed(base: str, tier: str, tiers: Sequence[str]) -> str:
-    """`_suffixed` within DB2's 128 bytes (UTF-8)."""
-    name = _suffixed(base, tier, tiers)
-    while len(name.encode("utf-8")) > MAX_NAME:
-        base = name[: -(len(tier) + 1)][:-1]
-        name = base + f"_{tier}"
-    return name
+    """`base_TIER` within DB2's 128 bytes (UTF-8), the tier in upper case: DB2 folds ordinary
+    identifiers to upper case, so a manual command naming the new table space works unquoted
+    (`TS_ORDERS_FC`, not `"TS_ORDERS_fc"`). An earlier tier suffix is dropped in either case."""
+    for t in sorted(tiers, key=len, reverse=True):
+        if base.upper().endswith(f"_{t.upper()}") and len(base) > len(t) + 1:
+            base = base[: -(len(t) + 1)]
+            break
+    suffix = f"_{tier.upper()}"
+    while len((base + suffix).encode("utf-8")) > MAX_NAME:
+        base = base[:-1]
+    return base + suffix
 
 
 def _distinct(where: str, files: tuple[FileMove, ...]) -> None:

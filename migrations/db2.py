@@ -1,7 +1,12 @@
 """DB2 LUW dialect: CLP scripts with `@` as the statement terminator (`db2 -td@ -vsf FILE`).
 
-- The file starts with `--#SET TERMINATOR @` and `UPDATE COMMAND OPTIONS USING S ON`, so the CLP
-  stops at the first failing statement even when `-s` was forgotten.
+- The file starts with `--#SET TERMINATOR @` and `UPDATE COMMAND OPTIONS USING C ON S ON`: the CLP
+  stops at the first failing statement even when `-s` was forgotten, and every statement commits
+  even when DB2OPTIONS says `+c` (without it nothing would commit and a DETACH would hold its
+  locks until the CLP ends; the options the file sets override DB2OPTIONS and the command line:
+  IBM Db2 docs, "UPDATE COMMAND OPTIONS command" and "Command line processor options").
+- Checks that need more than one query (row counts through dynamic SQL) are compound statements
+  that end in `SIGNAL SQLSTATE '75001'` with the same numbered message.
 - Pre-checks are `SELECT RAISE_ERROR('75001', '…') FROM … WHERE <bad>`: nothing happens when the
   check passes; when it fails the statement errors and the CLP stops. RAISE_ERROR carries at
   most 70 bytes, so each message starts with the check number that the header lists in full.
@@ -18,7 +23,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from migrations import db2_partition
-from migrations.header import header_lines
+from migrations.header import Operations, header_lines
 from migrations.plan import (
     AddDataPartition,
     Move,
@@ -51,7 +56,9 @@ class Db2Script:
         except UnsafeNameError as exc:
             raise Unsupported(str(exc)) from exc
         self.statements += [
-            "UPDATE COMMAND OPTIONS USING S ON@",
+            # c: autocommit, s: stop on error (IBM Db2 docs, "UPDATE COMMAND OPTIONS command"); the
+            # file's setting is the last override, after DB2OPTIONS and the command-line flags
+            "UPDATE COMMAND OPTIONS USING C ON S ON@",
             "SET SERVEROUTPUT ON@",
             f"CONNECT TO {database}@",
         ]
@@ -62,22 +69,36 @@ class Db2Script:
     def statement(self, text: str) -> None:
         self.statements.append(text.rstrip() + "@")
 
-    def check(self, description: str, bad_rows: str, short: str, *, where: str | None = None) -> None:
-        """A pre- or post-check: `bad_rows` is a FROM … [WHERE …] tail that returns rows when the
-        check fails. `short` is the message (cut to fit 70 bytes with the check number)."""
+    def register(self, description: str, short: str) -> str:
+        """Number a check, list it in the header, and return its message (cut to fit 70 bytes:
+        RAISE_ERROR and SIGNAL keep no more)."""
         number = len(self.checks) + 1
         self.checks.append(f"check {number}: {description}")
         message = f"tierwise check {number} failed: {short}"
         if len(message.encode("utf-8")) > MAX_MESSAGE:
             message = f"tierwise check {number} failed (see the script header)"
-        self.comment(f"check {number}: {description}")
+        return message
+
+    def signal(self, message: str) -> str:
+        return f"SIGNAL SQLSTATE '{SQLSTATE}' SET MESSAGE_TEXT = {db2_str(message)};"
+
+    def check(self, description: str, bad_rows: str, short: str, *, where: str | None = None) -> None:
+        """A pre- or post-check: `bad_rows` is a FROM … [WHERE …] tail that returns rows when the
+        check fails. `short` is the message (cut to fit 70 bytes with the check number)."""
+        message = self.register(description, short)
+        self.comment(self.checks[-1])
         tail = bad_rows if where is None else f"{bad_rows} WHERE {where}"
         self.statement(
             f"SELECT RAISE_ERROR('{SQLSTATE}', {db2_str(message)}) FROM {tail} FETCH FIRST 1 ROW ONLY"
         )
 
     def say(self, text: str) -> str:
-        return f"CALL DBMS_OUTPUT.PUT_LINE({db2_str('tierwise: ' + text)});"
+        """A progress line with the UTC time, so the output is the run's timeline (DBMS_OUTPUT
+        shows it when its statement ends; each step is one statement)."""
+        return (
+            "CALL DBMS_OUTPUT.PUT_LINE('tierwise: ' || VARCHAR_FORMAT(CURRENT TIMESTAMP - CURRENT TIMEZONE, "
+            f"'YYYY-MM-DD HH24:MI:SS') || ' UTC ' || {db2_str(text)});"
+        )
 
     def text(self) -> str:
         lines = ["--#SET TERMINATOR @", *comment_lines(self.header, "db2")]
@@ -109,6 +130,13 @@ def _identity_checks(s: Db2Script, move: Move) -> None:
             f"not instance {instance}",
             where=f"UPPER(INST_NAME) <> UPPER({db2_str(instance)})",
         )
+    # a pureScale instance has cluster caching facilities; SYSIBMADM.DB2_CF lists them and is
+    # empty elsewhere (IBM Db2 docs, "DB2_MEMBER and DB2_CF administrative views")
+    s.check(
+        "not a pureScale instance (SYSIBMADM.DB2_CF lists no cluster caching facility): unsupported here",
+        "SYSIBMADM.DB2_CF",
+        "pureScale instance: unsupported here",
+    )
     s.check(
         "not an HADR database (the storage paths would have to exist on the standby too: review by hand)",
         "TABLE(MON_GET_HADR(NULL)) AS H",
@@ -117,17 +145,29 @@ def _identity_checks(s: Db2Script, move: Move) -> None:
     )
 
 
+def backup_sql(hours: int) -> str:
+    """A successful full backup of the whole database (IBM Db2 docs, "DB_HISTORY administrative
+    view": OPERATION 'B' backup, OBJECTTYPE 'D' database (a table space backup is 'P'),
+    OPERATIONTYPE 'F' offline / 'N' online full, SQLCODE null or >= 0 when it succeeded) that did
+    not go to the null device, told by its LOCATION (/dev/null, NUL). DEVICETYPE says nothing about
+    that: 'N' there means "generated internally by Db2", 'D' disk, 'T' tape and so on."""
+    return (
+        "SELECT 1 FROM SYSIBMADM.DB_HISTORY WHERE OPERATION = 'B' AND OBJECTTYPE = 'D' AND OPERATIONTYPE IN ('F', 'N') "
+        "AND COALESCE(SQLCODE, 0) >= 0 "
+        "AND COALESCE(LOCATION, '') NOT LIKE '/dev/null%' AND UPPER(COALESCE(LOCATION, '')) NOT IN ('NUL', 'NUL:') "
+        f"AND END_TIME >= VARCHAR_FORMAT(CURRENT TIMESTAMP - {hours} HOURS, 'YYYYMMDDHH24MISS')"
+    )
+
+
 def _backup_check(s: Db2Script, move: Move, options: Options) -> None:
     hours = max(1, round(options.backup_max_age_hours))
-    recent = (
-        "SELECT 1 FROM SYSIBMADM.DB_HISTORY WHERE OPERATION = 'B' AND OPERATIONTYPE IN ('F', 'N') "
-        f"AND COALESCE(SQLCODE, 0) >= 0 AND END_TIME >= VARCHAR_FORMAT(CURRENT TIMESTAMP - {hours} HOURS, 'YYYYMMDDHH24MISS')"
-    )
+    recent = backup_sql(hours)
     if options.backup_check == "error":
         s.check(
-            f"a full backup of {move.target.database} finished in the last {hours} hours",
+            f"a full database backup of {move.target.database} (not a table space backup, not to /dev/null or NUL) "
+            f"finished successfully in the last {hours} hours",
             "SYSIBM.SYSDUMMY1",
-            f"no full backup in the last {hours} hours",
+            f"no full database backup in the last {hours} hours",
             where=f"NOT EXISTS ({recent})",
         )
         return
@@ -155,7 +195,9 @@ def create_stogroup_sql(sg: StorageGroup) -> str:
     return sql
 
 
-def ensure_group(s: Db2Script, sg: StorageGroup, step: str) -> None:
+def ensure_group(s: Db2Script, sg: StorageGroup, step: str) -> bool:
+    """Create the storage group if missing (a numbered step, True), or, without paths to create
+    it on, only check that it exists (no step, False)."""
     if not sg.paths:
         s.check(
             f"storage group {sg.name} exists",
@@ -163,7 +205,7 @@ def ensure_group(s: Db2Script, sg: StorageGroup, step: str) -> None:
             f"storage group {sg.name} missing",
             where=f"NOT EXISTS (SELECT 1 FROM SYSCAT.STOGROUPS WHERE SGNAME = {db2_str(sg.name)})",
         )
-        return
+        return False
     s.comment(f"{step}: storage group {sg.name}, created only if missing")
     s.statement(
         "BEGIN\n"
@@ -175,6 +217,7 @@ def ensure_group(s: Db2Script, sg: StorageGroup, step: str) -> None:
         "  END IF;\n"
         "END"
     )
+    return True
 
 
 def _tablespace_steps(
@@ -339,6 +382,171 @@ def _log_steps(s: Db2Script, a: MoveDb2Log) -> None:
     )
 
 
+# Authorities, from each statement's and routine's "Authorization" section in IBM Db2 docs.
+# SYSADM and SYSCTRL do not include DBADM, DATAACCESS or SQLADM (Db2 9.7 and later), and the
+# MON_GET_* / ADMIN_GET_STORAGE_PATHS table functions are not granted to PUBLIC.
+_ROUTINES = (
+    "and EXECUTE on SYSPROC.MON_GET_HADR{extra} (or DBADM, SQLADM or DATAACCESS, which include it; "
+    "none is granted to PUBLIC); SELECT on SYSIBMADM.ENV_INST_INFO, DB2_CF and DB_HISTORY (PUBLIC in a "
+    "non-restrictive database). Db2 10.5 or later (MON_GET_HADR)."
+)
+
+
+def authorities(a: object) -> str:
+    """The authorities a script needs, named per statement and routine."""
+    if isinstance(a, MoveTablespace) or (isinstance(a, MoveDataPartition) and a.route == "tablespace"):
+        return (
+            "Needs SYSCTRL or SYSADM (ALTER TABLESPACE; a storage group that must be created) "
+            + _ROUTINES.format(
+                extra=", MON_GET_REBALANCE_STATUS, MON_GET_TABLESPACE, MON_GET_CONTAINER and ADMIN_GET_STORAGE_PATHS"
+            )
+        )
+    if isinstance(a, MoveDataPartition):
+        return (
+            "Needs DBADM granted WITH DATAACCESS, the default (DETACH / ATTACH, CREATE TABLE, INSERT, DROP TABLE, "
+            "SET INTEGRITY, the row counts), plus SYSCTRL or SYSADM when the target table space or storage group "
+            "must be created (CREATE TABLESPACE; a new storage group), EXECUTE on the SYSIBMADM.DBMS_PIPE module "
+            "(the wait after the DETACH; DATAACCESS includes it), "
+            + _ROUTINES.format(extra=", ADMIN_GET_STORAGE_PATHS and ADMIN_GET_TAB_INFO")
+        )
+    if isinstance(a, AddDataPartition):
+        return (
+            "Needs DBADM granted WITH DATAACCESS, the default (ALTER TABLE ... ADD / DETACH PARTITION, the "
+            "emptiness check reads the table), plus SYSCTRL or SYSADM when the table space or storage group must "
+            "be created (CREATE TABLESPACE; a new storage group), " + _ROUTINES.format(extra="")
+        )
+    if isinstance(a, MoveTempTablespace):
+        return (
+            "Needs SYSCTRL or SYSADM (CREATE / DROP TABLESPACE, a new storage group, GRANT USE OF TABLESPACE), "
+            "SELECT on SYSIBMADM.ADMINTEMPTABLES " + _ROUTINES.format(extra="")
+        )
+    return (
+        "Needs SYSADM, SYSCTRL or SYSMAINT (UPDATE DB CFG through SYSPROC.ADMIN_CMD, EXECUTE on ADMIN_CMD), "
+        "SELECT on SYSIBMADM.DBCFG " + _ROUTINES.format(extra="")
+    )
+
+
+REBALANCE_MB_S = (100, 200)  # a rebalance or a logged copy on ordinary arrays; varies widely
+COPY_MB_S = (50, 150)
+
+
+def _duration(size: int | None, rates: tuple[int, int], what: str) -> str:
+    if size is None:
+        return f"unknown size: {what} runs at roughly {rates[0]}-{rates[1]} MB/s"
+    mb = size / 1024**2
+    fast, slow = round(mb / rates[1] / 60), round(mb / rates[0] / 60)
+    span = (
+        "under a minute"
+        if slow < 1
+        else (f"about {slow} min" if fast == slow else f"about {max(fast, 1)}-{slow} min")
+    )
+    return f"{span} for {size / 1024**3:,.1f} GB at ~{rates[0]}-{rates[1]} MB/s ({what}; speeds vary)"
+
+
+def _watch(ts: str) -> str:
+    return (
+        "SELECT REBALANCER_STATUS, REBALANCER_EXTENTS_REMAINING, REBALANCER_EXTENTS_PROCESSED FROM "
+        f"TABLE(MON_GET_REBALANCE_STATUS({db2_str(ts)}, -2)) AS R (no rows: finished)"
+    )
+
+
+def operations(move: Move, forward: Move) -> Operations:
+    """What the on-call DBA plans around, per action; sizes from the recommendation."""
+    a, size = move.action, forward.why.size_bytes
+    if isinstance(a, MoveTablespace) or (isinstance(a, MoveDataPartition) and a.route == "tablespace"):
+        ts = a.tablespace
+        return Operations(
+            duration=(
+                "the script itself takes seconds; the rebalance then runs in the background after it ends: "
+                f"{_duration(size, REBALANCE_MB_S, 'rebalance')}. Watch it with {_watch(ts)}"
+            ),
+            log_volume="small: the rebalance logs extent moves, not the rows; a DMS conversion logs its container changes",
+            blocking=(
+                f"none for applications: {ts} stays readable and writable; the rebalance competes with them for I/O "
+                "on both storage groups"
+            ),
+            backups=(
+                "run it outside the backup window (the rebalance and a backup read the same containers), and take a "
+                "new full database backup after the rebalance ends: the table space's containers have changed"
+            ),
+            abort=(
+                f"ALTER TABLESPACE {db2_ident(ts)} REBALANCE SUSPEND pauses the data movement (REBALANCE RESUME "
+                "continues it); the storage group change itself is committed at once and is undone by the rollback "
+                "script, not by cancelling"
+            ),
+            recover=(
+                "run the script again: every step checks first; a suspended rebalance resumes with "
+                f"ALTER TABLESPACE {db2_ident(ts)} REBALANCE RESUME (also at the next activation)"
+            ),
+        )
+    if isinstance(a, MoveDataPartition):
+        return Operations(
+            duration=(
+                "the asynchronous detach usually ends within seconds to a few minutes once no query holds the "
+                f"partition (the script waits up to {db2_partition.DETACH_WAIT_SECONDS // 60} min), then "
+                f"{_duration(size, COPY_MB_S, 'one logged INSERT ... SELECT')}, then SET INTEGRITY (index "
+                "maintenance of the attached rows, about as long again with non-partitioned indexes)"
+            ),
+            log_volume=(
+                f"about the partition's size ({_gb(size)}) in one transaction: the active log "
+                "(LOGFILSIZ x (LOGPRIMARY + LOGSECOND)) must hold it, or the INSERT fails with SQL0964C and rolls back"
+            ),
+            blocking=(
+                "DETACH waits for queries that hold locks on the partition (dynamic UR queries excepted) and "
+                "invalidates static packages on the table; an asynchronous task then finishes the detach (the script "
+                "waits for it). The partition's rows are invisible in the table from the DETACH until the ATTACH and "
+                "SET INTEGRITY complete, that is for the whole Duration above (longer if the script stops and is run "
+                "again later; meanwhile they are in the detached table); the other partitions stay readable and "
+                "writable (SET INTEGRITY ... ALLOW WRITE ACCESS)"
+            ),
+            backups=(
+                "keep it out of the backup window (the copy's log volume goes into the next online backup's log "
+                "range); take a new full database backup afterwards, when a table space was created"
+            ),
+            abort=(
+                "interrupt the CLP (Ctrl-C) or FORCE APPLICATION: the running statement rolls back; the script is "
+                "safe to run again, every step checks first"
+            ),
+            recover=(
+                "run the script again: it carries on from the step it stopped at; or put the partition back as it "
+                "was with the re-attach commands in Method (the detached table keeps every row until step 7)"
+            ),
+        )
+    if isinstance(a, AddDataPartition):
+        return Operations(
+            duration="seconds: catalog changes only (the partition is empty)",
+            log_volume="a few catalog log records",
+            blocking=(
+                "ADD / DETACH PARTITION wait for queries holding locks on the table and invalidate static packages "
+                "on it; a busy table may make them wait until LOCKTIMEOUT"
+            ),
+            backups="no effect on backup jobs; a new table space is in the next backup",
+            abort="interrupt the CLP (Ctrl-C): the running statement rolls back; the script is safe to run again",
+            recover="run the script again: every step checks first and says 'already done'",
+        )
+    if isinstance(a, MoveTempTablespace):
+        return Operations(
+            duration="seconds: catalog changes only (DROP TABLESPACE fails, and the script stops, while the old one is in use)",
+            log_volume="a few catalog log records",
+            blocking="none for applications: new work uses the new table space at once; nothing waits on the DROP",
+            backups="no effect on backup jobs (temporary table spaces are not backed up)",
+            abort="interrupt the CLP (Ctrl-C): the running statement rolls back; the script is safe to run again",
+            recover="run the script again later: it carries on (the new table space is kept, the old one dropped once free)",
+        )
+    return Operations(
+        duration="seconds now; the log moves at the next activation of the database",
+        log_volume="next to none: one configuration update",
+        blocking="none now; the reactivation needs every application disconnected",
+        backups="take a full database backup after the reactivation (the log path changed)",
+        abort="nothing to abort: one configuration update",
+        recover="run the rollback script to record the old path again before the reactivation",
+    )
+
+
+def _gb(size: int | None) -> str:
+    return "unknown" if size is None else f"{size / 1024**3:,.1f} GB"
+
+
 def render(move: Move, direction: str, forward: Move, options: Options, generated_at: datetime) -> str:
     a = move.action
     if isinstance(a, MoveTablespace):
@@ -348,7 +556,7 @@ def render(move: Move, direction: str, forward: Move, options: Options, generate
             "dropped after an asynchronous rebalance that starts at the commit. A DMS table space is converted",
             "to automatic storage first (one-way) and then rebalanced.",
         ]
-        limits = ["Not supported in pureScale.", "Needs SYSCTRL or SYSADM; Db2 10.5 or later (MON_GET_HADR)."]
+        limits = ["Not supported in pureScale (checked).", authorities(a)]
         if a.source is None:
             limits.append(
                 "The table space is DMS today: the move converts it to automatic storage, which cannot be undone; "
@@ -362,11 +570,7 @@ def render(move: Move, direction: str, forward: Move, options: Options, generate
             f"to {db2_ident(a.target_tablespace or '')}"
         )
         method = db2_partition.method_lines(a)
-        limits = [
-            "Not supported in pureScale.",
-            "Needs DBADM (or SYSADM); Db2 10.5 or later (MON_GET_HADR).",
-            *db2_partition.limits(),
-        ]
+        limits = ["Not supported in pureScale (checked).", authorities(a), *db2_partition.limits()]
         ts, source, target = a.tablespace, a.source, a.target
     elif isinstance(a, MoveDataPartition):
         table = f"{db2_ident(a.schema)}.{db2_ident(a.table)}"
@@ -378,7 +582,7 @@ def render(move: Move, direction: str, forward: Move, options: Options, generate
             "unsupported here: review (partitions that the advice shows sharing a table space are scripted",
             "with detach / copy / attach instead).",
         ]
-        limits = ["Not supported in pureScale.", "Needs SYSCTRL or SYSADM; Db2 10.5 or later (MON_GET_HADR)."]
+        limits = ["Not supported in pureScale (checked).", authorities(a)]
         ts, source, target = a.tablespace, a.source, a.target
     elif isinstance(a, MoveTempTablespace):
         what = f"temporary table space {db2_ident(a.tablespace)} of database {move.target.database}"
@@ -392,8 +596,8 @@ def render(move: Move, direction: str, forward: Move, options: Options, generate
             '"Dropping table spaces"; SYSIBMADM.ADMINTEMPTABLES shows them).',
         ]
         limits = [
-            "Not supported in pureScale.",
-            "Needs SYSCTRL or SYSADM; Db2 10.5 or later (MON_GET_HADR).",
+            "Not supported in pureScale (checked).",
+            authorities(a),
             "No restart needed: new work uses the new table space at once; DROP fails while a running query "
             "uses the old one (run the script again later).",
             "User temporary: applications that name the table space (DECLARE GLOBAL TEMPORARY TABLE ... IN "
@@ -411,7 +615,8 @@ def render(move: Move, direction: str, forward: Move, options: Options, generate
         limits = [
             "RESTART NEEDED: takes effect at the next activation of the database (all applications disconnected, "
             "then ACTIVATE DATABASE or the first connection); until then the log stays where it is.",
-            "Needs SYSADM, SYSCTRL or SYSMAINT. The directory must exist and belong to the instance owner.",
+            authorities(a),
+            "The directory must exist and belong to the instance owner.",
         ]
         header = header_lines(
             move, direction=direction, forward=forward, dialect_title="DB2 CLP", what=what,
@@ -421,7 +626,7 @@ def render(move: Move, direction: str, forward: Move, options: Options, generate
                 "Then, in a change window: db2 deactivate db <db> (all applications disconnected), db2 activate db <db>.",
                 "Read docs/running-scripts.md first.",
             ],
-            options=options, generated_at=generated_at,
+            options=options, generated_at=generated_at, operations=operations(move, forward),
         )  # fmt: skip
         s = Db2Script(header, move.target.database)
         _identity_checks(s, move)
@@ -433,7 +638,7 @@ def render(move: Move, direction: str, forward: Move, options: Options, generate
         verb = "detach (kept as a table) the partition" if a.remove else "add the partition"
         what = f"{table}: {verb} {db2_ident(a.partition_name)} ({a.range_low or 'MINVALUE'} .. {a.range_high or 'MAXVALUE'})"
         method = db2_partition.add_method_lines(a)
-        limits = ["Not supported in pureScale.", "Needs DBADM (or SYSADM); Db2 10.5 or later (MON_GET_HADR)."]
+        limits = ["Not supported in pureScale (checked).", authorities(a)]
         ts, source, target = a.tablespace, None, a.target
     else:
         raise Unsupported(f"{move.key}: {type(a).__name__} is a SQL Server action; it has no DB2 form")
@@ -455,6 +660,7 @@ def render(move: Move, direction: str, forward: Move, options: Options, generate
         ],
         options=options,
         generated_at=generated_at,
+        operations=operations(move, forward),
     )
     s = Db2Script(header, move.target.database)
     _identity_checks(s, move)

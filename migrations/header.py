@@ -6,11 +6,37 @@ which neutralises anything in names or reasons that a client tool could act on.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from migrations.plan import Move, Options
 
 GENERATOR_REVISION = "migrations/1"
+
+
+@dataclass(frozen=True)
+class Operations:
+    """What the on-call DBA plans around before running a script (the questions dbatools'
+    Move-DbaDbFile and Ola Hallengren's CommandLog answer): each a short sentence, with numbers
+    where the plan has them."""
+
+    duration: str  # estimated duration, and what it scales with
+    log_volume: str  # transaction log (T-SQL) or active log (DB2) the script generates
+    blocking: str  # which locks, who waits, for how long at most
+    backups: str  # effect on backup jobs; whether to pause them
+    abort: str  # how to stop it mid-step safely
+    recover: str  # how to get back to a working state if it stopped halfway
+
+    def lines(self) -> list[str]:
+        return [
+            "Operations:",
+            f"  Duration:    {self.duration}",
+            f"  Log volume:  {self.log_volume}",
+            f"  Blocking:    {self.blocking}",
+            f"  Backups:     {self.backups}",
+            f"  To abort:    {self.abort}",
+            f"  To recover:  {self.recover}",
+        ]
 
 
 def _gb(size: int | None) -> str:
@@ -41,6 +67,7 @@ def header_lines(
     run: list[str],
     options: Options,
     generated_at: datetime,
+    operations: Operations | None = None,
 ) -> list[str]:
     """`move` is what this script does; `forward` is the recommendation (the same move, or the
     move this rollback undoes)."""
@@ -73,6 +100,8 @@ def header_lines(
     if limits or move.notes:
         lines.append("Limits and notes:")
         lines.extend(f"  - {n}" for n in [*limits, *move.notes])
+    if operations is not None:
+        lines.extend(operations.lines())
     lines.extend(
         [
             f"Generator:  {options.generator} ({GENERATOR_REVISION})",

@@ -3,7 +3,8 @@
 Three ways to move files (domain.md §3.1–3.3), chosen by the plan (`MoveFiles.mode`):
 
 - online — a secondary data file: ADD FILE on the target to the same filegroup, DBCC SHRINKFILE
-  EMPTYFILE (pages move to the filegroup's other files), REMOVE FILE. The database stays online.
+  EMPTYFILE (pages move to the filegroup's other files), REMOVE FILE. The database stays online,
+  but moving a table's IAM pages takes a schema-modification lock on it (tsql_online.py).
 - offline — the primary data file (file_id 1, whose filegroup moves with it) and log files
   (errors 5020/2555: they can never be emptied and removed): SET OFFLINE, copy by hand,
   MODIFY FILE, SET ONLINE. One script, run twice: the first run checks and takes the database
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from migrations.header import Operations
 from migrations.plan import FileMove, Move, MoveFiles, Options
 from migrations.quoting import dirname, path_separator, tsql_ident, tsql_str
 from migrations.tsql import Batches, gate, make_header
@@ -82,9 +84,16 @@ def _file_lines(action: MoveFiles) -> list[str]:
 
 
 def start(
-    move: Move, action: MoveFiles, direction: str, forward: Move, options: Options, at: datetime
+    move: Move,
+    action: MoveFiles,
+    direction: str,
+    forward: Move,
+    options: Options,
+    at: datetime,
+    operations: Operations | None = None,
 ) -> Batches:
-    """The script's header and SQLCMD-mode gate; the caller adds the batches."""
+    """The script's header (with its Operations block) and SQLCMD-mode gate; the caller adds the
+    batches."""
     source = ", ".join(sorted({dirname(f.from_path) for f in action.files}))
     method, limits = _method(action)
     header = make_header(
@@ -98,6 +107,7 @@ def start(
         destination=target_dir(action.files),
         method=[*method, "Files:", *_file_lines(action)],
         limits=limits,
+        operations=operations,
     )
     script = Batches(header)
     script.add(gate())
@@ -108,29 +118,39 @@ def _method(action: MoveFiles) -> tuple[list[str], list[str]]:
     if action.mode == "online":
         return (
             [
-                "online: for each file, ADD FILE on the target to the same filegroup, DBCC SHRINKFILE (EMPTYFILE)",
-                "moves its pages to the filegroup's other files, then REMOVE FILE. The database stays online.",
+                "online: for each file, ADD FILE on the target to the same filegroup (same growth and maximum size",
+                "as the old file), DBCC SHRINKFILE (EMPTYFILE) moves its pages to the filegroup's other files, then",
+                "REMOVE FILE. The database stays online, but NOT without blocking: see Operations.",
             ],
             [
-                "EMPTYFILE is fully logged, slow on large files and fragments indexes: take log backups while it runs.",
+                "PAUSE the backup jobs of this database (log backups especially) while it runs: ADD FILE, EMPTYFILE and "
+                "REMOVE FILE cannot run during a database or log backup (each waits for the other, then one fails). Every "
+                "step checks first and stops while a BACKUP or a DBCC (CHECKDB) of the database runs.",
+                "EMPTYFILE is fully logged (about the used size of the file) and fragments indexes; in FULL recovery the log "
+                "keeps all of it until the next log backup: the script checks the log has room first.",
                 "With several old files some pages move more than once (proportional fill).",
-                "Files cannot be added or removed while a BACKUP runs; run again after it.",
-                "The new files get new logical names (the rollback restores the original names and paths).",
+                "Refused while the filegroup is READ_ONLY, while database snapshots exist, and before SQL Server 2025 when "
+                "the filegroup holds columnstore data.",
+                "The new files get new logical names (the rollback restores the original names, paths, growth and maximum size).",
             ],
         )
     if action.mode == "offline":
         return (
             [
                 "offline, in two runs of this same script:",
-                "  run 1: pre-checks, SET OFFLINE WITH ROLLBACK IMMEDIATE, prints what to copy where, stops.",
-                "  MANUAL STEP: copy (do not move) the files, then run the script again.",
-                "  run 2: checks the copies exist, MODIFY FILE (catalog), SET ONLINE, post-check.",
+                "  run 1: pre-checks, SET OFFLINE WITH ROLLBACK IMMEDIATE, records a run marker in msdb, prints",
+                "         what to copy where, stops.",
+                "  MANUAL STEP: copy (do not move) the files and their ACLs, then run the script again.",
+                "  run 2: accepts the copies only under run 1's marker of this same direction (database offline",
+                "         since, files where the marker recorded them), MODIFY FILE (catalog), SET ONLINE and clears",
+                "         the marker, post-check.",
             ],
             [
                 "DOWNTIME: the database is offline from run 1 until run 2 brings it online.",
-                "The primary data file and log files can never be removed (errors 5020/2555), so they are copied.",
-                "Not for availability-group or mirrored databases (they cannot be taken offline).",
-                "The SQL Server service account needs full control of the copies; delete the originals only after the post-check passed.",
+                "Only the primary data file and the primary log file can never be removed (error 5020), and EMPTYFILE cannot empty the primary data file (error 2555), so these are copied; a secondary log file can be removed once inactive, but this plan moves it whole.",
+                "Not for availability-group or mirrored databases, nor while database snapshots exist (error 5094).",
+                "The SQL Server service account needs full control of the copies: copy the ACLs with the files (the MANUAL STEP prints how); delete the originals only after the post-check passed.",
+                "Run marker: table msdb.dbo.tierwise_offline_run (created if absent; the script runs as sysadmin); run 2 accepts copies only while it holds run 1's marker.",
             ],
         )
     return (
@@ -139,7 +159,8 @@ def _method(action: MoveFiles) -> tuple[list[str], list[str]]:
             "service; until then tempdb keeps using its current files. Nothing is copied (tempdb is rebuilt at start).",
         ],
         [
-            "RESTART REQUIRED. If the target directory is missing at restart, SQL Server does not start: the",
-            "pre-check verifies it now; keep it in place.",
+            "RESTART REQUIRED. If the target directory is missing at restart, SQL Server does not start: the pre-check verifies it now; keep it in place.",
+            "If the instance does not start after the restart, the script's last lines say how to recover (start it with -f -T3608, MODIFY FILE back).",
+            "The plan must name every tempdb file of the kind it moves (data or log): the script stops when sys.master_files lists another one, which would stay on the old tier.",
         ],
     )

@@ -12,20 +12,104 @@ The boundary reaches the server as an N'…' literal and is converted at run tim
 function's parameter type (sys.partition_parameters, same type/style table as the partition
 move), so no generation-time value is spliced into dynamic SQL.
 
-Rollback: MERGE RANGE of the same boundary, refused while the new partition holds rows.
+Rollback: MERGE RANGE of the same boundary, refused while the new partition holds rows. The
+rows are counted again inside the MERGE's transaction after an exclusive table lock (TABLOCKX,
+HOLDLOCK), so a row that arrives after the first count stops the MERGE instead of being moved.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
 
+from migrations.header import Operations
 from migrations.plan import AddPartition, Move, MovePartition, Options
 from migrations.quoting import tsql_ident, tsql_str
 from migrations.tsql import Batches, backup_check, fail, finish, gate, identity_checks, make_header, say
 from migrations.tsql_partition import create_filegroup
 from migrations.tsql_partition_sql import TYPE_AND_STYLE
 
-LOCK_TIMEOUT_MS = 30000
+LOCK_TIMEOUT_MS = (
+    5000  # SPLIT/MERGE have no WAIT_AT_LOW_PRIORITY: others queue behind the Sch-M request this long
+)
+
+
+def _declare(a: AddPartition) -> list[str]:
+    """The names as N'' values, and what every batch derives from them (the partitioning column
+    from the clustered index or heap, the function's id and partition count)."""
+    return [
+        f"DECLARE @schema sysname = {tsql_str(a.schema)}, @table sysname = {tsql_str(a.table)},",
+        f"    @scheme sysname = {tsql_str(a.scheme)}, @function sysname = {tsql_str(a.function)},",
+        f"    @fg sysname = {tsql_str(a.filegroup)}, @boundary_text nvarchar(4000) = {tsql_str(a.boundary)};",
+        "DECLARE @object_id int = OBJECT_ID(QUOTENAME(@schema) + N'.' + QUOTENAME(@table), N'U');",
+        "DECLARE @function_id int, @fanout int, @column sysname, @type nvarchar(200), @style int, @sql nvarchar(max);",
+        "SELECT @function_id = function_id, @fanout = fanout FROM sys.partition_functions WHERE name = @function;",
+        "SELECT @column = c.name FROM sys.index_columns AS ic",
+        "JOIN sys.columns AS c ON c.object_id = ic.object_id AND c.column_id = ic.column_id",
+        "WHERE ic.object_id = @object_id AND ic.index_id IN (0, 1) AND ic.partition_ordinal = 1;",
+    ]
+
+
+def _operations(a: AddPartition) -> Operations:
+    """The Operations block of the leading-edge scripts: metadata only while the range is empty."""
+    verb = "MERGE" if a.remove else "NEXT USED + SPLIT"
+    counted = (
+        "the new partition's rows (it should hold none)"
+        if a.remove
+        else "the rows at or above the boundary (an index seek when the partitioning column leads an index, else a "
+        "scan of the last partition, without holding locks)"
+    )
+    return Operations(
+        duration=f"seconds: {verb} of an empty range is metadata only; before it the script counts {counted}.",
+        log_volume=(
+            "a few KB (catalog changes only). Rows in the re-mapped range would be moved fully logged (about four "
+            "times their size): the script refuses when there are any, and rolls back if one arrives meanwhile."
+        ),
+        blocking=(
+            (
+                f"an exclusive table lock (TABLOCKX) on {tsql_ident(a.schema)}.{tsql_ident(a.table)} from the "
+                "recount of the partition to the commit, then Sch-M for the MERGE (milliseconds once granted); "
+                if a.remove
+                else f"Sch-M on {tsql_ident(a.schema)}.{tsql_ident(a.table)} for the {verb} (milliseconds once granted); "
+            )
+            + f"while it waits (at most {LOCK_TIMEOUT_MS // 1000} s, SPLIT/MERGE have no WAIT_AT_LOW_PRIORITY) new "
+            "queries on the table queue behind it."
+        ),
+        backups="no effect on backup jobs; a recent full backup is checked first. No need to pause log backups.",
+        abort=(
+            f"cancel the query: the {'merge' if a.remove else 'split'} is one transaction and rolls back at once; "
+            "the script is safe to run again: every step checks first."
+        ),
+        recover=(
+            "nothing is half-done: the boundary is either there on the planned filegroup or not; a filegroup the "
+            "script created stays and is reused by the next run. Run the script again, or the rollback script to "
+            "merge an empty new partition away."
+        ),
+    )
+
+
+def _limits(a: AddPartition) -> list[str]:
+    """The header's Limits: the split's (forward) or the merge's (rollback); they share little."""
+    wait = f"waits at most {LOCK_TIMEOUT_MS // 1000} s (SPLIT/MERGE have no WAIT_AT_LOW_PRIORITY), then stops without a change."
+    if a.remove:
+        return [
+            "RANGE RIGHT functions only; the function and scheme must serve this table alone.",
+            "Removes the partition only while it is empty: MERGE would move its rows into the partition below, "
+            "fully logged. Rows there: refused, nothing changed; move or delete them first, or keep the partition.",
+            "The rows are counted, then counted again exactly inside the MERGE's transaction after an exclusive "
+            "table lock (TABLOCKX, HOLDLOCK): no row can arrive between that count and the MERGE.",
+            f"The exclusive lock (then Sch-M) holds the table from the recount to the commit; the lock request {wait}",
+            "Checks: the boundary converts to the function's type (absent already: nothing to do); after the MERGE, "
+            "the boundary is gone.",
+        ]
+    return [
+        "RANGE RIGHT functions only; the function and scheme must serve this table alone.",
+        "Run it before the period starts: while no row has reached the boundary the split is metadata-only;",
+        "the script refuses to split when rows at or above the boundary exist (they would move, fully logged).",
+        f"Sch-M lock on the table for the split; {wait}",
+        "Checks: the boundary converts to the function's type, is not already there on another filegroup, has no "
+        "boundary above it; the filegroup exists, has files and is writable; after the split, in the same "
+        "transaction, the new partition is on the planned filegroup and empty.",
+    ]
 
 
 def render_add_partition(
@@ -55,12 +139,8 @@ def render_add_partition(
         ]
         if not a.remove
         else [f"ALTER PARTITION FUNCTION {function}() MERGE RANGE (<{a.boundary} as the function's type>);"],
-        limits=[
-            "RANGE RIGHT functions only; the function and scheme must serve this table alone.",
-            "Run it before the period starts: while no row has reached the boundary the split is metadata-only;",
-            "the script refuses to split when rows at or above the boundary exist (they would move, fully logged).",
-            f"Sch-M lock on the table for the split/merge; waits at most {LOCK_TIMEOUT_MS // 1000} s.",
-        ],
+        limits=_limits(a),
+        operations=_operations(a),
     )
     script = Batches(header)
     script.add(gate())
@@ -92,15 +172,12 @@ def render_add_partition(
         f"USE {qdb};",
         "SET NOCOUNT ON;",
         "DECLARE @msg nvarchar(2048);",
-        f"DECLARE @schema sysname = {tsql_str(a.schema)}, @table sysname = {tsql_str(a.table)},",
-        f"    @scheme sysname = {tsql_str(a.scheme)}, @function sysname = {tsql_str(a.function)},",
-        f"    @fg sysname = {tsql_str(a.filegroup)}, @boundary_text nvarchar(4000) = {tsql_str(a.boundary)};",
-        "DECLARE @object_id int = OBJECT_ID(QUOTENAME(@schema) + N'.' + QUOTENAME(@table), N'U');",
-        "DECLARE @scheme_id int, @function_id int, @right bit, @type nvarchar(200), @style int, @sql nvarchar(max);",
-        "DECLARE @exists bit, @above bit, @rows bigint;",
-        "SELECT @scheme_id = ps.data_space_id, @function_id = pf.function_id, @right = CAST(pf.boundary_value_on_right AS bit)",
+        *_declare(a),
+        "DECLARE @scheme_id int, @right bit, @next_used sysname, @partition int, @partition_fg sysname;",
+        "DECLARE @exists bit, @above bit;",
+        "SELECT @scheme_id = ps.data_space_id, @right = CAST(pf.boundary_value_on_right AS bit)",
         "FROM sys.partition_schemes AS ps JOIN sys.partition_functions AS pf ON pf.function_id = ps.function_id",
-        "WHERE ps.name = @scheme AND pf.name = @function;",
+        "WHERE ps.name = @scheme AND pf.function_id = @function_id;",
         *fail(
             "@object_id IS NULL OR @scheme_id IS NULL",
             tsql_str(
@@ -114,10 +191,12 @@ def render_add_partition(
         ),
         *fail(
             "EXISTS (SELECT 1 FROM sys.indexes AS i JOIN sys.partition_schemes AS ps ON ps.data_space_id = i.data_space_id "
-            "WHERE ps.function_id = @function_id AND i.object_id <> @object_id)",
+            "WHERE ps.function_id = @function_id AND i.object_id <> @object_id) "
+            "OR EXISTS (SELECT 1 FROM sys.partition_schemes WHERE function_id = @function_id AND data_space_id <> @scheme_id)",
             tsql_str(
-                f"tierwise: pre-check failed: function {function} also partitions other tables; a split changes them "
-                "all: unsupported here: review. Nothing was changed."
+                f"tierwise: pre-check failed: function {function} also partitions other tables or schemes; a split "
+                "changes them all and needs a NEXT USED filegroup on every scheme: unsupported here: review. "
+                "Nothing was changed."
             ),
         ),
         *fail(
@@ -127,19 +206,28 @@ def render_add_partition(
                 "to the new filegroup: unsupported here: add the boundary by hand. Nothing was changed."
             ),
         ),
+        *fail(
+            "@column IS NULL",
+            tsql_str(
+                f"tierwise: pre-check failed: the partitioning column of {table} cannot be found: unsupported here: "
+                "review. Nothing was changed."
+            ),
+        ),
         TYPE_AND_STYLE,
         *fail(
             "@type IS NULL",
             "N'tierwise: pre-check failed: the partitioning column''s type is not one this script handles; "
             "unsupported here: review. Nothing was changed.'",
         ),
+        # the boundary: convertible, already there or not, any boundary above it (not the leading edge)
         "SET @sql = N'DECLARE @v ' + @type + N' = TRY_CONVERT(' + @type + N', @t, ' + CAST(@style AS nvarchar(5)) + N');"
         " SELECT @exists = CASE WHEN @v IS NULL THEN NULL WHEN EXISTS (SELECT 1 FROM sys.partition_range_values"
         " WHERE function_id = @f AND value = @v) THEN 1 ELSE 0 END,"
         " @above = CASE WHEN EXISTS (SELECT 1 FROM sys.partition_range_values WHERE function_id = @f AND value > @v)"
-        " THEN 1 ELSE 0 END;';",
-        "EXEC sys.sp_executesql @sql, N'@t nvarchar(4000), @f int, @exists bit OUTPUT, @above bit OUTPUT',",
-        "    @t = @boundary_text, @f = @function_id, @exists = @exists OUTPUT, @above = @above OUTPUT;",
+        " THEN 1 ELSE 0 END,"
+        " @partition = CASE WHEN @v IS NOT NULL THEN $PARTITION.' + QUOTENAME(@function) + N'(@v) END;';",
+        "EXEC sys.sp_executesql @sql, N'@t nvarchar(4000), @f int, @exists bit OUTPUT, @above bit OUTPUT, @partition int OUTPUT',",
+        "    @t = @boundary_text, @f = @function_id, @exists = @exists OUTPUT, @above = @above OUTPUT, @partition = @partition OUTPUT;",
         *fail(
             "@exists IS NULL",
             tsql_str(
@@ -147,26 +235,60 @@ def render_add_partition(
                 "the plan is out of date. Nothing was changed."
             ),
         ),
+        # the filegroup of the partition that holds the boundary value (the new one once it exists)
+        "SELECT @partition_fg = fg.name FROM sys.destination_data_spaces AS dds",
+        "JOIN sys.filegroups AS fg ON fg.data_space_id = dds.data_space_id",
+        "WHERE dds.partition_scheme_id = @scheme_id AND dds.destination_id = @partition;",
     ]
     if not a.remove:
-        pre += fail(
-            "@exists = 0 AND @above = 1",
-            tsql_str(
-                f"tierwise: pre-check failed: {function} already has boundaries above {a.boundary}; this is not the "
-                "leading edge: review. Nothing was changed."
+        pre += [
+            *fail(
+                "@exists = 0 AND @above = 1",
+                tsql_str(
+                    f"tierwise: pre-check failed: {function} already has boundaries above {a.boundary}; this is not "
+                    "the leading edge: review. Nothing was changed."
+                ),
             ),
-        )
+            *fail(
+                "@exists = 1 AND @partition_fg <> @fg",
+                f"{tsql_str(f'tierwise: pre-check failed: {function} already has the boundary {a.boundary}, but its partition is on ')}"
+                f" + QUOTENAME(@partition_fg) + {tsql_str(f', not on {tsql_ident(a.filegroup)}: review. Nothing was changed.')}",
+            ),
+            *fail(
+                "@exists = 0 AND (FILEGROUP_ID(@fg) IS NULL OR NOT EXISTS (SELECT 1 FROM sys.database_files "
+                "WHERE data_space_id = FILEGROUP_ID(@fg)))",
+                tsql_str(
+                    f"tierwise: pre-check failed: filegroup {tsql_ident(a.filegroup)} does not exist or has no files. "
+                    "Nothing was changed."
+                ),
+            ),
+            *fail(
+                "@exists = 0 AND EXISTS (SELECT 1 FROM sys.filegroups WHERE name = @fg AND is_read_only = 1)",
+                tsql_str(
+                    f"tierwise: pre-check failed: filegroup {tsql_ident(a.filegroup)} is READ_ONLY; the new period's "
+                    "rows could not be written. Nothing was changed."
+                ),
+            ),
+            # a NEXT USED filegroup someone else set (sys.destination_data_spaces lists it after the partitions)
+            "SELECT @next_used = fg.name FROM sys.destination_data_spaces AS dds",
+            "JOIN sys.filegroups AS fg ON fg.data_space_id = dds.data_space_id",
+            "WHERE dds.partition_scheme_id = @scheme_id AND dds.destination_id = @fanout + 1;",
+            "IF @exists = 0 AND @next_used <> @fg",
+            "BEGIN",
+            "    SET @msg = N'tierwise: warning: the scheme''s NEXT USED filegroup is ' + QUOTENAME(@next_used)"
+            f" + {tsql_str(f'; this script sets it to {tsql_ident(a.filegroup)}.')};",
+            "    RAISERROR(N'%s', 0, 1, @msg) WITH NOWAIT;",
+            "END;",
+        ]
     script.add(*pre)
     step = [
         f"USE {qdb};",
         "SET NOCOUNT ON;",
+        "SET XACT_ABORT ON;",
         "DECLARE @msg nvarchar(2048);",
-        f"DECLARE @schema sysname = {tsql_str(a.schema)}, @table sysname = {tsql_str(a.table)},",
-        f"    @scheme sysname = {tsql_str(a.scheme)}, @function sysname = {tsql_str(a.function)},",
-        f"    @fg sysname = {tsql_str(a.filegroup)}, @boundary_text nvarchar(4000) = {tsql_str(a.boundary)};",
-        "DECLARE @object_id int = OBJECT_ID(QUOTENAME(@schema) + N'.' + QUOTENAME(@table), N'U');",
-        "DECLARE @function_id int = (SELECT function_id FROM sys.partition_functions WHERE name = @function);",
-        "DECLARE @type nvarchar(200), @style int, @sql nvarchar(max), @exists bit, @rows bigint;",
+        *_declare(a),
+        "DECLARE @scheme_id int = (SELECT data_space_id FROM sys.partition_schemes WHERE name = @scheme AND function_id = @function_id);",
+        "DECLARE @exists bit, @partition int, @partition_fg sysname, @rows bigint;",
         TYPE_AND_STYLE,
         "SET @sql = N'DECLARE @v ' + @type + N' = CONVERT(' + @type + N', @t, ' + CAST(@style AS nvarchar(5)) + N');"
         " SET @exists = CASE WHEN EXISTS (SELECT 1 FROM sys.partition_range_values WHERE function_id = @f AND value = @v)"
@@ -174,6 +296,22 @@ def render_add_partition(
         "EXEC sys.sp_executesql @sql, N'@t nvarchar(4000), @f int, @exists bit OUTPUT', @t = @boundary_text,",
         "    @f = @function_id, @exists = @exists OUTPUT;",
     ]
+    # the rows of the range the split or merge re-maps: exact (COUNT_BIG), with partition elimination
+    count_range = (
+        "    SET @sql = N'DECLARE @v ' + @type + N' = CONVERT(' + @type + N', @t, ' + CAST(@style AS nvarchar(5)) + N');"
+        " SELECT @rows = COUNT_BIG(*) FROM ' + QUOTENAME(@schema) + N'.' + QUOTENAME(@table) + N' WHERE '"
+        " + QUOTENAME(@column) + N' >= @v;';"
+    )
+    count_partition = (
+        "    SET @sql = N'DECLARE @v ' + @type + N' = CONVERT(' + @type + N', @t, ' + CAST(@style AS nvarchar(5)) + N');"
+        " SELECT @p = $PARTITION.' + QUOTENAME(@function) + N'(@v); SELECT @rows = COUNT_BIG(*) FROM '"
+        " + QUOTENAME(@schema) + N'.' + QUOTENAME(@table) + N' WHERE $PARTITION.' + QUOTENAME(@function) + N'('"
+        " + QUOTENAME(@column) + N') = @p;';"
+    )
+    count_args = (
+        "    EXEC sys.sp_executesql @sql, N'@t nvarchar(4000), @rows bigint OUTPUT, @p int OUTPUT', @t = @boundary_text,"
+        " @rows = @rows OUTPUT, @p = @partition OUTPUT;"
+    )
     if not a.remove:
         step += [
             "IF @exists = 1",
@@ -182,11 +320,7 @@ def render_add_partition(
             "END",
             "ELSE",
             "BEGIN",
-            "    SET @sql = N'DECLARE @v ' + @type + N' = CONVERT(' + @type + N', @t, ' + CAST(@style AS nvarchar(5)) + N');"
-            " SELECT @rows = COUNT_BIG(*) FROM ' + QUOTENAME(@schema) + N'.' + QUOTENAME(@table) + N' WHERE '"
-            " + (SELECT QUOTENAME(c.name) FROM sys.index_columns AS ic JOIN sys.columns AS c ON c.object_id = ic.object_id"
-            " AND c.column_id = ic.column_id WHERE ic.object_id = @object_id AND ic.index_id IN (0, 1)"
-            " AND ic.partition_ordinal = 1) + N' >= @v;';",
+            count_range,
             "    EXEC sys.sp_executesql @sql, N'@t nvarchar(4000), @rows bigint OUTPUT', @t = @boundary_text, @rows = @rows OUTPUT;",
             *fail(
                 "@rows IS NULL OR @rows > 0",
@@ -195,17 +329,36 @@ def render_add_partition(
                 "    ",
             ),
             f"    SET LOCK_TIMEOUT {LOCK_TIMEOUT_MS};",
-            "    SET XACT_ABORT ON;",
             say(
                 f"step 2: NEXT USED {tsql_ident(a.filegroup)} on {scheme}, SPLIT RANGE at {a.boundary}",
                 "    ",
             ),
-            "    BEGIN TRANSACTION;",
-            "    SET @sql = N'ALTER PARTITION SCHEME ' + QUOTENAME(@scheme) + N' NEXT USED ' + QUOTENAME(@fg) + N';"
+            "    BEGIN TRY",
+            "        BEGIN TRANSACTION;",
+            "        SET @sql = N'ALTER PARTITION SCHEME ' + QUOTENAME(@scheme) + N' NEXT USED ' + QUOTENAME(@fg) + N';"
             " DECLARE @v ' + @type + N' = CONVERT(' + @type + N', @t, ' + CAST(@style AS nvarchar(5)) + N');"
             " ALTER PARTITION FUNCTION ' + QUOTENAME(@function) + N'() SPLIT RANGE (@v);';",
-            "    EXEC sys.sp_executesql @sql, N'@t nvarchar(4000)', @t = @boundary_text;",
-            "    COMMIT TRANSACTION;",
+            "        EXEC sys.sp_executesql @sql, N'@t nvarchar(4000)', @t = @boundary_text;",
+            # in the same transaction (the table is locked): the new partition is on @fg and empty,
+            # so a row that arrived between the count and the split rolls the split back
+            "    " + count_partition,
+            "    " + count_args,
+            "        SELECT @partition_fg = fg.name FROM sys.destination_data_spaces AS dds",
+            "        JOIN sys.filegroups AS fg ON fg.data_space_id = dds.data_space_id",
+            "        WHERE dds.partition_scheme_id = @scheme_id AND dds.destination_id = @partition;",
+            "        IF @partition_fg IS NULL OR @partition_fg <> @fg",
+            "            RAISERROR(N'%s', 16, 1, N'after the SPLIT the new partition is not on the planned filegroup');",
+            "        IF @rows <> 0",
+            "            RAISERROR(N'%s', 16, 1, N'rows reached the new partition during the split');",
+            "        COMMIT TRANSACTION;",
+            "    END TRY",
+            "    BEGIN CATCH",
+            "        IF @@TRANCOUNT > 0 ROLLBACK TRANSACTION;",
+            "        SET @msg = N'tierwise: the split failed and was rolled back, nothing changed: ' + ERROR_MESSAGE();",
+            "        RAISERROR(N'%s', 16, 1, @msg);",
+            "        SET NOEXEC ON;",
+            "        RETURN;",
+            "    END CATCH;",
             "END;",
         ]
     else:
@@ -216,47 +369,87 @@ def render_add_partition(
             "END",
             "ELSE",
             "BEGIN",
-            "    SET @sql = N'DECLARE @v ' + @type + N' = CONVERT(' + @type + N', @t, ' + CAST(@style AS nvarchar(5)) + N');"
-            " SELECT @rows = COALESCE(SUM(p.rows), 0) FROM sys.partitions AS p WHERE p.object_id = @o"
-            " AND p.index_id IN (0, 1) AND p.partition_number = $PARTITION.' + QUOTENAME(@function) + N'(@v);';",
-            "    EXEC sys.sp_executesql @sql, N'@t nvarchar(4000), @o int, @rows bigint OUTPUT', @t = @boundary_text,",
-            "        @o = @object_id, @rows = @rows OUTPUT;",
+            count_partition,
+            count_args,
             *fail(
-                "@rows > 0",
+                "@rows IS NULL OR @rows > 0",
                 f"{tsql_str(f'tierwise: pre-check failed: the partition starting at {a.boundary} holds ')} + "
-                "CAST(@rows AS nvarchar(20)) + N' rows; MERGE would move them: review. Nothing was changed.'",
+                "COALESCE(CAST(@rows AS nvarchar(20)), N'an unknown number of') + N' rows; MERGE would move them: review. "
+                "Nothing was changed.'",
                 "    ",
             ),
             f"    SET LOCK_TIMEOUT {LOCK_TIMEOUT_MS};",
             say(f"step 2: MERGE RANGE at {a.boundary} of {function}", "    "),
-            "    SET @sql = N'DECLARE @v ' + @type + N' = CONVERT(' + @type + N', @t, ' + CAST(@style AS nvarchar(5)) + N');"
+            "    BEGIN TRY",
+            "        BEGIN TRANSACTION;",
+            # the table first, exclusively, until the commit: no row can arrive after the recount
+            "        SET @sql = N'SELECT TOP (0) 1 FROM ' + QUOTENAME(@schema) + N'.' + QUOTENAME(@table)"
+            " + N' WITH (TABLOCKX, HOLDLOCK);';",
+            "        EXEC sys.sp_executesql @sql;",
+            "    " + count_partition,
+            "    " + count_args,
+            "        IF @rows IS NULL OR @rows <> 0",
+            "        BEGIN",
+            f"            SET @msg = {tsql_str(f'the partition starting at {a.boundary} now holds ')} + "
+            "COALESCE(CAST(@rows AS nvarchar(20)), N'an unknown number of') + N' rows; MERGE would move them: review';",
+            "            RAISERROR(N'%s', 16, 1, @msg);",
+            "        END;",
+            "        SET @sql = N'DECLARE @v ' + @type + N' = CONVERT(' + @type + N', @t, ' + CAST(@style AS nvarchar(5)) + N');"
             " ALTER PARTITION FUNCTION ' + QUOTENAME(@function) + N'() MERGE RANGE (@v);';",
-            "    EXEC sys.sp_executesql @sql, N'@t nvarchar(4000)', @t = @boundary_text;",
+            "        EXEC sys.sp_executesql @sql, N'@t nvarchar(4000)', @t = @boundary_text;",
+            "        COMMIT TRANSACTION;",
+            "    END TRY",
+            "    BEGIN CATCH",
+            "        IF @@TRANCOUNT > 0 ROLLBACK TRANSACTION;",
+            "        SET @msg = N'tierwise: the merge was not done and was rolled back, nothing changed: ' + ERROR_MESSAGE();",
+            "        RAISERROR(N'%s', 16, 1, @msg);",
+            "        SET NOEXEC ON;",
+            "        RETURN;",
+            "    END CATCH;",
             "END;",
         ]
     script.add(*step)
     want = 1 if not a.remove else 0
-    script.add(
+    post = [
         f"USE {qdb};",
         "SET NOCOUNT ON;",
         "DECLARE @msg nvarchar(2048);",
-        f"DECLARE @function sysname = {tsql_str(a.function)}, @boundary_text nvarchar(4000) = {tsql_str(a.boundary)};",
-        "DECLARE @function_id int = (SELECT function_id FROM sys.partition_functions WHERE name = @function);",
-        "DECLARE @type nvarchar(200), @style int, @sql nvarchar(max), @exists bit;",
+        *_declare(a),
+        "DECLARE @scheme_id int = (SELECT data_space_id FROM sys.partition_schemes WHERE name = @scheme AND function_id = @function_id);",
+        "DECLARE @exists bit, @partition int, @partition_fg sysname;",
         TYPE_AND_STYLE,
         "SET @sql = N'DECLARE @v ' + @type + N' = CONVERT(' + @type + N', @t, ' + CAST(@style AS nvarchar(5)) + N');"
         " SET @exists = CASE WHEN EXISTS (SELECT 1 FROM sys.partition_range_values WHERE function_id = @f AND value = @v)"
-        " THEN 1 ELSE 0 END;';",
-        "EXEC sys.sp_executesql @sql, N'@t nvarchar(4000), @f int, @exists bit OUTPUT', @t = @boundary_text,",
-        "    @f = @function_id, @exists = @exists OUTPUT;",
+        " THEN 1 ELSE 0 END; SET @p = $PARTITION.' + QUOTENAME(@function) + N'(@v);';",
+        "EXEC sys.sp_executesql @sql, N'@t nvarchar(4000), @f int, @exists bit OUTPUT, @p int OUTPUT', @t = @boundary_text,",
+        "    @f = @function_id, @exists = @exists OUTPUT, @p = @partition OUTPUT;",
         *fail(
             f"@exists <> {want}",
             tsql_str(
                 f"tierwise: post-check failed: {function} {'has no' if want else 'still has the'} boundary {a.boundary}."
             ),
         ),
-        say(f"post-check passed: {function} {'has' if want else 'no longer has'} the boundary {a.boundary}."),
+    ]
+    if not a.remove:
+        post += [
+            "SELECT @partition_fg = fg.name FROM sys.destination_data_spaces AS dds",
+            "JOIN sys.filegroups AS fg ON fg.data_space_id = dds.data_space_id",
+            "WHERE dds.partition_scheme_id = @scheme_id AND dds.destination_id = @partition;",
+            *fail(
+                "@partition_fg IS NULL OR @partition_fg <> @fg",
+                tsql_str(
+                    f"tierwise: post-check failed: the partition starting at {a.boundary} is not on "
+                    f"{tsql_ident(a.filegroup)}."
+                ),
+            ),
+        ]
+    post.append(
+        say(
+            f"post-check passed: {function} {'has' if want else 'no longer has'} the boundary {a.boundary}"
+            + (f", its partition on {tsql_ident(a.filegroup)}." if want else ".")
+        )
     )
+    script.add(*post)
     done = (
         f"finished: {table} has a partition from {a.boundary} on {tsql_ident(a.filegroup)}."
         if not a.remove

@@ -1,11 +1,15 @@
 """T-SQL: offline moves (primary data file and log files) and tempdb (restart).
 
 Offline (domain.md §3.1; errors 5020/2555 rule out the online path): one script, run twice.
-Run 1 checks, takes the database offline and prints what to copy where, then stops. The operator
-copies the files (the script never runs OS commands). Run 2 finds the copies, points the catalog
-at them (MODIFY FILE), brings the database online and checks it. The state is re-read from
-sys.master_files and sys.databases (both readable while the database is offline) every time, so
-the same script also resumes after any failure, and its inverse (the rollback) undoes any stage.
+Run 1 checks, takes the database offline, records a run marker in msdb (plan checksum, time,
+each file's size) and prints what to copy where, then stops. The operator copies the files (the
+script never runs OS commands). Run 2 accepts the copies only under that marker — the database
+has been offline since this pair of scripts took it offline, so a file at the new path was copied
+after it stopped changing — points the catalog at them (MODIFY FILE), brings the database online
+and clears the marker in that same batch (a marker never outlives its offline period), then checks
+it. Run 2 accepts only a marker of its own direction whose files are still where it recorded them. The state is re-read from sys.master_files and sys.databases
+(both readable while the database is offline) every time, so the same script also resumes after
+any failure, and its inverse (the rollback) undoes any stage.
 
 tempdb (§3.3): MODIFY FILE only; it takes effect at the next restart of the instance.
 """
@@ -14,6 +18,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from migrations.header import Operations
 from migrations.plan import FileMove, Move, MoveFiles, Options
 from migrations.quoting import path_separator, tsql_ident, tsql_str
 from migrations.tsql import (
@@ -27,7 +32,41 @@ from migrations.tsql import (
     identity_checks,
     say,
 )
-from migrations.tsql_files import TEMPDB, describe, lower_eq, size_mb, start, target_dir
+from migrations.tsql_files import (
+    MB,
+    TEMPDB,
+    describe,
+    lower_eq,
+    size_mb,
+    start,
+    target_dir,
+)
+
+COPY_MB_PER_S = 200  # a planning figure for a file copy between arrays; real speed varies
+# The run marker. msdb because it survives the database going offline and the session ending;
+# created by run 1 when absent: the scripts run as sysadmin (docs/running-scripts.md), which
+# holds CREATE TABLE in msdb.
+MARKER = "msdb.dbo.tierwise_offline_run"
+MARKER_LIT = tsql_str(MARKER)
+
+
+def _sizes(files: tuple[FileMove, ...]) -> tuple[int, int]:
+    """Known bytes, and how many files have no size in the plan."""
+    return sum(f.size_bytes or 0 for f in files), sum(1 for f in files if f.size_bytes is None)
+
+
+def _gb(size: int) -> str:
+    return f"{size / 1024**3:,.1f} GB"
+
+
+def _copy_time(files: tuple[FileMove, ...]) -> str:
+    known, unknown = _sizes(files)
+    minutes = max(1, -(-known // (COPY_MB_PER_S * MB * 60)))
+    text = f"about {minutes} min to copy {_gb(known)} at ~{COPY_MB_PER_S} MB/s (copy speed varies with the storage)"
+    if unknown:
+        text += f", plus {unknown} file(s) of a size the plan does not know"
+    return text
+
 
 # ---------------------------------------------------------------------------------------------
 # offline: SET OFFLINE / copy by hand / MODIFY FILE / SET ONLINE
@@ -40,21 +79,138 @@ def _at(db_lit: str, f: FileMove, path: str) -> str:
     )
 
 
-def _copy_command(f: FileMove) -> str:
+def _copy_commands(f: FileMove) -> list[str]:
+    """What the operator runs for one file: the copy, its ACL, and a size comparison.
+
+    Windows: Copy-Item does not carry the original's ACL to the copy; `Get-Acl | Set-Acl` does
+    (as dbatools' Move-DbaDbFile does after its copy), so the service account can open the copy.
+    Linux: `cp -p` keeps mode and owner (as root), and chown makes mssql the owner either way."""
     if path_separator(f.from_path) == "\\":
         src, dst = f.from_path.replace("'", "''"), f.to_path.replace("'", "''")
-        return f"PowerShell: Copy-Item -LiteralPath '{src}' -Destination '{dst}'"
+        return [
+            f"PowerShell: Copy-Item -LiteralPath '{src}' -Destination '{dst}'",
+            f"  its ACL:  Get-Acl -LiteralPath '{src}' | Set-Acl -LiteralPath '{dst}'   (elevated PowerShell)",
+            f"  check:    (Get-Item -LiteralPath '{src}').Length -eq (Get-Item -LiteralPath '{dst}').Length   -> True",
+        ]
     src, dst = f.from_path.replace("'", "'\\''"), f.to_path.replace("'", "'\\''")
-    return f"shell: cp -p --sparse=always '{src}' '{dst}' && chown mssql:mssql '{dst}'"
+    return [
+        f"shell: cp -p --sparse=always '{src}' '{dst}' && chown mssql:mssql '{dst}' && chmod 660 '{dst}'",
+        f"  check:  stat -c %s '{src}' '{dst}'   (the same size twice)",
+    ]
+
+
+def _offline_operations(move: Move, action: MoveFiles, direction: str) -> Operations:
+    db = tsql_ident(move.target.database)
+    other = "rollback" if direction == "forward" else "forward"
+    back = "; ".join(
+        f"ALTER DATABASE {db} MODIFY FILE (NAME = {tsql_str(f.to_name)}, FILENAME = {tsql_str(f.from_path)})"
+        for f in action.files
+    )
+    return Operations(
+        duration=(
+            f"{db} is DOWN from run 1 to the end of run 2: {_copy_time(action.files)}, plus a minute for "
+            "the checks and the recovery at SET ONLINE; each run itself takes seconds."
+        ),
+        log_volume=(
+            "Next to none: SET OFFLINE, MODIFY FILE and SET ONLINE change the catalog in master; the copy "
+            "is a file copy. Open transactions are rolled back at SET OFFLINE from log already written."
+        ),
+        blocking=(
+            f"SET OFFLINE WITH ROLLBACK IMMEDIATE disconnects every session of {db} and rolls back its open "
+            "transactions (a long one takes as long to roll back); nobody can use it until run 2 ends."
+        ),
+        backups=(
+            f"Backup, CHECKDB and index jobs of {db} fail while it is offline: pause them for the window. "
+            "Run 1 stops while a BACKUP or DBCC runs on it (ROLLBACK IMMEDIATE would kill it). The backup "
+            "chain is unaffected (same files, same LSNs)."
+        ),
+        abort=(
+            "Before run 1's step 1 nothing has changed: cancel. After it the database is offline: do not "
+            f"leave it so; finish the copy and run this script again, or run the {other} script (it brings "
+            "it online on the untouched original files). Every step checks first, so both are safe to repeat."
+        ),
+        recover=(
+            "The original files are never changed. If run 2 cannot bring the database online (permissions "
+            "on a copy, a bad copy: errors 5120/5125/5173), fix the copies and run this script again. The "
+            f"{other} script refuses once this run 2 has pointed a file at its copy (its run 2 needs a "
+            "marker of its own direction); to go back then, and only while the database has stayed offline "
+            f"since run 1, by hand: {back}; ALTER DATABASE {db} SET ONLINE; then DELETE FROM {MARKER} "
+            f"WHERE database_name = {tsql_str(move.target.database)}."
+        ),
+    )
+
+
+def _marker_table() -> list[str]:
+    return [
+        f"IF OBJECT_ID({MARKER_LIT}, N'U') IS NULL",
+        "BEGIN",
+        say(f"creating {MARKER} (run markers of offline moves; one row per file)", "    "),
+        f"    CREATE TABLE {MARKER} (",
+        "        database_name sysname NOT NULL,",
+        "        plan_sha256 char(64) NOT NULL,",
+        "        direction varchar(8) NOT NULL,",
+        "        file_name sysname NOT NULL,",
+        "        physical_name nvarchar(260) NOT NULL,",
+        "        size_pages bigint NOT NULL,",
+        "        size_bytes bigint NOT NULL,",
+        "        taken_offline_at datetime NOT NULL,",
+        "        taken_offline_by sysname NOT NULL,",
+        "        CONSTRAINT PK_tierwise_offline_run PRIMARY KEY (database_name, plan_sha256, file_name)",
+        "    );",
+        "END;",
+    ]
+
+
+def _run1_checks(move: Move, ldb: str, qdb: str) -> list[str]:
+    """Checks that only run 1 needs: what SET OFFLINE WITH ROLLBACK IMMEDIATE would break or fail on.
+
+    - Database snapshots: the source of a snapshot must stay online (Microsoft Learn, "Database
+      snapshots", limitations on the source database); SET OFFLINE fails with error 5094 ("... a
+      database with database snapshots or active DBCC replicas").
+    - A running BACKUP or DBCC (CHECKDB runs on an internal snapshot, the "DBCC replica" of 5094):
+      ROLLBACK IMMEDIATE would kill it. sys.dm_exec_requests.command is 'BACKUP DATABASE',
+      'BACKUP LOG', 'DBCC ...' (Microsoft Learn, sys.dm_exec_requests); the request's database_id
+      is its session's database, so a BACKUP run from master is found by its DATABASE lock on the
+      database (sys.dm_tran_locks). Both need VIEW SERVER STATE (sysadmin has it).
+    - Availability groups and mirroring: ha_checks, in the first batch of every run."""
+    running = (
+        "EXISTS (SELECT 1 FROM sys.dm_exec_requests AS r "
+        "WHERE (r.command LIKE N'BACKUP%' OR r.command LIKE N'DBCC%' OR r.command LIKE N'RESTORE%') "
+        f"AND r.session_id <> @@SPID AND (r.database_id = DB_ID({ldb}) OR EXISTS (SELECT 1 FROM sys.dm_tran_locks AS l "
+        f"WHERE l.request_session_id = r.session_id AND l.resource_type = N'DATABASE' "
+        f"AND l.resource_database_id = DB_ID({ldb}))))"
+    )
+    return [
+        *fail(
+            f"EXISTS (SELECT 1 FROM sys.databases WHERE source_database_id = DB_ID({ldb}))",
+            tsql_str(
+                f"tierwise: pre-check failed: {qdb} has database snapshots (sys.databases.source_database_id); "
+                "a database with snapshots cannot be taken offline (error 5094). Drop them (DROP DATABASE "
+                "<snapshot>) or move later. Nothing was changed."
+            ),
+        ),
+        *fail(
+            running,
+            tsql_str(
+                f"tierwise: pre-check failed: a BACKUP, RESTORE or DBCC (e.g. CHECKDB) is running on {qdb}; "
+                "SET OFFLINE WITH ROLLBACK IMMEDIATE would kill it (or fail with error 5094). Let it finish "
+                "and pause the backup and maintenance jobs of this database for the window, then run again. "
+                "Nothing was changed."
+            ),
+        ),
+    ]
 
 
 def render_offline(
     move: Move, action: MoveFiles, direction: str, forward: Move, options: Options, at: datetime
 ) -> str:
-    script = start(move, action, direction, forward, options, at)
+    operations = _offline_operations(move, action, direction)
+    script = start(move, action, direction, forward, options, at, operations=operations)
     db = move.target.database
     ldb, qdb = tsql_str(db), tsql_ident(db)
     target = target_dir(action.files)
+    plan = tsql_str(forward.checksum())
+    names = ", ".join(tsql_str(f.to_name) for f in action.files)
     state = f"(SELECT state_desc FROM sys.databases WHERE name = {ldb})"
     any_from = " OR ".join(_at(ldb, f, f.from_path) for f in action.files)
     all_to = " AND ".join(_at(ldb, f, f.to_path) for f in action.files)
@@ -92,7 +248,9 @@ def render_offline(
     probes: list[str] = []
     for f in action.files:
         probes += [
-            *file_exists_probe(f.to_path, "@file_exists"),
+            f"IF {_at(ldb, f, f.from_path)}",
+            "BEGIN",
+            *[f"    {line}" for line in file_exists_probe(f.to_path, "@file_exists")],
             *fail(
                 "@file_exists = 1",
                 tsql_str(
@@ -100,17 +258,22 @@ def render_offline(
                     "database as it is (it is still online); if it is the original from before an earlier move, it is "
                     "out of date. Rename or delete it, then run again. Nothing was changed."
                 ),
+                "    ",
             ),
+            "END;",
         ]
     script.add(
         "USE [master];",
         "DECLARE @msg nvarchar(2048);",
         f"IF NOT ({state} = N'ONLINE' AND ({any_from}))",
         "BEGIN",
-        say("the database is not online on its old files: no run-1 checks", "    "),
+        say("no run-1 checks: the database is offline, or online from the new files already", "    "),
         "    RETURN;",
         "END;",
-        say("run 1: checking backups, the target directory, stale copies and free space"),
+        say(
+            "run 1: checking snapshots, running backups, backups, the target directory, stale copies, free space"
+        ),
+        *_run1_checks(move, ldb, qdb),
         backup_check(move, options),
         *directory_check(target, "target"),
         "DECLARE @fe_probe TABLE (file_exists int, is_directory int, parent_exists int), @file_exists bit;",
@@ -121,57 +284,33 @@ def render_offline(
             options.headroom_pct,
             f"the copies of the files of {qdb}",
         ),
+        *_marker_table(),
     )
     script.add(
         "USE [master];",
         f"IF {state} = N'ONLINE' AND ({any_from})",
         "BEGIN",
-        say(f"step 1: taking {qdb} offline (open transactions are rolled back)", "    "),
-        f"    ALTER DATABASE {qdb} SET OFFLINE WITH ROLLBACK IMMEDIATE;",
-        "END;",
-    )
-    other = (
-        "To give up instead, run the rollback script."
-        if direction == "forward"
-        else "To go ahead with the move instead, run the forward script."
-    )
-    copy_lines: list[str] = []
-    for f in action.files:
-        copy_lines.append(say(f"    copy  {f.from_path}", "    "))
-        copy_lines.append(say(f"      to  {f.to_path}", "    "))
-        copy_lines.append(say(f"      {_copy_command(f)}", "    "))
-    script.add(
-        "USE [master];",
-        "DECLARE @msg nvarchar(2048), @missing int = 0;",
-        "DECLARE @fe_probe TABLE (file_exists int, is_directory int, parent_exists int), @copy_exists bit;",
-        *[
-            line
-            for f in action.files
-            for line in [
-                *file_exists_probe(f.to_path, "@copy_exists"),
-                "IF COALESCE(@copy_exists, 0) = 0 SET @missing = @missing + 1;",
-            ]
-        ],
-        f"IF {state} <> N'ONLINE' AND @missing > 0",
-        "BEGIN",
-        say("======================== MANUAL STEP ========================", "    "),
+        "    -- the database is online: any marker of it is stale (it was online after that run 1)",
+        f"    DELETE FROM {MARKER} WHERE database_name = {ldb};",
         say(
-            f"{qdb} is offline. Copy (do not move) these files; the SQL Server service account needs full control of the copies:",
+            f"step 1: taking {qdb} offline (every session of it is disconnected; open transactions are rolled back)",
             "    ",
         ),
-        *copy_lines,
-        say(f"Then run this same script again. {other}", "    "),
-        say("=============================================================", "    "),
-        "    RAISERROR(N'%s', 16, 1, "
-        + tsql_str(
-            f"tierwise: MANUAL STEP: {qdb} is offline; copy the files listed above to {target}, then run "
-            "this script again."
-        )
-        + ");",
-        "    SET NOEXEC ON;",
-        "    RETURN;",
+        f"    ALTER DATABASE {qdb} SET OFFLINE WITH ROLLBACK IMMEDIATE;",
+        f"    IF {state} = N'OFFLINE'",
+        "    BEGIN",
+        f"        INSERT INTO {MARKER} (database_name, plan_sha256, direction, file_name, physical_name,",
+        "            size_pages, size_bytes, taken_offline_at, taken_offline_by)",
+        f"        SELECT {ldb}, {plan}, {tsql_str(direction)}, mf.name, mf.physical_name, mf.size,",
+        "            CAST(mf.size AS bigint) * 8192, GETDATE(), ORIGINAL_LOGIN()",
+        f"        FROM sys.master_files AS mf WHERE mf.database_id = DB_ID({ldb}) AND mf.name IN ({names});",
+        say(
+            f"run marker recorded in {MARKER}: the copies made from now on are accepted by run 2", "        "
+        ),
+        "    END;",
         "END;",
     )
+    script.add(_run2_gate(move, action, direction, forward, state, any_from))
     modify: list[str] = []
     for i, f in enumerate(action.files, start=1):
         modify += [
@@ -188,16 +327,23 @@ def render_offline(
         *modify,
         "END;",
     )
+    other = "rollback" if direction == "forward" else "forward"
     script.add(
         "USE [master];",
         f"IF {state} IN (N'OFFLINE', N'RECOVERY_PENDING')",
         "BEGIN",
         say(
-            f"step 3: bringing {qdb} online from {target} (if this fails, fix the copies' permissions and "
-            "run again, or run the rollback script)",
+            f"step 3: bringing {qdb} online from {target}. If this fails (errors 5120/5125/5173: the copies' "
+            "permissions or a bad copy), fix the copies and run this script again. The original files are "
+            f"untouched; the {other} script refuses from here (the files point at the copies): to go back, "
+            "see To recover in the header.",
             "    ",
         ),
         f"    ALTER DATABASE {qdb} SET ONLINE;",
+        "    -- the marker describes this offline period only: it goes as soon as the database is online,",
+        "    -- so a later offline period (by hand, after a session died before the post-check) has none",
+        f"    IF {state} = N'ONLINE' AND OBJECT_ID({MARKER_LIT}, N'U') IS NOT NULL",
+        f"        DELETE FROM {MARKER} WHERE database_name = {ldb};",
         "END;",
     )
     olds = "; ".join(f.from_path for f in action.files)
@@ -208,8 +354,11 @@ def render_offline(
             f"NOT ({state} = N'ONLINE' AND {all_to})",
             tsql_str(f"tierwise: post-check failed: {qdb} is not online from {target}."),
         ),
+        f"IF OBJECT_ID({MARKER_LIT}, N'U') IS NOT NULL",
+        f"    DELETE FROM {MARKER} WHERE database_name = {ldb};",
         say(
-            f"post-check passed: {qdb} is online and its moved files are in {target} (tier {move.to_tier}).",
+            f"post-check passed: {qdb} is online and its moved files are in {target} (tier {move.to_tier}); "
+            "run marker cleared.",
             "",
         ),
         say(f"once the application is checked, delete the old copies: {olds}", ""),
@@ -218,14 +367,230 @@ def render_offline(
     return script.text()
 
 
+def _run2_gate(
+    move: Move, action: MoveFiles, direction: str, forward: Move, state: str, any_from: str
+) -> list[str]:
+    """Run 2, before any copy is used: the database must be offline under run 1's marker.
+
+    The marker (database, plan checksum, THIS direction) proves that run 1 of this script took the
+    database offline and that it has not been online since (step 3 deletes it right after SET
+    ONLINE); a file at the new path is then a copy made since. Each file must still be where the
+    marker recorded it (or already pointed at its planned copy by an earlier run 2 of this
+    direction that stopped before SET ONLINE). The other direction's marker is never accepted:
+    forward and rollback share the plan checksum, and a forward marker left behind after the
+    database went online from the copies would otherwise let the rollback reopen the out-of-date
+    originals. The documented case "forward stopped at its manual step, nothing copied" never
+    reaches this gate in the rollback: the catalog still has every file at the rollback's target
+    (the originals), so the rollback only brings the database online on them. Without a marker
+    (someone else took the database offline, or it was online in between) a file at the new path
+    may be stale: stop. The copy's own size cannot be read from T-SQL (sys.dm_os_file_exists and
+    xp_fileexist give existence only; OPENROWSET(BULK) would read the whole file), so the script
+    checks what the catalog shows — each file's size unchanged since the marker — and backup
+    history (a backup after the marker means the database was online in between); SQL Server
+    itself checks the copies' headers and sizes at SET ONLINE (errors 5120, 5125, 5173)."""
+    db = move.target.database
+    ldb, qdb = tsql_str(db), tsql_ident(db)
+    plan_sha = forward.checksum()
+    plan = tsql_str(plan_sha)
+    target = target_dir(action.files)
+    other = (
+        "To give up instead, run the rollback script."
+        if direction == "forward"
+        else "To go ahead with the move instead, run the forward script."
+    )
+    copy_lines: list[str] = []
+    for f in action.files:
+        copy_lines.append(say(f"    copy  {f.from_path}", "        "))
+        copy_lines.append(say(f"      to  {f.to_path}", "        "))
+        copy_lines += [say(f"      {c}", "        ") for c in _copy_commands(f)]
+    mine = f"m.database_name = {ldb} AND m.plan_sha256 = {plan} AND m.direction = {tsql_str(direction)}"
+    # a file run 2 already pointed at its copy (MODIFY FILE done, SET ONLINE not yet)
+    pointed = " OR ".join(
+        f"(m.file_name = {tsql_str(f.to_name)} AND {lower_eq('mf.physical_name', f.to_path)})"
+        for f in action.files
+    )
+    changed = (
+        f"EXISTS (SELECT 1 FROM {MARKER} AS m INNER JOIN sys.master_files AS mf "
+        f"ON mf.database_id = DB_ID({ldb}) AND mf.name COLLATE DATABASE_DEFAULT = m.file_name COLLATE DATABASE_DEFAULT "
+        f"WHERE {mine} AND (mf.size <> m.size_pages OR NOT (mf.physical_name COLLATE DATABASE_DEFAULT "
+        f"= m.physical_name COLLATE DATABASE_DEFAULT OR {pointed})))"
+    )
+    other_name = "rollback" if direction == "forward" else "forward"
+    return [
+        "USE [master];",
+        "DECLARE @msg nvarchar(2048), @missing int = 0, @marked datetime, @marked_files int;",
+        "DECLARE @fe_probe TABLE (file_exists int, is_directory int, parent_exists int), @copy_exists bit;",
+        f"IF {state} IN (N'OFFLINE', N'RECOVERY_PENDING') AND ({any_from})",
+        "BEGIN",
+        f"    IF OBJECT_ID({MARKER_LIT}, N'U') IS NOT NULL",
+        f"        SELECT @marked = MIN(m.taken_offline_at), @marked_files = COUNT(*) FROM {MARKER} AS m",
+        f"        WHERE {mine};",
+        *fail(
+            "@marked IS NULL",
+            f"{tsql_str(f'tierwise: run 2 refused: {qdb} is ')} + {state} + "
+            + tsql_str(
+                f", but not taken offline by run 1 of this {direction} script (no {direction} run marker for "
+                f"plan sha256 {plan_sha[:12]}... in {MARKER}): it was taken offline by someone else, or by "
+                f"the {other_name} script, so a file at the new path may be a stale copy and none is used. "
+                f"Bring it online (ALTER DATABASE {qdb} SET ONLINE: it opens its current files) and run "
+                f"this script again, or finish first whatever took it offline (the {other_name} script: run "
+                "it again). Nothing was changed."
+            ),
+            "    ",
+        ),
+        *fail(
+            f"@marked_files <> {len(action.files)} OR {changed}",
+            tsql_str(
+                f"tierwise: run 2 refused: the files of {qdb} are not as run 1 recorded them in {MARKER} (a "
+                "size or a path changed, or a file is missing): it was online or changed in between, and "
+                f"copies made before are out of date. Bring it online (ALTER DATABASE {qdb} SET ONLINE), "
+                f"delete the copies in {target} and run this script again. Nothing was changed."
+            ),
+            "    ",
+        ),
+        *fail(
+            f"EXISTS (SELECT 1 FROM msdb.dbo.backupset WHERE database_name = {ldb} AND backup_start_date > @marked)",
+            tsql_str(
+                f"tierwise: run 2 refused: a backup of {qdb} started after run 1 took it offline, so it was "
+                "online in between and copies made before are out of date. Bring it online (ALTER DATABASE "
+                f"{qdb} SET ONLINE), delete the copies in {target} and run this script again. Nothing was changed."
+            ),
+            "    ",
+        ),
+        *[
+            line
+            for f in action.files
+            for line in [
+                *[f"    {x}" for x in file_exists_probe(f.to_path, "@copy_exists")],
+                "    IF COALESCE(@copy_exists, 0) = 0 SET @missing = @missing + 1;",
+            ]
+        ],
+        "    IF @missing > 0",
+        "    BEGIN",
+        say("======================== MANUAL STEP ========================", "        "),
+        say(
+            f"{qdb} is offline. Copy (do not move) these files with their ACLs (the SQL Server service "
+            "account needs full control of the copies), and check each copy's size:",
+            "        ",
+        ),
+        *copy_lines,
+        say(f"Then run this same script again. {other}", "        "),
+        say("=============================================================", "        "),
+        "        RAISERROR(N'%s', 16, 1, "
+        + tsql_str(
+            f"tierwise: MANUAL STEP: {qdb} is offline; copy the files listed above to {target}, then run "
+            "this script again."
+        )
+        + ");",
+        "        SET NOEXEC ON;",
+        "        RETURN;",
+        "    END;",
+        "END;",
+    ]
+
+
 # ---------------------------------------------------------------------------------------------
 # restart: tempdb
+
+
+def _tempdb_operations(action: MoveFiles) -> Operations:
+    known, unknown = _sizes(action.files)
+    size = _gb(known) + (f" (+{unknown} file(s) of unknown size)" if unknown else "")
+    return Operations(
+        duration=(
+            "Seconds now (catalog changes). The move happens at the next restart of the SQL Server service, "
+            f"which recreates these tempdb files ({size}) at their configured size: data files in seconds "
+            "with instant file initialization, a log file is zeroed (minutes for a large one)."
+        ),
+        log_volume="Next to none: MODIFY FILE changes the catalog in master.",
+        blocking="None now. The restart disconnects every session of the instance: plan it in a change window.",
+        backups=(
+            "tempdb is never backed up. Backup and other Agent jobs running at the restart fail: restart "
+            "outside their windows."
+        ),
+        abort=(
+            "Cancel at any point: each MODIFY FILE is checked first, so the script is safe to run again; "
+            "before the restart the rollback script sets the old paths back and nothing else happened."
+        ),
+        recover=(
+            f"If the instance does not start after the restart, start it with {_minimal_start(action)}, "
+            "MODIFY FILE tempdb back to the old paths and restart: the script's last lines print the exact "
+            "statements (Microsoft Learn: Move system databases, failure recovery)."
+        ),
+    )
+
+
+def _minimal_start(action: MoveFiles) -> str:
+    if path_separator(action.files[0].from_path) == "\\":
+        return "NET START MSSQLSERVER /f /T3608"
+    return "sqlservr -f -T3608 (as the mssql user)"
+
+
+def _coverage_check(action: MoveFiles) -> list[str]:
+    """Stop unless the plan names every tempdb file of the kinds it moves (sys.master_files.type of
+    the planned files: data, log). A file the plan misses stays on the old path and keeps taking
+    its share of tempdb I/O (proportional fill), so the move would look done and not be. The
+    advice treats tempdb's data files as one unit and its log as another, so a missed file means
+    one was added after the advice; moving only the data (or only the log) stays possible."""
+    names = ", ".join(sorted({tsql_str(n) for f in action.files for n in (f.from_name, f.to_name)}))
+    return [
+        "DECLARE @missed nvarchar(1024);",
+        "SET @missed = N'';",
+        "-- the planned files' kinds (0 data, 1 log): every tempdb file of those kinds must be in the plan",
+        "SELECT @missed = @missed + N' ' + QUOTENAME(mf.name) + N' (' + mf.type_desc + N') at ' + mf.physical_name + N';'",
+        "FROM sys.master_files AS mf",
+        f"WHERE mf.database_id = DB_ID({TEMPDB}) AND mf.name NOT IN ({names})",
+        f"    AND mf.type IN (SELECT p.type FROM sys.master_files AS p WHERE p.database_id = DB_ID({TEMPDB}) AND p.name IN ({names}));",
+        *fail(
+            "@missed <> N''",
+            "N'tierwise: pre-check failed: the plan does not move every tempdb file of its kind; these would stay "
+            "where they are:' + @missed + N' Regenerate the advice and this script (or move them by hand with the "
+            "same ALTER DATABASE [tempdb] MODIFY FILE). Nothing was changed.'",
+        ),
+    ]
+
+
+def _recovery_lines(move: Move, action: MoveFiles) -> list[str]:
+    """How to get the instance up when tempdb's new location fails at start: Microsoft Learn,
+    "Move system databases", Failure recovery procedure (NET START ... /f /T3608: minimal
+    configuration, master only recovered; then MODIFY FILE back, stop, start)."""
+    windows = path_separator(action.files[0].from_path) == "\\"
+    if windows:
+        start = (
+            "NET START MSSQLSERVER /f /T3608 (a named instance: NET START MSSQL$<instance> /f /T3608; the "
+            "parameters are case sensitive)"
+        )
+        restart = "NET STOP MSSQLSERVER, then NET START MSSQLSERVER"
+    else:
+        start = "sudo systemctl stop mssql-server, then sudo -u mssql /opt/mssql/bin/sqlservr -f -T3608"
+        restart = "stop that sqlservr (Ctrl+C), then sudo systemctl start mssql-server"
+    back = [
+        f"      ALTER DATABASE [tempdb] MODIFY FILE (NAME = {tsql_str(f.to_name)}, FILENAME = {tsql_str(f.from_path)});"
+        for f in action.files
+    ]
+    return [
+        say(
+            "IF THE INSTANCE DOES NOT START after the restart (target directory missing or not writable by the "
+            f"service account; see the error log): start it with {start},",
+            "    ",
+        ),
+        say(
+            f"  connect (single-user: stop SQL Server Agent first) with sqlcmd -S {move.target.server} -E and run:",
+            "    ",
+        ),
+        *[say(b, "    ") for b in back],
+        say(
+            f"  then {restart}. Fix the target and run this script again later "
+            "(Microsoft Learn: Move system databases, failure recovery procedure).",
+            "    ",
+        ),
+    ]
 
 
 def render_restart(
     move: Move, action: MoveFiles, direction: str, forward: Move, options: Options, at: datetime
 ) -> str:
-    script = start(move, action, direction, forward, options, at)
+    script = start(move, action, direction, forward, options, at, operations=_tempdb_operations(action))
     target = target_dir(action.files)
     script.add(
         "USE [master];",
@@ -245,6 +610,7 @@ def render_restart(
                 ),
             )
         ],
+        *_coverage_check(action),
         *directory_check(target, "target"),
     )
     pending = " OR ".join(f"NOT {_at(TEMPDB, f, f.to_path)}" for f in action.files)
@@ -304,6 +670,7 @@ def render_restart(
             "    ",
         ),
         say(f"window for it to take effect; after the restart delete the old files: {olds}", "    "),
+        *_recovery_lines(move, action),
         "END;",
     )
     script.add(finish(f"finished: tempdb is configured on tier {move.to_tier} (takes effect at restart)."))

@@ -14,21 +14,27 @@ staging table. Any error — including a table shape this recipe does not cover 
 back, so the table is either moved or untouched.
 
 What it refuses, before starting (each with "unsupported here: review"): heaps, columnstore,
-XML/spatial/filtered/disabled or non-aligned indexes, computed/sparse/FILESTREAM columns,
-foreign keys, schema-bound views, a scheme or function shared with other tables, and the first
-partition of a RANGE RIGHT function / last of a RANGE LEFT one (re-mapping those would move a
-neighbour's data).
+XML/spatial/filtered/disabled or non-aligned indexes, computed/sparse/FILESTREAM/ROWGUIDCOL
+columns, LOB columns, foreign keys, schema-bound views, a scheme or function shared with other
+tables, the first partition of a RANGE RIGHT function / last of a RANGE LEFT one (re-mapping those
+would move a neighbour's data), and the table features the partition-switching requirements
+(Microsoft Learn "Transferring Data Efficiently by Using Partition Switching"; "Replicate
+Partitioned Tables and Indexes") or this recipe do not allow: system-versioned temporal tables,
+change data capture, change tracking, replication, full-text indexes, ANSI_NULLS OFF.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 
+from migrations.header import Operations
 from migrations.plan import Move, MovePartition, Options
 from migrations.quoting import dirname, tsql_ident, tsql_str
 from migrations.tsql import (
     Batches,
     backup_check,
+    busy_checks,
     directory_check,
     fail,
     fail_if_msg,
@@ -37,13 +43,21 @@ from migrations.tsql import (
     gate,
     ha_checks,
     identity_checks,
+    log_room_check,
     make_header,
     say,
+    server_state_check,
 )
 from migrations.tsql_partition_sql import DISCOVER, MOVE, TYPE_AND_STYLE
 
 MB = 1024 * 1024
-LOCK_TIMEOUT_MS = 30000
+GB = 1024 * MB
+LOCK_TIMEOUT_MS = 30000  # the pre-check batches and, on SQL Server 2014+, every statement but the switch-out
+SWITCH_WAIT_MINUTES = (
+    5  # 2014+: WAIT_AT_LOW_PRIORITY (MAX_DURATION) of the switch-out; it blocks no one meanwhile
+)
+OLD_LOCK_TIMEOUT_MS = 5000  # 2012: how long others may queue behind the switch-out's Sch-M request
+REBUILD_MB_PER_S = 100  # planning rate of a fully logged offline index build (read + write + log)
 
 
 def _params(a: MovePartition) -> list[str]:
@@ -106,8 +120,9 @@ def _shape_checks(a: MovePartition) -> list[str]:
         ),
         *unsupported(
             "EXISTS (SELECT 1 FROM sys.columns WHERE object_id = @object_id AND (is_computed = 1 OR is_sparse = 1 "
-            "OR is_column_set = 1 OR is_filestream = 1))",
-            "it has computed, sparse or FILESTREAM columns",
+            "OR is_column_set = 1 OR is_filestream = 1 OR is_rowguidcol = 1))",
+            "it has computed, sparse, FILESTREAM or ROWGUIDCOL columns (SELECT INTO does not copy these column "
+            "properties to the staging table, and the switch requires them on both sides)",
         ),
         *unsupported(
             "EXISTS (SELECT 1 FROM sys.foreign_keys WHERE parent_object_id = @object_id OR referenced_object_id = @object_id)",
@@ -129,12 +144,60 @@ def _shape_checks(a: MovePartition) -> list[str]:
             "RANGE LEFT one; re-mapping it would move a neighbouring partition's data",
         ),
         *unsupported("@column IS NULL", "the partitioning column cannot be found on the clustered index"),
+        *_feature_checks(unsupported),
         *fail(
             "EXISTS (SELECT 1 FROM sys.filegroups WHERE name IN (@source_fg, @target_fg) AND is_read_only = 1)",
             tsql_str(
                 f"tierwise: pre-check failed: {tsql_ident(a.source_filegroup)} or {tsql_ident(a.target_filegroup)} "
                 "is READ_ONLY; make it READ_WRITE first. Nothing was changed."
             ),
+        ),
+    ]
+
+
+def _feature_checks(unsupported: Callable[[str, str], list[str]]) -> list[str]:
+    """Table features under which SWITCH or MERGE/SPLIT is not allowed or not safe to script.
+
+    Microsoft Learn "Transferring Data Efficiently by Using Partition Switching" (source and target
+    large-value columns on the same filegroup; same ANSI_NULLS setting); "Replicate Partitioned
+    Tables and Indexes" (transactional and merge replication do not support ALTER PARTITION
+    FUNCTION / SCHEME; merge replication does not support SWITCH); sp_cdc_enable_table
+    (@allow_partition_switch; switched rows are not captured); change tracking refuses SWITCH;
+    system-versioned temporal tables restrict SWITCH (OBJECTPROPERTY TableTemporalType is NULL
+    before SQL Server 2016, where no temporal table can exist)."""
+    return [
+        *unsupported(
+            "COALESCE(OBJECTPROPERTY(@object_id, 'TableTemporalType'), 0) <> 0",
+            "it is a system-versioned temporal table or its history table, where SWITCH is restricted",
+        ),
+        *unsupported(
+            "EXISTS (SELECT 1 FROM sys.tables WHERE object_id = @object_id AND is_tracked_by_cdc = 1)",
+            "change data capture tracks it: the switch is refused (@allow_partition_switch = 0) or its rows are "
+            "not captured",
+        ),
+        *unsupported(
+            "EXISTS (SELECT 1 FROM sys.change_tracking_tables WHERE object_id = @object_id)",
+            "change tracking is enabled on it, and SWITCH is refused on such tables",
+        ),
+        *unsupported(
+            "EXISTS (SELECT 1 FROM sys.tables WHERE object_id = @object_id AND (is_replicated = 1 OR "
+            "is_merge_published = 1 OR is_sync_tran_subscribed = 1))",
+            "it is published or subscribed for replication, which does not carry ALTER PARTITION FUNCTION/SCHEME "
+            "to subscribers",
+        ),
+        *unsupported(
+            "EXISTS (SELECT 1 FROM sys.fulltext_indexes WHERE object_id = @object_id)",
+            "it has a full-text index, which is not partitioned and would have to follow the switched rows",
+        ),
+        *unsupported(
+            "EXISTS (SELECT 1 FROM sys.columns AS c JOIN sys.types AS t ON t.user_type_id = c.system_type_id "
+            "WHERE c.object_id = @object_id AND (c.max_length = -1 OR t.name IN (N'text', N'ntext', N'image')))",
+            "it has LOB columns (max types, xml, text, ntext, image), whose data SELECT INTO and a rebuild onto a "
+            "filegroup leave on the default filegroup, so the switch would fail",
+        ),
+        *unsupported(
+            "EXISTS (SELECT 1 FROM sys.tables WHERE object_id = @object_id AND uses_ansi_nulls = 0)",
+            "it was created with ANSI_NULLS OFF; the staging table would not match it",
         ),
     ]
 
@@ -163,14 +226,21 @@ def render_partition(
             "Index definitions, the partitioning column and boundary values are read from the catalog at run time.",
         ],
         limits=[
-            f"OFFLINE for this table: it is locked (Sch-M) from the switch-out until the commit; waits at most "
-            f"{LOCK_TIMEOUT_MS // 1000} s for the lock, then rolls back.",
-            "The rebuild is fully logged inside the transaction: the log needs room for about the partition's size.",
+            "OFFLINE for this table: it is locked (Sch-M) from the switch-out until the commit. On SQL Server 2014+ "
+            f"the switch-out waits at low priority (WAIT_AT_LOW_PRIORITY, blocking no one) for at most "
+            f"{SWITCH_WAIT_MINUTES} min, then rolls back; on 2012 it waits at most {OLD_LOCK_TIMEOUT_MS // 1000} s.",
+            "The rebuild is fully logged inside the transaction (FULL recovery): the log needs room for about the "
+            "partition's size; checked first under FULL / BULK_LOGGED (free log space plus what the log files can "
+            "still grow, against the partition's used pages plus headroom).",
             "No ONLINE rebuild (Enterprise only, and pointless on a staging table).",
-            "Refused (unsupported here: review): heaps, columnstore/XML/spatial/filtered indexes, computed or sparse "
-            "columns, foreign keys, schema-bound views, schemes/functions shared with other tables, and the first "
-            "(RANGE RIGHT) or last (RANGE LEFT) partition.",
+            "Each index's data compression is kept: after MERGE/SPLIT the empty partition is rebuilt to it before the "
+            "switch-in.",
+            "Refused (unsupported here: review): heaps, columnstore/XML/spatial/filtered indexes, computed, sparse, "
+            "ROWGUIDCOL or LOB columns, foreign keys, schema-bound views, schemes/functions shared with other tables, "
+            "the first (RANGE RIGHT) or last (RANGE LEFT) partition, temporal, CDC, change-tracked, replicated or "
+            "full-text indexed tables.",
         ],
+        operations=_operations(forward, a),
     )
     script = Batches(header)
     script.add(gate())
@@ -209,6 +279,8 @@ def render_partition(
         f"USE {qdb};",
         "SET NOCOUNT ON;",
         "SET XACT_ABORT ON;",
+        "SET ANSI_NULLS ON;",
+        "SET QUOTED_IDENTIFIER ON;",
         f"SET LOCK_TIMEOUT {LOCK_TIMEOUT_MS};",
         "DECLARE @msg nvarchar(2048);",
         *_params(a),
@@ -230,7 +302,17 @@ def render_partition(
             ),
         ),
         _capacity_check(),
-        MOVE.format(type_and_style=TYPE_AND_STYLE),
+        # the header's promise: the rebuild is logged in one transaction, so the log must hold it
+        log_room_check(
+            PARTITION_USED_MB, f"moving partition {a.partition_number} of {table}", options.headroom_pct
+        ),
+        MOVE.format(
+            type_and_style=TYPE_AND_STYLE,
+            switch_minutes=SWITCH_WAIT_MINUTES,
+            lock_timeout_ms=(SWITCH_WAIT_MINUTES + 1) * 60000,
+            old_lock_timeout_ms=OLD_LOCK_TIMEOUT_MS,
+            old_timeout_s=OLD_LOCK_TIMEOUT_MS // 1000,
+        ),
     )
     script.add(
         f"USE {qdb};",
@@ -259,6 +341,63 @@ def render_partition(
         _remove_filegroup(script, move, a)
     script.add(finish(f"finished: partition {a.partition_number} of {table} is on tier {move.to_tier}."))
     return script.text()
+
+
+def _operations(forward: Move, a: MovePartition) -> Operations:
+    """The Operations block: sizes from the plan (the partition's size, the same for the rollback)."""
+    size = forward.why.size_bytes
+    if size is None:
+        duration = (
+            f"unknown size: the rebuild copies the partition at roughly {REBUILD_MB_PER_S} MB/s (offline index "
+            "build, fully logged; storage speed varies); the script prints the partition's row count first."
+        )
+        volume = "about the partition's size"
+    else:
+        minutes = round(size / MB / REBUILD_MB_PER_S / 60)
+        duration = (
+            f"{'under a minute' if minutes < 1 else f'about {minutes} min'} for {size / GB:,.1f} GB at ~{REBUILD_MB_PER_S} MB/s (offline rebuild of the "
+            "partition and each nonclustered index onto the target; copy speed varies), plus up to "
+            f"{SWITCH_WAIT_MINUTES} min waiting for the lock."
+        )
+        volume = f"about {size / GB:,.1f} GB"
+    return Operations(
+        duration=duration,
+        log_volume=(
+            f"{volume} plus its nonclustered indexes, in ONE transaction: under FULL recovery the rebuild is fully "
+            "logged and the log cannot be truncated until the commit (under SIMPLE or BULK_LOGGED the index builds "
+            "are minimally logged); SWITCH, MERGE and SPLIT of the empty range are metadata only."
+        ),
+        blocking=(
+            f"Sch-M on {tsql_ident(a.schema)}.{tsql_ident(a.table)} from the switch-out to the commit: every query "
+            "on the table, any partition, waits for the whole rebuild. SQL Server 2014+: the switch-out waits at low "
+            f"priority (WAIT_AT_LOW_PRIORITY, ABORT_AFTER_WAIT = SELF) for at most {SWITCH_WAIT_MINUTES} min and "
+            f"blocks no one while waiting; 2012: new readers queue behind it for at most {OLD_LOCK_TIMEOUT_MS // 1000} s."
+        ),
+        backups=(
+            "a full backup must be recent (checked); log backups may run but cannot free the log this transaction "
+            "uses until it commits, and the next one carries the whole rebuild; do not run index maintenance or "
+            "DBCC CHECKDB on this table at the same time."
+        ),
+        abort=(
+            "cancel the query (sqlcmd: Ctrl+C; SSMS: Cancel): the one transaction rolls back, which takes about as "
+            "long as the work done so far; the script is safe to run again: every step checks first."
+        ),
+        recover=(
+            "the partition is either moved or untouched (one transaction); a filegroup or file the forward script "
+            "created stays (the next run reuses it; the rollback script removes it once empty); if the session died "
+            "mid-transaction, wait until SQL Server has rolled it back (the table is usable again), then run the "
+            "script again."
+        ),
+    )
+
+
+# the pages partition @n uses now (every index, in-row, row-overflow and LOB), in MB: about what
+# its rebuild writes to the log under FULL recovery
+PARTITION_USED_MB = (
+    "SELECT COALESCE(SUM(au.used_pages), 0) / 128 FROM sys.partitions AS p "
+    "JOIN sys.allocation_units AS au ON au.container_id = CASE WHEN au.type = 2 THEN p.partition_id ELSE p.hobt_id END "
+    "WHERE p.object_id = @object_id AND p.partition_number = @n"
+)
 
 
 def _capacity_check() -> list[str]:
@@ -302,12 +441,15 @@ def create_filegroup(script: Batches, move: Move, a: MovePartition, options: Opt
         say(f"step 1: already done: filegroup {qfg} exists on tier {move.to_tier}", "    "),
         "    RETURN;",
         "END;",
-        say(f"step 1: creating filegroup {qfg} with file {f.path}"),
         ha_checks(
             move, "the file added on the primary is replayed on the secondaries, where the path must exist."
         ),
+        # ADD FILE waits for a running BACKUP of the database, then one of them fails
+        *server_state_check(),
+        *busy_checks(move),
         *directory_check(directory, "target"),
         *free_space_check(directory, str(size), options.headroom_pct, f"the new file of {qfg}"),
+        say(f"step 1: creating filegroup {qfg} with file {f.path}"),
     )
     script.add(
         f"USE {qdb};",

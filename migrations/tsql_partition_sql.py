@@ -2,11 +2,32 @@
 
 Every name reaches these batches as a variable declared by tsql_partition._params (an N'…'
 literal) and is quoted at run time with QUOTENAME, so nothing here depends on the plan.
+
+Choices that rest on Microsoft Learn pages:
+- "Data compression" (relational-databases/data-compression/data-compression), "How compression
+  affects partitioned tables and indexes": a SPLIT gives both partitions the original partition's
+  DATA_COMPRESSION, a MERGE gives the result the destination partition's, and a partition can only
+  be switched when its compression matches. So after MERGE/SPLIT the re-created (still empty)
+  partition n carries its neighbour's compression; MOVE rebuilds that empty partition of the table
+  and of each index back to the compression partition n had before the move (read from
+  sys.partitions.data_compression_desc per index into @ix), BEFORE the switch-in, so the staging
+  table (built with the same values) and the target partition match. Rebuilding the staging table
+  to the neighbour's compression instead would silently change the partition's compression.
+- "ALTER TABLE (Transact-SQL)", WAIT_AT_LOW_PRIORITY (SQL Server 2014+): the switch-out waits for
+  its Sch-M lock in a low-priority queue, so readers and writers are not queued behind it;
+  ABORT_AFTER_WAIT = SELF gives up after MAX_DURATION. On SQL Server 2012 (no such option) a short
+  LOCK_TIMEOUT caps how long others queue behind the request.
 """
 
 # run-time type of the partitioning column -> declared type text, and the CONVERT style that
 # round-trips a value through nvarchar exactly (ISO 8601 for date/time, lossless for float, hex
-# for binary); NULL type: unsupported
+# for binary); NULL type: unsupported.
+# float/real: style 3 (17 digits, lossless) exists from SQL Server 2016 (major version 13) on;
+# before it "other values are processed as 0" (6 digits: a boundary would be rounded), per
+# Microsoft Learn, CAST and CONVERT, "float and real styles". Style 2 (16 digits) round-trips a
+# real (9 significant digits suffice) but not every float (17 needed): below 13, real uses style
+# 2 and float keys are refused with their own message (the batch declares @msg).
+_MAJOR = "CAST(PARSENAME(CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), 4) AS int)"
 TYPE_AND_STYLE = """\
 SELECT @type = CASE
         WHEN t.name IN (N'int', N'bigint', N'smallint', N'tinyint', N'bit', N'date', N'datetime', N'smalldatetime',
@@ -19,6 +40,7 @@ SELECT @type = CASE
     @style = CASE
         WHEN t.name = N'datetimeoffset' THEN 127
         WHEN t.name IN (N'date', N'datetime', N'smalldatetime', N'datetime2', N'time') THEN 121
+        WHEN t.name IN (N'real', N'float') AND {major} < 13 THEN 2
         WHEN t.name IN (N'real', N'float') THEN 3
         WHEN t.name IN (N'money', N'smallmoney') THEN 2
         WHEN t.name IN (N'binary', N'varbinary') THEN 1
@@ -26,7 +48,14 @@ SELECT @type = CASE
     END
 FROM sys.partition_parameters AS pp
 JOIN sys.types AS t ON t.user_type_id = pp.system_type_id
-WHERE pp.function_id = @function_id AND pp.parameter_id = 1;"""
+WHERE pp.function_id = @function_id AND pp.parameter_id = 1;
+IF @type = N'float' AND {major} < 13
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: the partitioning column is float, and before SQL Server 2016 a float cannot be written as text exactly (CONVERT style 3 arrived in 2016; style 2 keeps 16 digits and can change a boundary value): unsupported on this version: do this step by hand. Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;""".replace("{major}", _MAJOR)
 
 
 DISCOVER = """\
@@ -55,8 +84,22 @@ WHERE ic.object_id = @object_id AND ic.index_id = 1 AND ic.partition_ordinal = 1
 MOVE = """\
 DECLARE @type nvarchar(200), @style int, @sql nvarchar(max), @stage sysname, @qstage nvarchar(300);
 DECLARE @boundary sql_variant, @low sql_variant, @high sql_variant, @low_text nvarchar(4000), @high_text nvarchar(4000);
-DECLARE @check nvarchar(max), @rows_before bigint, @rows_after bigint, @index_id int, @ddl nvarchar(max);
-DECLARE @ix TABLE (index_id int PRIMARY KEY, create_sql nvarchar(max) NOT NULL, rebuild_sql nvarchar(max) NOT NULL);
+DECLARE @check nvarchar(max), @rows_about bigint, @rows_before bigint, @rows_after bigint, @index_id int, @ddl nvarchar(max);
+DECLARE @want nvarchar(60), @switch_option nvarchar(200);
+DECLARE @ix TABLE (index_id int PRIMARY KEY, compression nvarchar(60) NOT NULL, create_sql nvarchar(max) NOT NULL,
+    rebuild_sql nvarchar(max) NOT NULL, compress_sql nvarchar(max) NOT NULL);
+-- SQL Server 2014+: the switch-out waits at low priority (blocks no one) for at most {switch_minutes} min, then gives up;
+-- 2012: no WAIT_AT_LOW_PRIORITY, so others queue behind the Sch-M request for at most {old_timeout_s} s
+IF CAST(PARSENAME(CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), 4) AS int) >= 12
+BEGIN
+    SET @switch_option = N' WITH (WAIT_AT_LOW_PRIORITY (MAX_DURATION = {switch_minutes} MINUTES, ABORT_AFTER_WAIT = SELF))';
+    SET LOCK_TIMEOUT {lock_timeout_ms};
+END
+ELSE
+BEGIN
+    SET @switch_option = N'';
+    SET LOCK_TIMEOUT {old_lock_timeout_ms};
+END;
 {type_and_style}
 IF @type IS NULL
 BEGIN
@@ -88,8 +131,9 @@ SET @check = CASE WHEN @n > 1 THEN QUOTENAME(@column) + N' IS NOT NULL' ELSE N'1
         + N'CONVERT(' + @type + N', N''' + REPLACE(@high_text, N'''', N'''''') + N''', ' + CAST(@style AS nvarchar(5)) + N')'
         + CASE WHEN @n = 1 THEN N' OR ' + QUOTENAME(@column) + N' IS NULL' ELSE N'' END + N')', N'');
 -- the table's indexes, for the staging table: created on the partition's filegroup, rebuilt onto the target
-INSERT INTO @ix (index_id, create_sql, rebuild_sql)
-SELECT i.index_id,
+-- and the statement that gives the empty, re-split partition n of the table back its compression
+INSERT INTO @ix (index_id, compression, create_sql, rebuild_sql, compress_sql)
+SELECT i.index_id, p.data_compression_desc,
     CASE WHEN i.is_primary_key = 1 OR i.is_unique_constraint = 1
         THEN N'ALTER TABLE ' + @qstage + N' ADD CONSTRAINT ' + QUOTENAME(@stage + N'_' + CAST(i.index_id AS nvarchar(10)))
             + CASE WHEN i.is_primary_key = 1 THEN N' PRIMARY KEY ' ELSE N' UNIQUE ' END + i.type_desc + N' (' + k.keys + N')'
@@ -101,7 +145,9 @@ SELECT i.index_id,
         + QUOTENAME(CASE WHEN i.is_primary_key = 1 OR i.is_unique_constraint = 1 THEN @stage + N'_' + CAST(i.index_id AS nvarchar(10)) ELSE i.name END)
         + N' ON ' + @qstage + N' (' + k.keys + N')' + COALESCE(N' INCLUDE (' + k.includes + N')', N'')
         + N' WITH (DROP_EXISTING = ON, DATA_COMPRESSION = ' + p.data_compression_desc
-        + CASE WHEN i.ignore_dup_key = 1 THEN N', IGNORE_DUP_KEY = ON' ELSE N'' END + N') ON ' + QUOTENAME(@target_fg) + N';'
+        + CASE WHEN i.ignore_dup_key = 1 THEN N', IGNORE_DUP_KEY = ON' ELSE N'' END + N') ON ' + QUOTENAME(@target_fg) + N';',
+    CASE WHEN i.index_id = 1 THEN N'ALTER TABLE ' + @qtable ELSE N'ALTER INDEX ' + QUOTENAME(i.name) + N' ON ' + @qtable END
+        + N' REBUILD PARTITION = ' + CAST(@n AS nvarchar(10)) + N' WITH (DATA_COMPRESSION = ' + p.data_compression_desc + N');'
 FROM sys.indexes AS i
 JOIN sys.partitions AS p ON p.object_id = i.object_id AND p.index_id = i.index_id AND p.partition_number = @n
 CROSS APPLY (
@@ -121,9 +167,10 @@ CROSS APPLY (
             FOR XML PATH(''), TYPE).value('.', 'nvarchar(max)'), 1, 2, N'')
 ) AS k
 WHERE i.object_id = @object_id AND i.index_id > 0;
-SELECT @rows_before = SUM(rows) FROM sys.partitions WHERE object_id = @object_id AND index_id = 1 AND partition_number = @n;
-PRINT N'tierwise: step 2: moving partition ' + CAST(@n AS nvarchar(10)) + N' of ' + @qtable + N' (' + CAST(@rows_before AS nvarchar(20))
-    + N' rows) from ' + QUOTENAME(@current_fg) + N' to ' + QUOTENAME(@target_fg) + N' in one transaction; the table is locked until it commits';
+SELECT @rows_about = SUM(rows) FROM sys.partitions WHERE object_id = @object_id AND index_id = 1 AND partition_number = @n;
+SET @msg = N'tierwise: step 2: moving partition ' + CAST(@n AS nvarchar(10)) + N' of ' + @qtable + N' (about ' + CAST(@rows_about AS nvarchar(20))
+    + N' rows) from ' + QUOTENAME(@current_fg) + N' to ' + QUOTENAME(@target_fg) + N' in one transaction; the table is locked from the switch-out until it commits';
+RAISERROR(N'%s', 0, 1, @msg) WITH NOWAIT;
 BEGIN TRY
     BEGIN TRANSACTION;
     SET @sql = N'SELECT TOP (0) * INTO ' + @qstage + N' FROM ' + @qtable + N';';
@@ -135,8 +182,13 @@ BEGIN TRY
         IF @@ROWCOUNT = 0 BREAK;
         EXEC sys.sp_executesql @ddl;
     END;
-    SET @sql = N'ALTER TABLE ' + @qtable + N' SWITCH PARTITION ' + CAST(@n AS nvarchar(10)) + N' TO ' + @qstage + N';';
+    SET @sql = N'ALTER TABLE ' + @qtable + N' SWITCH PARTITION ' + CAST(@n AS nvarchar(10)) + N' TO ' + @qstage + @switch_option + N';';
     EXEC sys.sp_executesql @sql;
+    -- the rows the move must keep, counted once nobody else can change them (the table is locked until the commit)
+    SET @sql = N'SELECT @c = COUNT_BIG(*) FROM ' + @qstage + N';';
+    EXEC sys.sp_executesql @sql, N'@c bigint OUTPUT', @c = @rows_before OUTPUT;
+    SET @msg = N'tierwise: step 2: switched out ' + CAST(@rows_before AS nvarchar(20)) + N' rows; rebuilding them onto ' + QUOTENAME(@target_fg);
+    RAISERROR(N'%s', 0, 1, @msg) WITH NOWAIT;
     SET @index_id = 0;
     WHILE 1 = 1
     BEGIN
@@ -153,13 +205,28 @@ BEGIN TRY
     IF NOT EXISTS (SELECT 1 FROM sys.destination_data_spaces AS dds JOIN sys.filegroups AS fg ON fg.data_space_id = dds.data_space_id
                    WHERE dds.partition_scheme_id = @scheme_id AND dds.destination_id = @n AND fg.name = @target_fg)
         RAISERROR(N'%s', 16, 1, N'after MERGE/SPLIT the partition does not map to the target filegroup');
+    -- MERGE/SPLIT gave the empty partition n its neighbour's compression: give the table's and each index's
+    -- partition n back the compression it had (rebuilding an empty partition), so the switch-in matches
+    SET @index_id = 0;
+    WHILE 1 = 1
+    BEGIN
+        SELECT TOP (1) @index_id = index_id, @want = compression, @ddl = compress_sql FROM @ix WHERE index_id > @index_id ORDER BY index_id;
+        IF @@ROWCOUNT = 0 BREAK;
+        IF EXISTS (SELECT 1 FROM sys.partitions WHERE object_id = @object_id AND index_id = @index_id AND partition_number = @n
+                   AND data_compression_desc <> @want)
+            EXEC sys.sp_executesql @ddl;
+    END;
     SET @sql = N'ALTER TABLE ' + @qstage + N' WITH CHECK ADD CONSTRAINT ' + QUOTENAME(@stage + N'_range') + N' CHECK (' + @check + N');';
     EXEC sys.sp_executesql @sql;
     SET @sql = N'ALTER TABLE ' + @qstage + N' SWITCH TO ' + @qtable + N' PARTITION ' + CAST(@n AS nvarchar(10)) + N';';
     EXEC sys.sp_executesql @sql;
-    SELECT @rows_after = SUM(rows) FROM sys.partitions WHERE object_id = @object_id AND index_id = 1 AND partition_number = @n;
-    IF COALESCE(@rows_after, -1) <> COALESCE(@rows_before, -1)
+    SET @sql = N'SELECT @c = COUNT_BIG(*) FROM ' + @qtable + N' WHERE $PARTITION.' + QUOTENAME(@function) + N'(' + QUOTENAME(@column) + N') = @p;';
+    EXEC sys.sp_executesql @sql, N'@c bigint OUTPUT, @p int', @c = @rows_after OUTPUT, @p = @n;
+    IF @rows_after <> @rows_before
         RAISERROR(N'%s', 16, 1, N'the row count of the partition changed during the move');
+    IF EXISTS (SELECT 1 FROM @ix AS x JOIN sys.partitions AS p ON p.object_id = @object_id AND p.index_id = x.index_id
+               AND p.partition_number = @n WHERE p.data_compression_desc <> x.compression)
+        RAISERROR(N'%s', 16, 1, N'the partition''s data compression changed during the move');
     SET @sql = N'DROP TABLE ' + @qstage + N';';
     EXEC sys.sp_executesql @sql;
     COMMIT TRANSACTION;

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from migrations.header import Operations
 from migrations.plan import Move, Options, SetReadOnly
 from migrations.quoting import tsql_ident, tsql_str
 from migrations.tsql import Batches, fail, finish, gate, identity_checks, make_header, say
@@ -39,6 +40,7 @@ def render_read_only(
         destination="(in place)",
         method=[f"ALTER DATABASE ... MODIFY FILEGROUP ... {mode}; needs exclusive access to the database."],
         limits=limits,
+        operations=_operations(qdb, label, action, direction),
     )
     script = Batches(header)
     script.add(gate())
@@ -117,5 +119,36 @@ def _holds_check(qdb: str, lfg: str, label: str, action: SetReadOnly) -> list[st
         tsql_str(
             f"tierwise: pre-check failed: {label} holds data other than the partitions this plan froze; "
             "it stays READ_WRITE (mark it by hand once that data is elsewhere). Nothing was changed."
+        ),
+    )
+
+
+def _operations(qdb: str, label: str, action: SetReadOnly, direction: str) -> Operations:
+    """READ_ONLY / READ_WRITE is one metadata change, but it needs the database to itself
+    (Microsoft Learn, ALTER DATABASE File and Filegroup options: "requires exclusive access")."""
+    if action.read_only:
+        backups = (
+            f"Run it between backup jobs: a BACKUP of {qdb} competes for the exclusive access the change needs. "
+            f"Afterwards take one backup of {label} (or a full backup): partial backups "
+            "(READ_WRITE_FILEGROUPS) skip it from then on, and piecemeal restores need that copy."
+        )
+    else:
+        backups = (
+            f"Run it between backup jobs: a BACKUP of {qdb} competes for the exclusive access the change needs. "
+            "The filegroup is read-write again: a partial-backup schedule (READ_WRITE_FILEGROUPS) includes it "
+            "from now on; take a full backup so every restore path has it."
+        )
+    return Operations(
+        duration="Seconds: one ALTER DATABASE ... MODIFY FILEGROUP, a metadata change whatever the filegroup's size.",
+        log_volume="A few log records.",
+        blocking=(
+            f"Needs exclusive access to {qdb}: the script stops while any other session uses it (it never "
+            "disconnects them); run it in a window where the applications are stopped."
+        ),
+        backups=backups,
+        abort="Cancel the query: the change is one statement, done or not done; the script checks first and is safe to run again.",
+        recover=(
+            f"Nothing is half-done: run this script again, or the {'rollback' if direction == 'forward' else 'forward'} "
+            f"script (MODIFY FILEGROUP {'READ_WRITE' if action.read_only else 'READ_ONLY'}) to go back."
         ),
     )

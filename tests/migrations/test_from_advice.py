@@ -169,12 +169,12 @@ def test_db2_log_is_a_note_and_temp_table_space_is_recreated() -> None:
     (temp,) = sel.moves
     assert isinstance(temp.action, MoveTempTablespace)
     assert (temp.action.tablespace, temp.action.new_tablespace, temp.action.source, temp.action.target.name) == (
-        "TEMPSPACE1", "TEMPSPACE1_fc", None, "SG_FC",
+        "TEMPSPACE1", "TEMPSPACE1_FC", None, "SG_FC",
     )  # fmt: skip
     back = temp.inverse().action
     assert isinstance(back, MoveTempTablespace)
     assert (back.tablespace, back.new_tablespace, back.target.name) == (
-        "TEMPSPACE1_fc",
+        "TEMPSPACE1_FC",
         "TEMPSPACE1",
         "IBMSTOGROUP",
     )
@@ -264,7 +264,7 @@ def test_db2_shared_table_space_takes_the_detach_attach_route() -> None:
     assert (a.route, a.tablespace, a.target_tablespace) == (
         "detach_attach",
         "TS_ORDERS_2024",
-        "TS_ORDERS_2024_fc",
+        "TS_ORDERS_2024_FC",
     )
     assert (a.range_low, a.range_high, a.low_inclusive, a.high_inclusive) == (
         "2024-01-01",
@@ -275,7 +275,7 @@ def test_db2_shared_table_space_takes_the_detach_attach_route() -> None:
     back = sel.moves[0].inverse().action
     assert isinstance(back, MoveDataPartition)
     assert (back.tablespace, back.target_tablespace, back.target.name) == (
-        "TS_ORDERS_2024_fc",
+        "TS_ORDERS_2024_FC",
         "TS_ORDERS_2024",
         "SG_HOT",
     )
@@ -320,3 +320,16 @@ def test_schema_and_table_fields_are_used_instead_of_splitting_the_name() -> Non
         p.pop(field)
     sel = _only(doc, "SALESDB/partition/SALES.ORDERS/1")
     assert not sel.moves and "cannot be split" in sel.skipped[0].reason
+
+
+def test_db2_tier_suffix_is_upper_case_and_replaces_an_earlier_one_in_either_case() -> None:
+    """DB2 folds ordinary identifiers to upper case: TS_X_FC can be typed unquoted in a manual
+    command; "TS_X_fc" could not."""
+    from migrations.advice_build import _db2_suffixed
+
+    tiers = ["flash", "fc", "sata"]
+    assert _db2_suffixed("TS_ORDERS", "fc", tiers) == "TS_ORDERS_FC"
+    assert _db2_suffixed("TS_ORDERS_FC", "sata", tiers) == "TS_ORDERS_SATA"
+    assert _db2_suffixed("TS_ORDERS_fc", "flash", tiers) == "TS_ORDERS_FLASH"
+    long = _db2_suffixed("T" * 200, "sata", tiers)
+    assert long.endswith("_SATA") and len(long.encode()) == 128

@@ -121,7 +121,7 @@ def test_db2_scripts_keep_the_clp_contract(rendered: dict[str, str]) -> None:
         db2_tokens(text)
         statements = db2_statements(text)
         assert statements[:3] == [
-            "UPDATE COMMAND OPTIONS USING S ON",
+            "UPDATE COMMAND OPTIONS USING C ON S ON",
             "SET SERVEROUTPUT ON",
             "CONNECT TO SALESDB",
         ], name

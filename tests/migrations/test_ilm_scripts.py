@@ -60,7 +60,7 @@ def test_db2_shared_table_space_months_use_detach_attach() -> None:
     june = sel.months[0]
     move, edge = june.moves
     assert isinstance(move.action, MoveDataPartition) and isinstance(edge.action, AddDataPartition)
-    assert (move.action.route, move.action.target_tablespace) == ("detach_attach", "TS_ORDERS_2024_fc")
+    assert (move.action.route, move.action.target_tablespace) == ("detach_attach", "TS_ORDERS_2024_FC")
     assert (edge.action.partition_name, edge.action.range_low, edge.action.range_high) == (
         "P20240701",
         "2024-07-01",
@@ -78,9 +78,9 @@ def test_db2_shared_table_space_months_use_detach_attach() -> None:
     assert (september.action.tablespace, september.action.route) == ("TS_ORDERS_2024", "detach_attach")
     (december,) = sel.months[2].moves
     assert isinstance(december.action, MoveDataPartition)
-    # by December partitions 1 and 2 share TS_ORDERS_2024_fc: still the detach route
+    # by December partitions 1 and 2 share TS_ORDERS_2024_FC: still the detach route
     assert (december.action.tablespace, december.action.target_tablespace, december.action.route) == (
-        "TS_ORDERS_2024_fc", "TS_ORDERS_2024_sata", "detach_attach",
+        "TS_ORDERS_2024_FC", "TS_ORDERS_2024_SATA", "detach_attach",
     )  # fmt: skip
     assert december.action.source is not None and december.action.source.name == "SG_FC"
 

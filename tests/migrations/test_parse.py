@@ -171,11 +171,34 @@ def test_known_db2_gaps_still_exist(sql: str) -> None:
 
 
 CLP = [
-    re.compile(r"UPDATE COMMAND OPTIONS USING S ON"),
+    re.compile(r"UPDATE COMMAND OPTIONS USING C ON S ON"),
     re.compile(r"SET SERVEROUTPUT ON"),
     re.compile(r"CONNECT TO [A-Za-z#$][A-Za-z0-9#$_]{0,7}"),
     re.compile(r"CONNECT RESET"),
 ]
+
+
+# a row count run as dynamic SQL (migrations/db2_partition._count): a fixed SELECT COUNT_BIG(*)
+# literal, optionally around the partition's range predicate built from the catalog (v_where)
+DYNAMIC_COUNT = re.compile(rf"SET v_sql = (?P<a>{STR})(?: \|\| v_where(?: \|\| (?P<b>{STR}))?)?;")
+CURSOR_STEPS = {
+    "PREPARE s1 FROM v_sql;",
+    "OPEN c1;",
+    "FETCH c1 INTO v_rows;",
+    "FETCH c1 INTO v_other;",
+    "CLOSE c1;",
+}
+SIGNAL = re.compile(rf"SIGNAL SQLSTATE '75001' SET MESSAGE_TEXT = {STR};")
+
+
+def _range_where_lines() -> set[str]:
+    """The two fixed `SET v_where` lines the generator writes (the predicate is built from
+    catalog text at run time; only these forms may build it)."""
+    from migrations.db2_partition import _range_where
+
+    return {
+        line.strip() for line in _range_where("'S'", "'T'", "X") if line.strip().startswith("SET v_where")
+    }
 
 
 def check_compound(stmt: str) -> None:
@@ -189,6 +212,7 @@ def check_compound(stmt: str) -> None:
     opens = len(re.findall(r"\bIF\b", code)) - len(re.findall(r"\bEND IF\b", code))
     assert opens == len(re.findall(r"\bEND IF\b", code)), f"unbalanced IF in {stmt[:120]}"
     runtime_sql = False
+    counting = False
     for line in body.split("\n"):
         s = line.strip()
         if not s or re.match(r"^(IF|ELSEIF|ELSE|AND|OR)\b", s) or s.endswith(" THEN"):
@@ -197,11 +221,35 @@ def check_compound(stmt: str) -> None:
         if loop:  # a cursor loop over a catalog query: the query must parse
             assert _parses(loop.group(1), "db2"), s
             continue
+        wait = re.fullmatch(r"WHILE v_waited < \d+ AND \((.*)\) DO", s)
+        if wait:  # the wait for an asynchronous detach: its catalog condition must parse
+            assert _parses(f"SELECT 1 FROM SYSIBM.SYSDUMMY1 WHERE {wait.group(1)}", "db2"), s
+            continue
+        if s == "END WHILE;" or re.fullmatch(r"SET v_waited = v_waited \+ \d+;", s):
+            continue
+        if re.fullmatch(rf"SET v_status = DBMS_PIPE\.RECEIVE_MESSAGE\({STR}, \d+\);", s):
+            continue  # the sleep: a receive on a pipe nobody sends to, with a timeout
         assert s.endswith(";"), f"inner statement without ';': {s[:80]}"
         if s.startswith("CALL "):
             assert _parses(s[:-1], "db2"), s
         elif s == "EXECUTE IMMEDIATE v_sql;":
             assert runtime_sql, "EXECUTE IMMEDIATE v_sql without the fixed SET v_sql"
+        elif s.startswith("SET v_where = "):
+            assert s in _range_where_lines(), f"range predicate not in the fixed form: {s[:120]}"
+        elif s in CURSOR_STEPS:
+            if s.startswith("PREPARE"):
+                assert counting, "PREPARE without the fixed dynamic count before it"
+                counting = False
+        elif (count := DYNAMIC_COUNT.fullmatch(s)) is not None:
+            # with the range predicate replaced by a constant one, the count must parse
+            sql = count.group("a")[1:-1].replace("''", "'")
+            if "v_where" in s:
+                sql += "1 = 1" + (count.group("b") or "''")[1:-1].replace("''", "'")
+            assert sql.startswith("SELECT COUNT_BIG(*) FROM "), s
+            assert _parses(sql, "db2"), f"dynamic count does not parse: {sql}"
+            counting = True
+        elif SIGNAL.fullmatch(s):
+            continue
         elif s.startswith("SET v_sql = "):
             m = RUNTIME_SQL.fullmatch(s)
             assert m, f"run-time statement not in the fixed form: {s[:120]}"

@@ -263,8 +263,10 @@ BENIGN_SQL, _ = _scripts(sqlserver_doc(SqlNames()), "tsql")
 
 def _distinctive(value: str, benign: list[tuple[str, str, str]]) -> bool:
     """A refused name can only be looked for in the other moves' scripts when it is not text any
-    script contains anyway (a name like "]\n" is part of every bracket-quoted line)."""
-    return len(value.strip()) >= 3 and not any(value in f or value in b for _, f, b in benign)
+    script contains anyway (a name like "]\n" or "]]]\n" is part of bracket-quoted lines: a name
+    `]` is written `[]]]`). It needs three characters other than quotes and white space."""
+    own = [c for c in value if c not in "[]\"' \t\r\n"]
+    return len(own) >= 3 and not any(value in f or value in b for _, f, b in benign)
 
 
 def _refused(
@@ -292,8 +294,11 @@ def test_tsql_names_cannot_break_out(n: SqlNames) -> None:
             assert reason.startswith("unsupported here: review: advice.json: object ")
         for _, fwd, back in out:
             for v in values:
-                if unsafe(v, "tsql") and _distinctive(v, BENIGN_SQL):
-                    assert v not in fwd and v not in back  # not even in comments
+                # white space around a name is indistinguishable from the line it ends: look for
+                # the part that makes it unsafe
+                core = v.strip()
+                if unsafe(core, "tsql") and _distinctive(core, BENIGN_SQL):
+                    assert core not in fwd and core not in back  # not even in comments
         return
     assert error is None and not skipped, (error, skipped)
     _same_structure(out, BENIGN_SQL, tsql_skeleton)

@@ -2,7 +2,7 @@
 -- ================================================================================================
 -- tierwise DB2 CLP migration script: ROLLBACK
 -- ================================================================================================
--- Moves:      temporary table space "TEMPSPACE1_fc" of database SALESDB
+-- Moves:      temporary table space "TEMPSPACE1_FC" of database SALESDB
 -- Server:     db2host01/db2inst1
 -- Database:   SALESDB
 -- From:       tier fc: storage group "SG_FC" (/db2/fc1, /db2/fc2)
@@ -16,21 +16,28 @@
 -- Size:       0.0 GB
 -- Method:
 --   CREATE SYSTEM (or USER, like the old one: read from SYSCAT.TABLESPACES at run time) TEMPORARY TABLESPACE
---   "TEMPSPACE1" on the target storage group, like "TEMPSPACE1_fc" (page size, extent size,
---   buffer pool), then DROP TABLESPACE "TEMPSPACE1_fc": automatic storage temporary table spaces cannot
+--   "TEMPSPACE1" on the target storage group, like "TEMPSPACE1_FC" (page size, extent size,
+--   buffer pool), then DROP TABLESPACE "TEMPSPACE1_FC": automatic storage temporary table spaces cannot
 --   change their storage group (IBM Db2 docs, "Temporary table spaces": a rebalance returns SQL0109N). The new
 --   name replaces the old one. A user temporary table space: the USE privileges of the old one are granted on
 --   the new one, and the DROP waits until no declared or created temporary table is in it (IBM Db2 docs,
 --   "Dropping table spaces"; SYSIBMADM.ADMINTEMPTABLES shows them).
 -- Limits and notes:
---   - Not supported in pureScale.
---   - Needs SYSCTRL or SYSADM; Db2 10.5 or later (MON_GET_HADR).
+--   - Not supported in pureScale (checked).
+--   - Needs SYSCTRL or SYSADM (CREATE / DROP TABLESPACE, a new storage group, GRANT USE OF TABLESPACE), SELECT on SYSIBMADM.ADMINTEMPTABLES and EXECUTE on SYSPROC.MON_GET_HADR (or DBADM, SQLADM or DATAACCESS, which include it; none is granted to PUBLIC); SELECT on SYSIBMADM.ENV_INST_INFO, DB2_CF and DB_HISTORY (PUBLIC in a non-restrictive database). Db2 10.5 or later (MON_GET_HADR).
 --   - No restart needed: new work uses the new table space at once; DROP fails while a running query uses the old one (run the script again later).
---   - User temporary: applications that name the table space (DECLARE GLOBAL TEMPORARY TABLE ... IN "TEMPSPACE1_fc") must use "TEMPSPACE1"; without IN, Db2 picks one they have USE of. A created temporary table defined in it stops the script before anything changes (move it by hand).
+--   - User temporary: applications that name the table space (DECLARE GLOBAL TEMPORARY TABLE ... IN "TEMPSPACE1_FC") must use "TEMPSPACE1"; without IN, Db2 picks one they have USE of. A created temporary table defined in it stops the script before anything changes (move it by hand).
 --   - the current tier is unknown: the policy matches no tier to its location
+-- Operations:
+--   Duration:    seconds: catalog changes only (DROP TABLESPACE fails, and the script stops, while the old one is in use)
+--   Log volume:  a few catalog log records
+--   Blocking:    none for applications: new work uses the new table space at once; nothing waits on the DROP
+--   Backups:     no effect on backup jobs (temporary table spaces are not backed up)
+--   To abort:    interrupt the CLP (Ctrl-C): the running statement rolls back; the script is safe to run again
+--   To recover:  run the script again later: it carries on (the new table space is kept, the old one dropped once free)
 -- Generator:  tierwise (golden files) (migrations/1)
 -- Generated:  2024-05-02T06:00:00Z
--- Plan:       sha256 36e9b52c8db0ac365ab779e5b116c3316bdb8ed7502c85b55e101fd4c1423396 (the forward plan; the rollback shows the same)
+-- Plan:       sha256 6aa7b31f807dd6bc2f2121464e987766ea341bbce8ac9ec6509eaa3be2fd94e9 (the forward plan; the rollback shows the same)
 -- Run:
 --   db2 -td@ -vsf <this file>   (as the instance owner; it connects to SALESDB itself)
 --   Read docs/running-scripts.md first.
@@ -39,34 +46,37 @@
 -- Checks (a failing check stops the script with its number):
 --   check 1: connected to database SALESDB
 --   check 2: instance db2inst1
---   check 3: not an HADR database (the storage paths would have to exist on the standby too: review by hand)
---   check 4: a full backup of SALESDB finished in the last 24 hours
---   check 5: table space TEMPSPACE1_fc is a system or user temporary table space, or already replaced by TEMPSPACE1
---   check 6: table space TEMPSPACE1, if it exists, is temporary of the same kind as TEMPSPACE1_fc in storage group IBMSTOGROUP
---   check 7: no created temporary table is defined in TEMPSPACE1_fc (its definition would block the DROP: move it by hand)
---   check 8: storage group IBMSTOGROUP exists
---   check 9: no declared or created temporary table is in TEMPSPACE1_fc right now (SYSIBMADM.ADMINTEMPTABLES; they block the DROP: run the script again when the applications using them have ended)
---   check 10: post-check: TEMPSPACE1 is a temporary table space in IBMSTOGROUP and TEMPSPACE1_fc is gone
-UPDATE COMMAND OPTIONS USING S ON@
+--   check 3: not a pureScale instance (SYSIBMADM.DB2_CF lists no cluster caching facility): unsupported here
+--   check 4: not an HADR database (the storage paths would have to exist on the standby too: review by hand)
+--   check 5: a full database backup of SALESDB (not a table space backup, not to /dev/null or NUL) finished successfully in the last 24 hours
+--   check 6: table space TEMPSPACE1_FC is a system or user temporary table space, or already replaced by TEMPSPACE1
+--   check 7: table space TEMPSPACE1, if it exists, is temporary of the same kind as TEMPSPACE1_FC in storage group IBMSTOGROUP
+--   check 8: no created temporary table is defined in TEMPSPACE1_FC (its definition would block the DROP: move it by hand)
+--   check 9: storage group IBMSTOGROUP exists
+--   check 10: no declared or created temporary table is in TEMPSPACE1_FC right now (SYSIBMADM.ADMINTEMPTABLES; they block the DROP: run the script again when the applications using them have ended)
+--   check 11: post-check: TEMPSPACE1 is a temporary table space in IBMSTOGROUP and TEMPSPACE1_FC is gone
+UPDATE COMMAND OPTIONS USING C ON S ON@
 SET SERVEROUTPUT ON@
 CONNECT TO SALESDB@
 -- check 1: connected to database SALESDB
 SELECT RAISE_ERROR('75001', 'tierwise check 1 failed: not connected to SALESDB') FROM SYSIBM.SYSDUMMY1 WHERE UPPER(CURRENT SERVER) <> UPPER('SALESDB') FETCH FIRST 1 ROW ONLY@
 -- check 2: instance db2inst1
 SELECT RAISE_ERROR('75001', 'tierwise check 2 failed: not instance db2inst1') FROM SYSIBMADM.ENV_INST_INFO WHERE UPPER(INST_NAME) <> UPPER('db2inst1') FETCH FIRST 1 ROW ONLY@
--- check 3: not an HADR database (the storage paths would have to exist on the standby too: review by hand)
-SELECT RAISE_ERROR('75001', 'tierwise check 3 failed: HADR database: unsupported here, review') FROM TABLE(MON_GET_HADR(NULL)) AS H WHERE H.HADR_ROLE <> 'STANDARD' FETCH FIRST 1 ROW ONLY@
--- check 4: a full backup of SALESDB finished in the last 24 hours
-SELECT RAISE_ERROR('75001', 'tierwise check 4 failed: no full backup in the last 24 hours') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSIBMADM.DB_HISTORY WHERE OPERATION = 'B' AND OPERATIONTYPE IN ('F', 'N') AND COALESCE(SQLCODE, 0) >= 0 AND END_TIME >= VARCHAR_FORMAT(CURRENT TIMESTAMP - 24 HOURS, 'YYYYMMDDHH24MISS')) FETCH FIRST 1 ROW ONLY@
--- check 5: table space TEMPSPACE1_fc is a system or user temporary table space, or already replaced by TEMPSPACE1
-SELECT RAISE_ERROR('75001', 'tierwise check 5 failed: TEMPSPACE1_fc not temporary') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TEMPSPACE1_fc' AND DATATYPE IN ('T', 'U')) AND NOT EXISTS (SELECT 1 FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TEMPSPACE1') FETCH FIRST 1 ROW ONLY@
--- check 6: table space TEMPSPACE1, if it exists, is temporary of the same kind as TEMPSPACE1_fc in storage group IBMSTOGROUP
-SELECT RAISE_ERROR('75001', 'tierwise check 6 failed: TEMPSPACE1 exists elsewhere') FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TEMPSPACE1' AND (DATATYPE NOT IN ('T', 'U') OR COALESCE(SGNAME, '') <> 'IBMSTOGROUP' OR DATATYPE <> COALESCE((SELECT DATATYPE FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TEMPSPACE1_fc'), DATATYPE)) FETCH FIRST 1 ROW ONLY@
--- check 7: no created temporary table is defined in TEMPSPACE1_fc (its definition would block the DROP: move it by hand)
-SELECT RAISE_ERROR('75001', 'tierwise check 7 failed: a created temp table is defined in it') FROM SYSCAT.TABLES WHERE TYPE = 'G' AND TBSPACE = 'TEMPSPACE1_fc' FETCH FIRST 1 ROW ONLY@
--- check 8: storage group IBMSTOGROUP exists
-SELECT RAISE_ERROR('75001', 'tierwise check 8 failed: storage group IBMSTOGROUP missing') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSCAT.STOGROUPS WHERE SGNAME = 'IBMSTOGROUP') FETCH FIRST 1 ROW ONLY@
--- step 2: table space TEMPSPACE1 in IBMSTOGROUP, created only if missing, like TEMPSPACE1_fc
+-- check 3: not a pureScale instance (SYSIBMADM.DB2_CF lists no cluster caching facility): unsupported here
+SELECT RAISE_ERROR('75001', 'tierwise check 3 failed: pureScale instance: unsupported here') FROM SYSIBMADM.DB2_CF FETCH FIRST 1 ROW ONLY@
+-- check 4: not an HADR database (the storage paths would have to exist on the standby too: review by hand)
+SELECT RAISE_ERROR('75001', 'tierwise check 4 failed: HADR database: unsupported here, review') FROM TABLE(MON_GET_HADR(NULL)) AS H WHERE H.HADR_ROLE <> 'STANDARD' FETCH FIRST 1 ROW ONLY@
+-- check 5: a full database backup of SALESDB (not a table space backup, not to /dev/null or NUL) finished successfully in the last 24 hours
+SELECT RAISE_ERROR('75001', 'tierwise check 5 failed: no full database backup in the last 24 hours') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSIBMADM.DB_HISTORY WHERE OPERATION = 'B' AND OBJECTTYPE = 'D' AND OPERATIONTYPE IN ('F', 'N') AND COALESCE(SQLCODE, 0) >= 0 AND COALESCE(LOCATION, '') NOT LIKE '/dev/null%' AND UPPER(COALESCE(LOCATION, '')) NOT IN ('NUL', 'NUL:') AND END_TIME >= VARCHAR_FORMAT(CURRENT TIMESTAMP - 24 HOURS, 'YYYYMMDDHH24MISS')) FETCH FIRST 1 ROW ONLY@
+-- check 6: table space TEMPSPACE1_FC is a system or user temporary table space, or already replaced by TEMPSPACE1
+SELECT RAISE_ERROR('75001', 'tierwise check 6 failed: TEMPSPACE1_FC not temporary') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TEMPSPACE1_FC' AND DATATYPE IN ('T', 'U')) AND NOT EXISTS (SELECT 1 FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TEMPSPACE1') FETCH FIRST 1 ROW ONLY@
+-- check 7: table space TEMPSPACE1, if it exists, is temporary of the same kind as TEMPSPACE1_FC in storage group IBMSTOGROUP
+SELECT RAISE_ERROR('75001', 'tierwise check 7 failed: TEMPSPACE1 exists elsewhere') FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TEMPSPACE1' AND (DATATYPE NOT IN ('T', 'U') OR COALESCE(SGNAME, '') <> 'IBMSTOGROUP' OR DATATYPE <> COALESCE((SELECT DATATYPE FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TEMPSPACE1_FC'), DATATYPE)) FETCH FIRST 1 ROW ONLY@
+-- check 8: no created temporary table is defined in TEMPSPACE1_FC (its definition would block the DROP: move it by hand)
+SELECT RAISE_ERROR('75001', 'tierwise check 8 failed: a created temp table is defined in it') FROM SYSCAT.TABLES WHERE TYPE = 'G' AND TBSPACE = 'TEMPSPACE1_FC' FETCH FIRST 1 ROW ONLY@
+-- check 9: storage group IBMSTOGROUP exists
+SELECT RAISE_ERROR('75001', 'tierwise check 9 failed: storage group IBMSTOGROUP missing') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSCAT.STOGROUPS WHERE SGNAME = 'IBMSTOGROUP') FETCH FIRST 1 ROW ONLY@
+-- step 2: table space TEMPSPACE1 in IBMSTOGROUP, created only if missing, like TEMPSPACE1_FC
 BEGIN
   DECLARE v_page INTEGER;
   DECLARE v_extent INTEGER;
@@ -74,35 +84,35 @@ BEGIN
   DECLARE v_bp VARCHAR(128);
   DECLARE v_sql VARCHAR(1000);
   IF EXISTS (SELECT 1 FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TEMPSPACE1') THEN
-    CALL DBMS_OUTPUT.PUT_LINE('tierwise: step 2: already done: table space "TEMPSPACE1" exists');
+    CALL DBMS_OUTPUT.PUT_LINE('tierwise: ' || VARCHAR_FORMAT(CURRENT TIMESTAMP - CURRENT TIMEZONE, 'YYYY-MM-DD HH24:MI:SS') || ' UTC ' || 'step 2: already done: table space "TEMPSPACE1" exists');
   ELSE
-    SELECT T.PAGESIZE, T.EXTENTSIZE, T.DATATYPE, B.BPNAME INTO v_page, v_extent, v_type, v_bp FROM SYSCAT.TABLESPACES AS T JOIN SYSCAT.BUFFERPOOLS AS B ON B.BUFFERPOOLID = T.BUFFERPOOLID WHERE T.TBSPACE = 'TEMPSPACE1_fc';
+    SELECT T.PAGESIZE, T.EXTENTSIZE, T.DATATYPE, B.BPNAME INTO v_page, v_extent, v_type, v_bp FROM SYSCAT.TABLESPACES AS T JOIN SYSCAT.BUFFERPOOLS AS B ON B.BUFFERPOOLID = T.BUFFERPOOLID WHERE T.TBSPACE = 'TEMPSPACE1_FC';
     SET v_sql = 'CREATE ' || CASE WHEN v_type = 'U' THEN 'USER' ELSE 'SYSTEM' END || ' TEMPORARY' || ' TABLESPACE "TEMPSPACE1" PAGESIZE ' || VARCHAR(v_page) || ' MANAGED BY AUTOMATIC STORAGE USING STOGROUP "IBMSTOGROUP" EXTENTSIZE ' || VARCHAR(v_extent) || ' BUFFERPOOL "' || REPLACE(v_bp, '"', '""') || '"';
-    CALL DBMS_OUTPUT.PUT_LINE('tierwise: step 2: creating table space "TEMPSPACE1" in storage group "IBMSTOGROUP"');
+    CALL DBMS_OUTPUT.PUT_LINE('tierwise: ' || VARCHAR_FORMAT(CURRENT TIMESTAMP - CURRENT TIMEZONE, 'YYYY-MM-DD HH24:MI:SS') || ' UTC ' || 'step 2: creating table space "TEMPSPACE1" in storage group "IBMSTOGROUP"');
     EXECUTE IMMEDIATE v_sql;
   END IF;
 END@
--- step 3: a user temporary table space: the users, groups and roles with USE of TEMPSPACE1_fc get USE of TEMPSPACE1 (nothing to do for a system temporary one)
+-- step 3: a user temporary table space: the users, groups and roles with USE of TEMPSPACE1_FC get USE of TEMPSPACE1 (nothing to do for a system temporary one)
 BEGIN
-  FOR R AS SELECT A.GRANTEE, A.GRANTEETYPE, A.USEAUTH FROM SYSCAT.TBSPACEAUTH AS A WHERE A.TBSPACE = 'TEMPSPACE1_fc' AND A.USEAUTH IN ('Y', 'G') AND EXISTS (SELECT 1 FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TEMPSPACE1' AND DATATYPE = 'U') AND NOT EXISTS (SELECT 1 FROM SYSCAT.TBSPACEAUTH AS B WHERE B.TBSPACE = 'TEMPSPACE1' AND B.GRANTEE = A.GRANTEE AND B.GRANTEETYPE = A.GRANTEETYPE AND B.USEAUTH IN ('Y', 'G')) DO
-    CALL DBMS_OUTPUT.PUT_LINE('tierwise: step 3: granting USE of "TEMPSPACE1" like "TEMPSPACE1_fc"');
+  FOR R AS SELECT A.GRANTEE, A.GRANTEETYPE, A.USEAUTH FROM SYSCAT.TBSPACEAUTH AS A WHERE A.TBSPACE = 'TEMPSPACE1_FC' AND A.USEAUTH IN ('Y', 'G') AND EXISTS (SELECT 1 FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TEMPSPACE1' AND DATATYPE = 'U') AND NOT EXISTS (SELECT 1 FROM SYSCAT.TBSPACEAUTH AS B WHERE B.TBSPACE = 'TEMPSPACE1' AND B.GRANTEE = A.GRANTEE AND B.GRANTEETYPE = A.GRANTEETYPE AND B.USEAUTH IN ('Y', 'G')) DO
+    CALL DBMS_OUTPUT.PUT_LINE('tierwise: ' || VARCHAR_FORMAT(CURRENT TIMESTAMP - CURRENT TIMEZONE, 'YYYY-MM-DD HH24:MI:SS') || ' UTC ' || 'step 3: granting USE of "TEMPSPACE1" like "TEMPSPACE1_FC"');
     EXECUTE IMMEDIATE 'GRANT USE OF TABLESPACE "TEMPSPACE1" TO ' || CASE WHEN R.GRANTEETYPE = 'G' AND R.GRANTEE = 'PUBLIC' THEN 'PUBLIC' ELSE CASE R.GRANTEETYPE WHEN 'U' THEN 'USER ' WHEN 'G' THEN 'GROUP ' ELSE 'ROLE ' END || '"' || REPLACE(RTRIM(R.GRANTEE), '"', '""') || '"' END || CASE WHEN R.USEAUTH = 'G' THEN ' WITH GRANT OPTION' ELSE '' END;
   END FOR;
 END@
--- check 9: no declared or created temporary table is in TEMPSPACE1_fc right now (SYSIBMADM.ADMINTEMPTABLES; they block the DROP: run the script again when the applications using them have ended)
-SELECT RAISE_ERROR('75001', 'tierwise check 9 failed: temp tables in use in it: run again later') FROM SYSIBMADM.ADMINTEMPTABLES AS T WHERE T.TBSP_ID = (SELECT TBSPACEID FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TEMPSPACE1_fc') FETCH FIRST 1 ROW ONLY@
--- step 4: drop TEMPSPACE1_fc (fails while a query uses it: run again in a quieter moment)
+-- check 10: no declared or created temporary table is in TEMPSPACE1_FC right now (SYSIBMADM.ADMINTEMPTABLES; they block the DROP: run the script again when the applications using them have ended)
+SELECT RAISE_ERROR('75001', 'tierwise check 10 failed: temp tables in use in it: run again later') FROM SYSIBMADM.ADMINTEMPTABLES AS T WHERE T.TBSP_ID = (SELECT TBSPACEID FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TEMPSPACE1_FC') FETCH FIRST 1 ROW ONLY@
+-- step 4: drop TEMPSPACE1_FC (fails while a query uses it: run again in a quieter moment)
 BEGIN
-  IF EXISTS (SELECT 1 FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TEMPSPACE1_fc') AND EXISTS (SELECT 1 FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TEMPSPACE1') THEN
-    CALL DBMS_OUTPUT.PUT_LINE('tierwise: step 4: dropping "TEMPSPACE1_fc"');
-    EXECUTE IMMEDIATE 'DROP TABLESPACE "TEMPSPACE1_fc"';
+  IF EXISTS (SELECT 1 FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TEMPSPACE1_FC') AND EXISTS (SELECT 1 FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TEMPSPACE1') THEN
+    CALL DBMS_OUTPUT.PUT_LINE('tierwise: ' || VARCHAR_FORMAT(CURRENT TIMESTAMP - CURRENT TIMEZONE, 'YYYY-MM-DD HH24:MI:SS') || ' UTC ' || 'step 4: dropping "TEMPSPACE1_FC"');
+    EXECUTE IMMEDIATE 'DROP TABLESPACE "TEMPSPACE1_FC"';
   ELSE
-    CALL DBMS_OUTPUT.PUT_LINE('tierwise: step 4: already done: "TEMPSPACE1_fc" is gone');
+    CALL DBMS_OUTPUT.PUT_LINE('tierwise: ' || VARCHAR_FORMAT(CURRENT TIMESTAMP - CURRENT TIMEZONE, 'YYYY-MM-DD HH24:MI:SS') || ' UTC ' || 'step 4: already done: "TEMPSPACE1_FC" is gone');
   END IF;
 END@
--- check 10: post-check: TEMPSPACE1 is a temporary table space in IBMSTOGROUP and TEMPSPACE1_fc is gone
-SELECT RAISE_ERROR('75001', 'tierwise check 10 failed (see the script header)') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TEMPSPACE1' AND DATATYPE IN ('T', 'U') AND SGNAME = 'IBMSTOGROUP') OR EXISTS (SELECT 1 FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TEMPSPACE1_fc') FETCH FIRST 1 ROW ONLY@
+-- check 11: post-check: TEMPSPACE1 is a temporary table space in IBMSTOGROUP and TEMPSPACE1_FC is gone
+SELECT RAISE_ERROR('75001', 'tierwise check 11 failed (see the script header)') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TEMPSPACE1' AND DATATYPE IN ('T', 'U') AND SGNAME = 'IBMSTOGROUP') OR EXISTS (SELECT 1 FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TEMPSPACE1_FC') FETCH FIRST 1 ROW ONLY@
 BEGIN
-  CALL DBMS_OUTPUT.PUT_LINE('tierwise: finished: temporary table space "TEMPSPACE1" is in "IBMSTOGROUP"');
+  CALL DBMS_OUTPUT.PUT_LINE('tierwise: ' || VARCHAR_FORMAT(CURRENT TIMESTAMP - CURRENT TIMEZONE, 'YYYY-MM-DD HH24:MI:SS') || ' UTC ' || 'finished: temporary table space "TEMPSPACE1" is in "IBMSTOGROUP"');
 END@
 CONNECT RESET@

@@ -13,16 +13,25 @@
 -- Predicted:  I/O wait 1.0 ms/s now -> 3.0 ms/s on tier sata
 -- Size:       1.0 GB
 -- Method:
---   online: for each file, ADD FILE on the target to the same filegroup, DBCC SHRINKFILE (EMPTYFILE)
---   moves its pages to the filegroup's other files, then REMOVE FILE. The database stays online.
+--   online: for each file, ADD FILE on the target to the same filegroup (same growth and maximum size
+--   as the old file), DBCC SHRINKFILE (EMPTYFILE) moves its pages to the filegroup's other files, then
+--   REMOVE FILE. The database stays online, but NOT without blocking: see Operations.
 --   Files:
 --     [GO]: E:\data\it's [odd]; --x.ndf -> S:\sata\it's [odd]; --x.ndf (new logical name [GO_sata])
 --     [Ünïcödé 日本 %d%s]: E:\data\ünï 日本.ndf -> S:\sata\ünï 日本.ndf (new logical name [Ünïcödé 日本 %d%s_sata])
 -- Limits and notes:
---   - EMPTYFILE is fully logged, slow on large files and fragments indexes: take log backups while it runs.
+--   - PAUSE the backup jobs of this database (log backups especially) while it runs: ADD FILE, EMPTYFILE and REMOVE FILE cannot run during a database or log backup (each waits for the other, then one fails). Every step checks first and stops while a BACKUP or a DBCC (CHECKDB) of the database runs.
+--   - EMPTYFILE is fully logged (about the used size of the file) and fragments indexes; in FULL recovery the log keeps all of it until the next log backup: the script checks the log has room first.
 --   - With several old files some pages move more than once (proportional fill).
---   - Files cannot be added or removed while a BACKUP runs; run again after it.
---   - The new files get new logical names (the rollback restores the original names and paths).
+--   - Refused while the filegroup is READ_ONLY, while database snapshots exist, and before SQL Server 2025 when the filegroup holds columnstore data.
+--   - The new files get new logical names (the rollback restores the original names, paths, growth and maximum size).
+-- Operations:
+--   Duration:    about 1 min at ~200 MB/s for 1.5 GB of files, up to 1 min at ~50 MB/s on a busy server (EMPTYFILE speed varies; only used pages move), plus zeroing the new files when instant file initialization is off (the script says which).
+--   Log volume:  up to about 1.5 GB (the used part of the files; EMPTYFILE is fully logged). In FULL recovery it stays in the log until the next log backup; the script measures it and stops first when the log cannot hold it.
+--   Blocking:    moving a table's IAM pages takes a schema-modification (Sch-M) lock on it: it waits for running queries on that table and new queries queue behind it. SQL Server 2022+: WAIT_AT_LOW_PRIORITY (ABORT_AFTER_WAIT = SELF), the shrink waits behind the queries instead and gives up after 1 minute (error 49516; run again). ADD FILE and REMOVE FILE are short.
+--   Backups:     PAUSE this database's backup jobs, log backups especially, for the whole run: ADD FILE, EMPTYFILE and REMOVE FILE cannot run during a database or log backup (each waits for the other, then one fails). Every step checks first and stops while a BACKUP runs. Take a log backup right after the run.
+--   To abort:    cancel the query (sqlcmd: Ctrl+C; SSMS: Cancel). EMPTYFILE stops at a page and keeps the pages moved so far, and leaves the file usable; the script is safe to run again: every step checks first.
+--   To recover:  run this script again to finish, or run the rollback script: before moving pages back it re-enables a file that a completed EMPTYFILE left closed to new pages (MODIFY FILE SIZE = current + 1 MB).
 -- Generator:  tierwise (golden files) (migrations/1)
 -- Generated:  2024-05-02T06:00:00Z
 -- Plan:       sha256 bb5881a9fe98b48afaaeddb747a975e827be1d1adc9a0792e293b44b072f66a7 (the forward plan; the rollback shows the same)
@@ -42,13 +51,17 @@ BEGIN
     RETURN;
 END;
 GO
+DECLARE @tw_say nvarchar(2048);
 USE [master];
 SET NOCOUNT ON;
 DECLARE @msg nvarchar(2048);
-PRINT N'tierwise: forward: filegroup [FG]]''x /* y] of database [Sales]]; DROP DATABASE x; --] (2 file(s)): tier flash -> sata';
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'forward: filegroup [FG]]''x /* y] of database [Sales]]; DROP DATABASE x; --] (2 file(s)): tier flash -> sata';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 IF UPPER(CAST(SERVERPROPERTY('ServerName') AS nvarchar(256))) <> UPPER(N'SQLPROD01')
 BEGIN
     SET @msg = N'tierwise: pre-check failed: this script is for server SQLPROD01, but the connection is to ' + CAST(SERVERPROPERTY('ServerName') AS nvarchar(256)) + N'. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -56,6 +69,8 @@ END;
 IF CAST(PARSENAME(CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), 4) AS int) < 11
 BEGIN
     SET @msg = N'tierwise: pre-check failed: SQL Server 2012 or later is needed. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -63,6 +78,8 @@ END;
 IF CAST(SERVERPROPERTY('EngineEdition') AS int) IN (5, 6, 8, 9, 11)
 BEGIN
     SET @msg = N'tierwise: pre-check failed: this is a managed cloud service; its files are not moved with ALTER DATABASE. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -70,6 +87,8 @@ END;
 IF DB_ID(N'Sales]; DROP DATABASE x; --') IS NULL
 BEGIN
     SET @msg = N'tierwise: pre-check failed: database [Sales]]; DROP DATABASE x; --] does not exist. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -77,6 +96,17 @@ END;
 IF DATABASEPROPERTYEX(N'Sales]; DROP DATABASE x; --', 'Status') <> N'ONLINE'
 BEGIN
     SET @msg = N'tierwise: pre-check failed: database [Sales]]; DROP DATABASE x; --] is not ONLINE. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF DATABASEPROPERTYEX(N'Sales]; DROP DATABASE x; --', 'Updateability') <> N'READ_WRITE'
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: database [Sales]]; DROP DATABASE x; --] is READ_ONLY. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -84,6 +114,8 @@ END;
 IF EXISTS (SELECT 1 FROM sys.databases WHERE name = N'Sales]; DROP DATABASE x; --' AND replica_id IS NOT NULL)
 BEGIN
     SET @msg = N'tierwise: pre-check failed: [Sales]]; DROP DATABASE x; --] is in an availability group; the file added on the primary is replayed on the secondaries, where the path must exist. Move it per replica by hand (docs/running-scripts.md). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -91,6 +123,8 @@ END;
 IF EXISTS (SELECT 1 FROM sys.database_mirroring WHERE database_id = DB_ID(N'Sales]; DROP DATABASE x; --') AND mirroring_guid IS NOT NULL)
 BEGIN
     SET @msg = N'tierwise: pre-check failed: [Sales]]; DROP DATABASE x; --] is mirrored; the file added on the primary is replayed on the secondaries, where the path must exist. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -98,19 +132,72 @@ END;
 IF OBJECT_ID(N'msdb.dbo.log_shipping_primary_databases') IS NOT NULL
     AND EXISTS (SELECT 1 FROM msdb.dbo.log_shipping_primary_databases WHERE primary_database = N'Sales]; DROP DATABASE x; --')
 BEGIN
-    PRINT N'tierwise: warning: [Sales]]; DROP DATABASE x; --] is a log shipping primary; restores on the secondary need the new paths (RESTORE ... WITH MOVE) after this change.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'warning: [Sales]]; DROP DATABASE x; --] is a log shipping primary; restores on the secondary need the new paths (RESTORE ... WITH MOVE) after this change.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 END;
 DECLARE @last_full datetime;
-SELECT @last_full = MAX(backup_finish_date) FROM msdb.dbo.backupset
-WHERE database_name = N'Sales]; DROP DATABASE x; --' AND type = 'D';
+SELECT @last_full = MAX(b.backup_finish_date)
+FROM msdb.dbo.backupset AS b
+WHERE b.type = 'D' AND b.is_damaged = 0
+    AND b.database_guid = (SELECT rs.database_guid FROM sys.database_recovery_status AS rs
+        WHERE rs.database_id = DB_ID(N'Sales]; DROP DATABASE x; --'))
+    AND NOT EXISTS (SELECT 1 FROM msdb.dbo.backupmediafamily AS f WHERE f.media_set_id = b.media_set_id
+        AND (UPPER(f.physical_device_name) IN (N'NUL', N'NUL:') OR f.physical_device_name = N'/dev/null'));
 IF @last_full IS NULL OR @last_full < DATEADD(MINUTE, -1440, GETDATE())
 BEGIN
-    SET @msg = N'tierwise: pre-check failed: no full backup of [Sales]]; DROP DATABASE x; --] finished in the last 24 hours (last: ' + COALESCE(CONVERT(nvarchar(30), @last_full, 120), N'never') + N'). Take one first. Nothing was changed.';
+    SET @msg = N'tierwise: pre-check failed: no usable full backup of [Sales]]; DROP DATABASE x; --] (this database, not copied to NUL) finished in the last 24 hours (last: ' + COALESCE(CONVERT(nvarchar(30), @last_full, 120), N'never') + N'). Take one first. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF HAS_PERMS_BY_NAME(NULL, NULL, N'VIEW SERVER STATE') = 0
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: this login lacks VIEW SERVER STATE, so the script cannot see a running BACKUP or DBCC of the database. Grant it or run as sysadmin. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+SELECT TOP (1) @msg = N'tierwise: pre-check failed: ' + r.command + N' (session ' + CAST(r.session_id AS nvarchar(10))
+    + N') is running on [Sales]]; DROP DATABASE x; --]. ADD FILE, DBCC SHRINKFILE and REMOVE FILE cannot run during a database or log backup (each waits for the other, then one fails). Pause the backup jobs of [Sales]]; DROP DATABASE x; --] (log backups too) while this script runs, and run it again after the backup. Nothing was changed.'
+FROM sys.dm_exec_requests AS r
+WHERE UPPER(r.command) LIKE N'BACKUP%' AND (r.database_id = DB_ID(N'Sales]; DROP DATABASE x; --') OR EXISTS (SELECT 1 FROM sys.dm_tran_locks AS l WHERE l.request_session_id = r.session_id AND l.resource_type = N'DATABASE' AND l.resource_database_id = DB_ID(N'Sales]; DROP DATABASE x; --')));
+IF @msg IS NOT NULL
+BEGIN
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+SELECT TOP (1) @msg = N'tierwise: pre-check failed: ' + r.command + N' (session ' + CAST(r.session_id AS nvarchar(10))
+    + N') is running on [Sales]]; DROP DATABASE x; --]: a DBCC CHECKDB or another shrink competes with this move for the same pages and locks. Run this script after it finished. Nothing was changed.'
+FROM sys.dm_exec_requests AS r
+WHERE UPPER(r.command) LIKE N'DBCC%' AND r.session_id <> @@SPID AND (r.database_id = DB_ID(N'Sales]; DROP DATABASE x; --') OR EXISTS (SELECT 1 FROM sys.dm_tran_locks AS l WHERE l.request_session_id = r.session_id AND l.resource_type = N'DATABASE' AND l.resource_database_id = DB_ID(N'Sales]; DROP DATABASE x; --')));
+IF @msg IS NOT NULL
+BEGIN
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+SELECT TOP (1) @msg = N'tierwise: pre-check failed: database snapshot ' + QUOTENAME(s.name)
+    + N' of [Sales]]; DROP DATABASE x; --] exists; files cannot be removed from a database that has snapshots, and every moved page would be copied into them. Drop the snapshots first. Nothing was changed.'
+FROM sys.databases AS s WHERE s.source_database_id = DB_ID(N'Sales]; DROP DATABASE x; --');
+IF @msg IS NOT NULL
+BEGIN
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
 END;
 GO
+DECLARE @tw_say nvarchar(2048);
 USE [Sales]]; DROP DATABASE x; --];
 DECLARE @msg nvarchar(2048);
 IF OBJECT_ID(N'tempdb..#tw_files') IS NOT NULL DROP TABLE #tw_files;
@@ -124,6 +211,8 @@ INSERT INTO #tw_files (step, from_name, from_path, to_name, to_path, size_mb) VA
 IF FILEGROUP_ID(N'FG]''x /* y') IS NULL
 BEGIN
     SET @msg = N'tierwise: pre-check failed: filegroup [FG]]''x /* y] of [Sales]]; DROP DATABASE x; --] does not exist; the advice is out of date. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -138,6 +227,8 @@ WHERE df.data_space_id <> FILEGROUP_ID(N'FG]''x /* y')
     OR (df.name = p.to_name AND NOT (LOWER(df.physical_name) = LOWER(p.to_path)));
 IF @msg IS NOT NULL
 BEGIN
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -147,6 +238,8 @@ FROM #tw_files AS p
 WHERE NOT EXISTS (SELECT 1 FROM sys.database_files AS df WHERE df.name IN (p.from_name, p.to_name));
 IF @msg IS NOT NULL
 BEGIN
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -158,6 +251,8 @@ WHERE df.data_space_id = FILEGROUP_ID(N'FG]''x /* y')
     AND NOT EXISTS (SELECT 1 FROM #tw_files AS p WHERE df.name IN (p.from_name, p.to_name));
 IF @msg IS NOT NULL
 BEGIN
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -169,32 +264,87 @@ JOIN #tw_files AS p ON LOWER(mf.physical_name COLLATE DATABASE_DEFAULT) = LOWER(
 WHERE NOT (mf.database_id = DB_ID(N'Sales]; DROP DATABASE x; --') AND mf.name COLLATE DATABASE_DEFAULT = p.to_name);
 IF @msg IS NOT NULL
 BEGIN
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
 END;
 IF NOT EXISTS (SELECT 1 FROM #tw_files AS p JOIN sys.database_files AS df ON df.name = p.from_name)
 BEGIN
-    PRINT N'tierwise: already done: every file of [FG]]''x /* y] of [Sales]]; DROP DATABASE x; --] is on tier sata; the steps below change nothing.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'already done: every file of [FG]]''x /* y] of [Sales]]; DROP DATABASE x; --] is on tier sata; the steps below change nothing.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RETURN;
+END;
+IF EXISTS (SELECT 1 FROM sys.filegroups WHERE name = N'FG]''x /* y' AND is_read_only = 1)
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: filegroup [FG]]''x /* y] of [Sales]]; DROP DATABASE x; --] is READ_ONLY (tierwise''s ILM marks cold filegroups read-only). ADD FILE and EMPTYFILE must write to it, and making it READ_WRITE needs exclusive access to the database. In a maintenance window make it READ_WRITE (the read-only rollback script), run this script, then mark it READ_ONLY again. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF CAST(PARSENAME(CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), 4) AS int) < 17
+BEGIN
+    SELECT TOP (1) @msg = N'tierwise: pre-check failed: columnstore index ' + QUOTENAME(i.name) + N' on '
+        + QUOTENAME(OBJECT_SCHEMA_NAME(i.object_id)) + N'.' + QUOTENAME(OBJECT_NAME(i.object_id))
+        + N' has data in filegroup [FG]]''x /* y]; EMPTYFILE cannot move columnstore pages before SQL Server 2025. Move the table (rebuild it on another filegroup) or move this filegroup offline. Nothing was changed.'
+    FROM sys.indexes AS i
+    JOIN sys.partitions AS p ON p.object_id = i.object_id AND p.index_id = i.index_id
+    JOIN sys.allocation_units AS au ON au.container_id = p.partition_id
+    WHERE i.type IN (5, 6) AND au.data_space_id = FILEGROUP_ID(N'FG]''x /* y');
+    IF @msg IS NOT NULL
+    BEGIN
+        SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+        RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+        RAISERROR(N'%s', 16, 1, @msg);
+        SET NOEXEC ON;
+        RETURN;
+    END;
+END;
+DECLARE @log_need_mb bigint, @log_free_mb bigint, @log_grow_mb bigint, @recovery nvarchar(60);
+SET @log_need_mb = CEILING((SELECT COALESCE(SUM(CAST(FILEPROPERTY(df.name, 'SpaceUsed') AS bigint)), 0) / 128 FROM #tw_files AS p JOIN sys.database_files AS df ON df.name = p.from_name) * 1.10);
+SELECT @recovery = recovery_model_desc FROM sys.databases WHERE database_id = DB_ID();
+SELECT @log_free_mb = (total_log_size_in_bytes - used_log_space_in_bytes) / 1048576 FROM sys.dm_db_log_space_usage;
+SELECT @log_grow_mb = COALESCE(SUM(CASE WHEN df.growth = 0 THEN 0
+    WHEN df.max_size = -1 OR (CAST(df.max_size AS bigint) - df.size) / 128 > vs.available_bytes / 1048576
+        THEN vs.available_bytes / 1048576
+    ELSE (CAST(df.max_size AS bigint) - df.size) / 128 END), 0)
+FROM sys.database_files AS df CROSS APPLY sys.dm_os_volume_stats(DB_ID(), df.file_id) AS vs WHERE df.type = 1;
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'log: emptying the files of [FG]]''x /* y] of [Sales]]; DROP DATABASE x; --] writes about ' + CAST(@log_need_mb AS nvarchar(20)) + N' MB of log; recovery model ' + @recovery + N', ' + CAST(@log_free_mb AS nvarchar(20)) + N' MB free in the log, which can grow by ' + CAST(@log_grow_mb AS nvarchar(20)) + N' MB.';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+IF @recovery <> N'SIMPLE' AND @log_free_mb + @log_grow_mb < @log_need_mb
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: emptying the files of [FG]]''x /* y] of [Sales]]; DROP DATABASE x; --] is fully logged: about ' + CAST(@log_need_mb AS nvarchar(20)) + N' MB of log (10 % headroom included), which stays in the log until the next log backup (' + @recovery + N' recovery, log backups paused for the move), but the log has ' + CAST(@log_free_mb AS nvarchar(20)) + N' MB free and can grow by only ' + CAST(@log_grow_mb AS nvarchar(20)) + N' MB. Grow the log first. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
 END;
 GO
+DECLARE @tw_say nvarchar(2048);
 USE [Sales]]; DROP DATABASE x; --];
 DECLARE @msg nvarchar(2048);
 IF NOT EXISTS (SELECT 1 FROM #tw_files AS p WHERE NOT EXISTS (SELECT 1 FROM sys.database_files AS df WHERE df.name = p.to_name))
 BEGIN
-    PRINT N'tierwise: every new file exists: no directory or free-space check needed';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'every new file exists: no directory or free-space check needed';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RETURN;
 END;
 DECLARE @dir_is_directory bit;
 IF CAST(PARSENAME(CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), 4) AS int) >= 14
 BEGIN
-    PRINT N'tierwise: directory check with sys.dm_os_file_exists';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'directory check with sys.dm_os_file_exists';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     EXEC sys.sp_executesql N'SELECT @d = CAST(file_is_a_directory AS bit) FROM sys.dm_os_file_exists(@p);',
         N'@p nvarchar(4000), @d bit OUTPUT', @p = N'S:\sata', @d = @dir_is_directory OUTPUT;
 END
 ELSE
 BEGIN
-    PRINT N'tierwise: directory check with xp_fileexist (SQL Server before 2017)';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'directory check with xp_fileexist (SQL Server before 2017)';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     DECLARE @dir_probe TABLE (file_exists int, is_directory int, parent_exists int);
     INSERT INTO @dir_probe EXEC master.dbo.xp_fileexist N'S:\sata';
     SELECT @dir_is_directory = CAST(MAX(is_directory) AS bit) FROM @dir_probe;
@@ -202,6 +352,8 @@ END;
 IF COALESCE(@dir_is_directory, 0) = 0
 BEGIN
     SET @msg = N'tierwise: pre-check failed: the target directory S:\sata\ does not exist, or the SQL Server service account cannot see it. Create it and grant the service account full control. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -216,95 +368,436 @@ WHERE LEFT(LOWER(N'S:\sata\'), LEN(vs.volume_mount_point)) = LOWER(vs.volume_mou
 ORDER BY LEN(vs.volume_mount_point) DESC;
 IF @free_mb IS NULL AND CAST(PARSENAME(CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), 4) AS int) >= 15
 BEGIN
-    PRINT N'tierwise: free space from sys.dm_os_enumerate_fixed_drives';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'free space from sys.dm_os_enumerate_fixed_drives';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     EXEC sys.sp_executesql N'SELECT @f = free_space_in_bytes / 1048576 FROM sys.dm_os_enumerate_fixed_drives WHERE UPPER(LEFT(fixed_drive_path, 1)) = UPPER(@d);',
         N'@d nchar(1), @f bigint OUTPUT', @d = N'S', @f = @free_mb OUTPUT;
 END
 ELSE IF @free_mb IS NULL
 BEGIN
-    PRINT N'tierwise: free space from xp_fixeddrives (SQL Server before 2019)';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'free space from xp_fixeddrives (SQL Server before 2019)';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     DECLARE @drives TABLE (drive nvarchar(5), mb_free bigint);
     INSERT INTO @drives EXEC master.dbo.xp_fixeddrives;
     SELECT @free_mb = mb_free FROM @drives WHERE UPPER(drive) = UPPER(N'S');
 END;
 IF @free_mb IS NULL
 BEGIN
-    PRINT N'tierwise: warning: cannot measure the free space under S:\sata\ (no database file on that volume yet); the new files of [FG]]''x /* y] of [Sales]]; DROP DATABASE x; --] needs about ' + CAST(@need_mb AS nvarchar(20)) + N' MB there.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'warning: cannot measure the free space under S:\sata\ (no database file on that volume yet); the new files of [FG]]''x /* y] of [Sales]]; DROP DATABASE x; --] needs about ' + CAST(@need_mb AS nvarchar(20)) + N' MB there.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 END;
 IF @free_mb < @need_mb
 BEGIN
     SET @msg = N'tierwise: pre-check failed: the new files of [FG]]''x /* y] of [Sales]]; DROP DATABASE x; --] needs ' + CAST(@need_mb AS nvarchar(20)) + N' MB under ' + N'S:\sata\' + N' (10 % headroom included), but only ' + CAST(@free_mb AS nvarchar(20)) + N' MB are free. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
 END;
-GO
-USE [Sales]]; DROP DATABASE x; --];
-IF EXISTS (SELECT 1 FROM sys.database_files WHERE name = N'GO_sata')
+DECLARE @ifi nvarchar(1);
+IF COL_LENGTH(N'sys.dm_server_services', N'instant_file_initialization_enabled') IS NOT NULL
+    EXEC sys.sp_executesql N'SELECT TOP (1) @i = instant_file_initialization_enabled FROM sys.dm_server_services WHERE servicename LIKE N''SQL Server (%'';', N'@i nvarchar(1) OUTPUT', @i = @ifi OUTPUT;
+IF @ifi = N'Y'
 BEGIN
-    PRINT N'tierwise: step 1a: already done: file [GO_sata] exists at S:\sata\it''s [odd]; --x.ndf';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'instant file initialization is on: new data files are not zeroed first.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 END
 ELSE
 BEGIN
-    PRINT N'tierwise: step 1a: adding file [GO_sata] at S:\sata\it''s [odd]; --x.ndf to filegroup [FG]]''x /* y]';
-    ALTER DATABASE [Sales]]; DROP DATABASE x; --] ADD FILE (NAME = N'GO_sata', FILENAME = N'S:\sata\it''s [odd]; --x.ndf', SIZE = 1024MB, FILEGROWTH = 1024MB) TO FILEGROUP [FG]]'x /* y];
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'warning: instant file initialization is ' + CASE WHEN @ifi = N'N' THEN N'off' ELSE N'unknown' END + N': ADD FILE first writes zeros over ' + CAST(((SELECT COALESCE(SUM(p.size_mb), 0) FROM #tw_files AS p WHERE NOT EXISTS (SELECT 1 FROM sys.database_files AS df WHERE df.name = p.to_name))) AS nvarchar(20)) + N' MB, about ' + CAST(((SELECT COALESCE(SUM(p.size_mb), 0) FROM #tw_files AS p WHERE NOT EXISTS (SELECT 1 FROM sys.database_files AS df WHERE df.name = p.to_name))) / 200 / 60 + 1 AS nvarchar(20)) + N' min at ~200 MB/s. Grant the service account Perform volume maintenance tasks to avoid it.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 END;
 GO
+DECLARE @tw_say nvarchar(2048), @tw_t0 datetime2(3), @tw_err nvarchar(2048);
 USE [Sales]]; DROP DATABASE x; --];
-IF EXISTS (SELECT 1 FROM sys.database_files WHERE name = N'Ünïcödé 日本 %d%s_sata')
+DECLARE @msg nvarchar(2048), @growth nvarchar(40), @maxsize nvarchar(40), @sql nvarchar(max);
+IF NOT EXISTS (SELECT 1 FROM sys.database_files WHERE name = N'GO')
 BEGIN
-    PRINT N'tierwise: step 2a: already done: file [Ünïcödé 日本 %d%s_sata] exists at S:\sata\ünï 日本.ndf';
-END
-ELSE
-BEGIN
-    PRINT N'tierwise: step 2a: adding file [Ünïcödé 日本 %d%s_sata] at S:\sata\ünï 日本.ndf to filegroup [FG]]''x /* y]';
-    ALTER DATABASE [Sales]]; DROP DATABASE x; --] ADD FILE (NAME = N'Ünïcödé 日本 %d%s_sata', FILENAME = N'S:\sata\ünï 日本.ndf', SIZE = 512MB, FILEGROWTH = 1024MB) TO FILEGROUP [FG]]'x /* y];
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'step 1/6 done: already done: file [GO_sata] exists at S:\sata\it''s [odd]; --x.ndf';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RETURN;
 END;
-GO
-USE [Sales]]; DROP DATABASE x; --];
-IF EXISTS (SELECT 1 FROM sys.database_files WHERE name = N'GO')
+SELECT TOP (1) @msg = N'tierwise: pre-check failed: ' + r.command + N' (session ' + CAST(r.session_id AS nvarchar(10))
+    + N') is running on [Sales]]; DROP DATABASE x; --]. ADD FILE, DBCC SHRINKFILE and REMOVE FILE cannot run during a database or log backup (each waits for the other, then one fails). Pause the backup jobs of [Sales]]; DROP DATABASE x; --] (log backups too) while this script runs, and run it again after the backup. The steps before this one are kept; run the script again afterwards.'
+FROM sys.dm_exec_requests AS r
+WHERE UPPER(r.command) LIKE N'BACKUP%' AND (r.database_id = DB_ID(N'Sales]; DROP DATABASE x; --') OR EXISTS (SELECT 1 FROM sys.dm_tran_locks AS l WHERE l.request_session_id = r.session_id AND l.resource_type = N'DATABASE' AND l.resource_database_id = DB_ID(N'Sales]; DROP DATABASE x; --')));
+IF @msg IS NOT NULL
 BEGIN
-    PRINT N'tierwise: step 1b: emptying file [GO] into the other files of [FG]]''x /* y] (DBCC SHRINKFILE EMPTYFILE; progress in sys.dm_exec_requests.percent_complete)';
-    DBCC SHRINKFILE (N'GO', EMPTYFILE) WITH NO_INFOMSGS;
-END
-ELSE
-BEGIN
-    PRINT N'tierwise: step 1b: already done: file [GO] is no longer in the database';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
 END;
-GO
-USE [Sales]]; DROP DATABASE x; --];
-IF EXISTS (SELECT 1 FROM sys.database_files WHERE name = N'GO')
+SELECT TOP (1) @msg = N'tierwise: pre-check failed: ' + r.command + N' (session ' + CAST(r.session_id AS nvarchar(10))
+    + N') is running on [Sales]]; DROP DATABASE x; --]: a DBCC CHECKDB or another shrink competes with this move for the same pages and locks. Run this script after it finished. The steps before this one are kept; run the script again afterwards.'
+FROM sys.dm_exec_requests AS r
+WHERE UPPER(r.command) LIKE N'DBCC%' AND r.session_id <> @@SPID AND (r.database_id = DB_ID(N'Sales]; DROP DATABASE x; --') OR EXISTS (SELECT 1 FROM sys.dm_tran_locks AS l WHERE l.request_session_id = r.session_id AND l.resource_type = N'DATABASE' AND l.resource_database_id = DB_ID(N'Sales]; DROP DATABASE x; --')));
+IF @msg IS NOT NULL
 BEGIN
-    PRINT N'tierwise: step 1c: removing the empty file [GO] (E:\data\it''s [odd]; --x.ndf)';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+BEGIN TRY
+    SET @tw_t0 = SYSUTCDATETIME();
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'step 1/6 start: adding file [GO_sata] at S:\sata\it''s [odd]; --x.ndf to filegroup [FG]]''x /* y]';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    IF NOT EXISTS (SELECT 1 FROM sys.database_files WHERE name = N'GO_sata')
+        ALTER DATABASE [Sales]]; DROP DATABASE x; --] ADD FILE (NAME = N'GO_sata', FILENAME = N'S:\sata\it''s [odd]; --x.ndf', SIZE = 1024MB, FILEGROWTH = 1024MB) TO FILEGROUP [FG]]'x /* y];
+    -- the old file's growth and maximum size (never below the new file's size)
+    SELECT @growth = CASE WHEN o.growth = 0 THEN N'0' WHEN o.is_percent_growth = 1 THEN CAST(o.growth AS nvarchar(10)) + N'%'
+            ELSE CAST(CAST(o.growth AS bigint) * 8 AS nvarchar(20)) + N'KB' END,
+        @maxsize = CASE WHEN o.max_size = -1 THEN N'UNLIMITED'
+            WHEN o.max_size < t.size THEN CAST(CAST(t.size AS bigint) * 8 AS nvarchar(20)) + N'KB'
+            ELSE CAST(CAST(o.max_size AS bigint) * 8 AS nvarchar(20)) + N'KB' END
+    FROM sys.database_files AS o JOIN sys.database_files AS t ON t.name = N'GO_sata'
+    WHERE o.name = N'GO';
+    SET @sql = N'ALTER DATABASE [Sales]]; DROP DATABASE x; --] MODIFY FILE (NAME = N''GO_sata'', FILEGROWTH = ' + @growth + N');';
+    EXEC sys.sp_executesql @sql;
+    SET @sql = N'ALTER DATABASE [Sales]]; DROP DATABASE x; --] MODIFY FILE (NAME = N''GO_sata'', MAXSIZE = ' + @maxsize + N');';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'growth ' + @growth + N', maximum size ' + @maxsize + N' (as the old file)';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    EXEC sys.sp_executesql @sql;
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'step 1/6 done: adding file [GO_sata] at S:\sata\it''s [odd]; --x.ndf to filegroup [FG]]''x /* y] (' + CAST(DATEDIFF(SECOND, @tw_t0, SYSUTCDATETIME()) AS nvarchar(20)) + N' s)';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+END TRY
+BEGIN CATCH
+    SET @tw_err = N'step 1/6 error: adding file [GO_sata] at S:\sata\it''s [odd]; --x.ndf to filegroup [FG]]''x /* y]: error ' + CAST(ERROR_NUMBER() AS nvarchar(10)) + N': ' + ERROR_MESSAGE() + N' The steps before this one are kept; run the script again afterwards.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + @tw_err;
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    SET @tw_err = N'tierwise: ' + @tw_err;
+    RAISERROR(N'%s', 16, 1, @tw_err);
+    SET NOEXEC ON;
+    RETURN;
+END CATCH;
+GO
+DECLARE @tw_say nvarchar(2048), @tw_t0 datetime2(3), @tw_err nvarchar(2048);
+USE [Sales]]; DROP DATABASE x; --];
+DECLARE @msg nvarchar(2048), @growth nvarchar(40), @maxsize nvarchar(40), @sql nvarchar(max);
+IF NOT EXISTS (SELECT 1 FROM sys.database_files WHERE name = N'Ünïcödé 日本 %d%s')
+BEGIN
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'step 2/6 done: already done: file [Ünïcödé 日本 %d%s_sata] exists at S:\sata\ünï 日本.ndf';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RETURN;
+END;
+SELECT TOP (1) @msg = N'tierwise: pre-check failed: ' + r.command + N' (session ' + CAST(r.session_id AS nvarchar(10))
+    + N') is running on [Sales]]; DROP DATABASE x; --]. ADD FILE, DBCC SHRINKFILE and REMOVE FILE cannot run during a database or log backup (each waits for the other, then one fails). Pause the backup jobs of [Sales]]; DROP DATABASE x; --] (log backups too) while this script runs, and run it again after the backup. The steps before this one are kept; run the script again afterwards.'
+FROM sys.dm_exec_requests AS r
+WHERE UPPER(r.command) LIKE N'BACKUP%' AND (r.database_id = DB_ID(N'Sales]; DROP DATABASE x; --') OR EXISTS (SELECT 1 FROM sys.dm_tran_locks AS l WHERE l.request_session_id = r.session_id AND l.resource_type = N'DATABASE' AND l.resource_database_id = DB_ID(N'Sales]; DROP DATABASE x; --')));
+IF @msg IS NOT NULL
+BEGIN
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+SELECT TOP (1) @msg = N'tierwise: pre-check failed: ' + r.command + N' (session ' + CAST(r.session_id AS nvarchar(10))
+    + N') is running on [Sales]]; DROP DATABASE x; --]: a DBCC CHECKDB or another shrink competes with this move for the same pages and locks. Run this script after it finished. The steps before this one are kept; run the script again afterwards.'
+FROM sys.dm_exec_requests AS r
+WHERE UPPER(r.command) LIKE N'DBCC%' AND r.session_id <> @@SPID AND (r.database_id = DB_ID(N'Sales]; DROP DATABASE x; --') OR EXISTS (SELECT 1 FROM sys.dm_tran_locks AS l WHERE l.request_session_id = r.session_id AND l.resource_type = N'DATABASE' AND l.resource_database_id = DB_ID(N'Sales]; DROP DATABASE x; --')));
+IF @msg IS NOT NULL
+BEGIN
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+BEGIN TRY
+    SET @tw_t0 = SYSUTCDATETIME();
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'step 2/6 start: adding file [Ünïcödé 日本 %d%s_sata] at S:\sata\ünï 日本.ndf to filegroup [FG]]''x /* y]';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    IF NOT EXISTS (SELECT 1 FROM sys.database_files WHERE name = N'Ünïcödé 日本 %d%s_sata')
+        ALTER DATABASE [Sales]]; DROP DATABASE x; --] ADD FILE (NAME = N'Ünïcödé 日本 %d%s_sata', FILENAME = N'S:\sata\ünï 日本.ndf', SIZE = 512MB, FILEGROWTH = 1024MB) TO FILEGROUP [FG]]'x /* y];
+    -- the old file's growth and maximum size (never below the new file's size)
+    SELECT @growth = CASE WHEN o.growth = 0 THEN N'0' WHEN o.is_percent_growth = 1 THEN CAST(o.growth AS nvarchar(10)) + N'%'
+            ELSE CAST(CAST(o.growth AS bigint) * 8 AS nvarchar(20)) + N'KB' END,
+        @maxsize = CASE WHEN o.max_size = -1 THEN N'UNLIMITED'
+            WHEN o.max_size < t.size THEN CAST(CAST(t.size AS bigint) * 8 AS nvarchar(20)) + N'KB'
+            ELSE CAST(CAST(o.max_size AS bigint) * 8 AS nvarchar(20)) + N'KB' END
+    FROM sys.database_files AS o JOIN sys.database_files AS t ON t.name = N'Ünïcödé 日本 %d%s_sata'
+    WHERE o.name = N'Ünïcödé 日本 %d%s';
+    SET @sql = N'ALTER DATABASE [Sales]]; DROP DATABASE x; --] MODIFY FILE (NAME = N''Ünïcödé 日本 %d%s_sata'', FILEGROWTH = ' + @growth + N');';
+    EXEC sys.sp_executesql @sql;
+    SET @sql = N'ALTER DATABASE [Sales]]; DROP DATABASE x; --] MODIFY FILE (NAME = N''Ünïcödé 日本 %d%s_sata'', MAXSIZE = ' + @maxsize + N');';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'growth ' + @growth + N', maximum size ' + @maxsize + N' (as the old file)';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    EXEC sys.sp_executesql @sql;
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'step 2/6 done: adding file [Ünïcödé 日本 %d%s_sata] at S:\sata\ünï 日本.ndf to filegroup [FG]]''x /* y] (' + CAST(DATEDIFF(SECOND, @tw_t0, SYSUTCDATETIME()) AS nvarchar(20)) + N' s)';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+END TRY
+BEGIN CATCH
+    SET @tw_err = N'step 2/6 error: adding file [Ünïcödé 日本 %d%s_sata] at S:\sata\ünï 日本.ndf to filegroup [FG]]''x /* y]: error ' + CAST(ERROR_NUMBER() AS nvarchar(10)) + N': ' + ERROR_MESSAGE() + N' The steps before this one are kept; run the script again afterwards.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + @tw_err;
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    SET @tw_err = N'tierwise: ' + @tw_err;
+    RAISERROR(N'%s', 16, 1, @tw_err);
+    SET NOEXEC ON;
+    RETURN;
+END CATCH;
+GO
+DECLARE @tw_say nvarchar(2048), @tw_t0 datetime2(3), @tw_err nvarchar(2048);
+USE [Sales]]; DROP DATABASE x; --];
+DECLARE @msg nvarchar(2048), @sql nvarchar(max);
+IF NOT EXISTS (SELECT 1 FROM sys.database_files WHERE name = N'GO')
+BEGIN
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'step 3/6 done: already done: file [GO] is no longer in the database';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RETURN;
+END;
+SELECT TOP (1) @msg = N'tierwise: pre-check failed: ' + r.command + N' (session ' + CAST(r.session_id AS nvarchar(10))
+    + N') is running on [Sales]]; DROP DATABASE x; --]. ADD FILE, DBCC SHRINKFILE and REMOVE FILE cannot run during a database or log backup (each waits for the other, then one fails). Pause the backup jobs of [Sales]]; DROP DATABASE x; --] (log backups too) while this script runs, and run it again after the backup. The steps before this one are kept; run the script again afterwards.'
+FROM sys.dm_exec_requests AS r
+WHERE UPPER(r.command) LIKE N'BACKUP%' AND (r.database_id = DB_ID(N'Sales]; DROP DATABASE x; --') OR EXISTS (SELECT 1 FROM sys.dm_tran_locks AS l WHERE l.request_session_id = r.session_id AND l.resource_type = N'DATABASE' AND l.resource_database_id = DB_ID(N'Sales]; DROP DATABASE x; --')));
+IF @msg IS NOT NULL
+BEGIN
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+SELECT TOP (1) @msg = N'tierwise: pre-check failed: ' + r.command + N' (session ' + CAST(r.session_id AS nvarchar(10))
+    + N') is running on [Sales]]; DROP DATABASE x; --]: a DBCC CHECKDB or another shrink competes with this move for the same pages and locks. Run this script after it finished. The steps before this one are kept; run the script again afterwards.'
+FROM sys.dm_exec_requests AS r
+WHERE UPPER(r.command) LIKE N'DBCC%' AND r.session_id <> @@SPID AND (r.database_id = DB_ID(N'Sales]; DROP DATABASE x; --') OR EXISTS (SELECT 1 FROM sys.dm_tran_locks AS l WHERE l.request_session_id = r.session_id AND l.resource_type = N'DATABASE' AND l.resource_database_id = DB_ID(N'Sales]; DROP DATABASE x; --')));
+IF @msg IS NOT NULL
+BEGIN
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+BEGIN TRY
+    SET @tw_t0 = SYSUTCDATETIME();
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'step 3/6 start: emptying file [GO] into the other files of [FG]]''x /* y] (progress: sys.dm_exec_requests.percent_complete)';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    -- a file emptied by a completed EMPTYFILE takes no new pages until its size changes
+    IF EXISTS (SELECT 1 FROM sys.database_files WHERE name = N'GO_sata' AND (max_size = -1 OR max_size >= size + 128))
+    BEGIN
+        SELECT @sql = N'ALTER DATABASE [Sales]]; DROP DATABASE x; --] MODIFY FILE (NAME = N''GO_sata'', SIZE = ' + CAST(CEILING(size / 128.0) + 1 AS nvarchar(20)) + N'MB);'
+        FROM sys.database_files WHERE name = N'GO_sata';
+        EXEC sys.sp_executesql @sql;
+    END;
+    IF EXISTS (SELECT 1 FROM sys.database_files WHERE name = N'Ünïcödé 日本 %d%s_sata' AND (max_size = -1 OR max_size >= size + 128))
+    BEGIN
+        SELECT @sql = N'ALTER DATABASE [Sales]]; DROP DATABASE x; --] MODIFY FILE (NAME = N''Ünïcödé 日本 %d%s_sata'', SIZE = ' + CAST(CEILING(size / 128.0) + 1 AS nvarchar(20)) + N'MB);'
+        FROM sys.database_files WHERE name = N'Ünïcödé 日本 %d%s_sata';
+        EXEC sys.sp_executesql @sql;
+    END;
+    IF CAST(PARSENAME(CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), 4) AS int) >= 16
+        EXEC sys.sp_executesql N'DBCC SHRINKFILE (N''GO'', EMPTYFILE) WITH WAIT_AT_LOW_PRIORITY (ABORT_AFTER_WAIT = SELF), NO_INFOMSGS;';
+    ELSE
+        DBCC SHRINKFILE (N'GO', EMPTYFILE) WITH NO_INFOMSGS;
+    -- the shrink may have given way to other sessions without an error: is the file empty?
+    IF EXISTS (SELECT 1 FROM sys.database_files WHERE name = N'GO'
+        AND FILEPROPERTY(name, 'SpaceUsed') > 8 * CEILING(size / 8088.0))
+        RAISERROR(N'%s', 16, 1, N'file [GO] not empty yet (the shrink gave way to other sessions): run the script again');
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'step 3/6 done: emptying file [GO] into the other files of [FG]]''x /* y] (progress: sys.dm_exec_requests.percent_complete) (' + CAST(DATEDIFF(SECOND, @tw_t0, SYSUTCDATETIME()) AS nvarchar(20)) + N' s)';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+END TRY
+BEGIN CATCH
+    SET @tw_err = N'step 3/6 error: emptying file [GO] into the other files of [FG]]''x /* y] (progress: sys.dm_exec_requests.percent_complete): error ' + CAST(ERROR_NUMBER() AS nvarchar(10)) + N': ' + ERROR_MESSAGE() + N' The steps before this one are kept; run the script again afterwards.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + @tw_err;
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    SET @tw_err = N'tierwise: ' + @tw_err;
+    RAISERROR(N'%s', 16, 1, @tw_err);
+    SET NOEXEC ON;
+    RETURN;
+END CATCH;
+GO
+DECLARE @tw_say nvarchar(2048), @tw_t0 datetime2(3), @tw_err nvarchar(2048);
+USE [Sales]]; DROP DATABASE x; --];
+DECLARE @msg nvarchar(2048);
+IF NOT EXISTS (SELECT 1 FROM sys.database_files WHERE name = N'GO')
+BEGIN
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'step 4/6 done: already done: file [GO] is no longer in the database';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RETURN;
+END;
+SELECT TOP (1) @msg = N'tierwise: pre-check failed: ' + r.command + N' (session ' + CAST(r.session_id AS nvarchar(10))
+    + N') is running on [Sales]]; DROP DATABASE x; --]. ADD FILE, DBCC SHRINKFILE and REMOVE FILE cannot run during a database or log backup (each waits for the other, then one fails). Pause the backup jobs of [Sales]]; DROP DATABASE x; --] (log backups too) while this script runs, and run it again after the backup. The steps before this one are kept; run the script again afterwards.'
+FROM sys.dm_exec_requests AS r
+WHERE UPPER(r.command) LIKE N'BACKUP%' AND (r.database_id = DB_ID(N'Sales]; DROP DATABASE x; --') OR EXISTS (SELECT 1 FROM sys.dm_tran_locks AS l WHERE l.request_session_id = r.session_id AND l.resource_type = N'DATABASE' AND l.resource_database_id = DB_ID(N'Sales]; DROP DATABASE x; --')));
+IF @msg IS NOT NULL
+BEGIN
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+SELECT TOP (1) @msg = N'tierwise: pre-check failed: ' + r.command + N' (session ' + CAST(r.session_id AS nvarchar(10))
+    + N') is running on [Sales]]; DROP DATABASE x; --]: a DBCC CHECKDB or another shrink competes with this move for the same pages and locks. Run this script after it finished. The steps before this one are kept; run the script again afterwards.'
+FROM sys.dm_exec_requests AS r
+WHERE UPPER(r.command) LIKE N'DBCC%' AND r.session_id <> @@SPID AND (r.database_id = DB_ID(N'Sales]; DROP DATABASE x; --') OR EXISTS (SELECT 1 FROM sys.dm_tran_locks AS l WHERE l.request_session_id = r.session_id AND l.resource_type = N'DATABASE' AND l.resource_database_id = DB_ID(N'Sales]; DROP DATABASE x; --')));
+IF @msg IS NOT NULL
+BEGIN
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+BEGIN TRY
+    SET @tw_t0 = SYSUTCDATETIME();
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'step 4/6 start: removing the empty file [GO] (E:\data\it''s [odd]; --x.ndf)';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     ALTER DATABASE [Sales]]; DROP DATABASE x; --] REMOVE FILE [GO];
-END
-ELSE
-BEGIN
-    PRINT N'tierwise: step 1c: already done: file [GO] is no longer in the database';
-END;
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'step 4/6 done: removing the empty file [GO] (E:\data\it''s [odd]; --x.ndf) (' + CAST(DATEDIFF(SECOND, @tw_t0, SYSUTCDATETIME()) AS nvarchar(20)) + N' s)';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+END TRY
+BEGIN CATCH
+    SET @tw_err = N'step 4/6 error: removing the empty file [GO] (E:\data\it''s [odd]; --x.ndf): error ' + CAST(ERROR_NUMBER() AS nvarchar(10)) + N': ' + ERROR_MESSAGE() + N' If the file is not empty, EMPTYFILE stopped early (cancelled, or it gave up waiting at low priority, error 49516): run the script again.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + @tw_err;
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    SET @tw_err = N'tierwise: ' + @tw_err;
+    RAISERROR(N'%s', 16, 1, @tw_err);
+    SET NOEXEC ON;
+    RETURN;
+END CATCH;
 GO
+DECLARE @tw_say nvarchar(2048), @tw_t0 datetime2(3), @tw_err nvarchar(2048);
 USE [Sales]]; DROP DATABASE x; --];
-IF EXISTS (SELECT 1 FROM sys.database_files WHERE name = N'Ünïcödé 日本 %d%s')
+DECLARE @msg nvarchar(2048), @sql nvarchar(max);
+IF NOT EXISTS (SELECT 1 FROM sys.database_files WHERE name = N'Ünïcödé 日本 %d%s')
 BEGIN
-    PRINT N'tierwise: step 2b: emptying file [Ünïcödé 日本 %d%s] into the other files of [FG]]''x /* y] (DBCC SHRINKFILE EMPTYFILE; progress in sys.dm_exec_requests.percent_complete)';
-    DBCC SHRINKFILE (N'Ünïcödé 日本 %d%s', EMPTYFILE) WITH NO_INFOMSGS;
-END
-ELSE
-BEGIN
-    PRINT N'tierwise: step 2b: already done: file [Ünïcödé 日本 %d%s] is no longer in the database';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'step 5/6 done: already done: file [Ünïcödé 日本 %d%s] is no longer in the database';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RETURN;
 END;
-GO
-USE [Sales]]; DROP DATABASE x; --];
-IF EXISTS (SELECT 1 FROM sys.database_files WHERE name = N'Ünïcödé 日本 %d%s')
+SELECT TOP (1) @msg = N'tierwise: pre-check failed: ' + r.command + N' (session ' + CAST(r.session_id AS nvarchar(10))
+    + N') is running on [Sales]]; DROP DATABASE x; --]. ADD FILE, DBCC SHRINKFILE and REMOVE FILE cannot run during a database or log backup (each waits for the other, then one fails). Pause the backup jobs of [Sales]]; DROP DATABASE x; --] (log backups too) while this script runs, and run it again after the backup. The steps before this one are kept; run the script again afterwards.'
+FROM sys.dm_exec_requests AS r
+WHERE UPPER(r.command) LIKE N'BACKUP%' AND (r.database_id = DB_ID(N'Sales]; DROP DATABASE x; --') OR EXISTS (SELECT 1 FROM sys.dm_tran_locks AS l WHERE l.request_session_id = r.session_id AND l.resource_type = N'DATABASE' AND l.resource_database_id = DB_ID(N'Sales]; DROP DATABASE x; --')));
+IF @msg IS NOT NULL
 BEGIN
-    PRINT N'tierwise: step 2c: removing the empty file [Ünïcödé 日本 %d%s] (E:\data\ünï 日本.ndf)';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+SELECT TOP (1) @msg = N'tierwise: pre-check failed: ' + r.command + N' (session ' + CAST(r.session_id AS nvarchar(10))
+    + N') is running on [Sales]]; DROP DATABASE x; --]: a DBCC CHECKDB or another shrink competes with this move for the same pages and locks. Run this script after it finished. The steps before this one are kept; run the script again afterwards.'
+FROM sys.dm_exec_requests AS r
+WHERE UPPER(r.command) LIKE N'DBCC%' AND r.session_id <> @@SPID AND (r.database_id = DB_ID(N'Sales]; DROP DATABASE x; --') OR EXISTS (SELECT 1 FROM sys.dm_tran_locks AS l WHERE l.request_session_id = r.session_id AND l.resource_type = N'DATABASE' AND l.resource_database_id = DB_ID(N'Sales]; DROP DATABASE x; --')));
+IF @msg IS NOT NULL
+BEGIN
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+BEGIN TRY
+    SET @tw_t0 = SYSUTCDATETIME();
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'step 5/6 start: emptying file [Ünïcödé 日本 %d%s] into the other files of [FG]]''x /* y] (progress: sys.dm_exec_requests.percent_complete)';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    -- a file emptied by a completed EMPTYFILE takes no new pages until its size changes
+    IF EXISTS (SELECT 1 FROM sys.database_files WHERE name = N'GO_sata' AND (max_size = -1 OR max_size >= size + 128))
+    BEGIN
+        SELECT @sql = N'ALTER DATABASE [Sales]]; DROP DATABASE x; --] MODIFY FILE (NAME = N''GO_sata'', SIZE = ' + CAST(CEILING(size / 128.0) + 1 AS nvarchar(20)) + N'MB);'
+        FROM sys.database_files WHERE name = N'GO_sata';
+        EXEC sys.sp_executesql @sql;
+    END;
+    IF EXISTS (SELECT 1 FROM sys.database_files WHERE name = N'Ünïcödé 日本 %d%s_sata' AND (max_size = -1 OR max_size >= size + 128))
+    BEGIN
+        SELECT @sql = N'ALTER DATABASE [Sales]]; DROP DATABASE x; --] MODIFY FILE (NAME = N''Ünïcödé 日本 %d%s_sata'', SIZE = ' + CAST(CEILING(size / 128.0) + 1 AS nvarchar(20)) + N'MB);'
+        FROM sys.database_files WHERE name = N'Ünïcödé 日本 %d%s_sata';
+        EXEC sys.sp_executesql @sql;
+    END;
+    IF CAST(PARSENAME(CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), 4) AS int) >= 16
+        EXEC sys.sp_executesql N'DBCC SHRINKFILE (N''Ünïcödé 日本 %d%s'', EMPTYFILE) WITH WAIT_AT_LOW_PRIORITY (ABORT_AFTER_WAIT = SELF), NO_INFOMSGS;';
+    ELSE
+        DBCC SHRINKFILE (N'Ünïcödé 日本 %d%s', EMPTYFILE) WITH NO_INFOMSGS;
+    -- the shrink may have given way to other sessions without an error: is the file empty?
+    IF EXISTS (SELECT 1 FROM sys.database_files WHERE name = N'Ünïcödé 日本 %d%s'
+        AND FILEPROPERTY(name, 'SpaceUsed') > 8 * CEILING(size / 8088.0))
+        RAISERROR(N'%s', 16, 1, N'file [Ünïcödé 日本 %d%s] not empty yet (the shrink gave way to other sessions): run the script again');
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'step 5/6 done: emptying file [Ünïcödé 日本 %d%s] into the other files of [FG]]''x /* y] (progress: sys.dm_exec_requests.percent_complete) (' + CAST(DATEDIFF(SECOND, @tw_t0, SYSUTCDATETIME()) AS nvarchar(20)) + N' s)';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+END TRY
+BEGIN CATCH
+    SET @tw_err = N'step 5/6 error: emptying file [Ünïcödé 日本 %d%s] into the other files of [FG]]''x /* y] (progress: sys.dm_exec_requests.percent_complete): error ' + CAST(ERROR_NUMBER() AS nvarchar(10)) + N': ' + ERROR_MESSAGE() + N' The steps before this one are kept; run the script again afterwards.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + @tw_err;
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    SET @tw_err = N'tierwise: ' + @tw_err;
+    RAISERROR(N'%s', 16, 1, @tw_err);
+    SET NOEXEC ON;
+    RETURN;
+END CATCH;
+GO
+DECLARE @tw_say nvarchar(2048), @tw_t0 datetime2(3), @tw_err nvarchar(2048);
+USE [Sales]]; DROP DATABASE x; --];
+DECLARE @msg nvarchar(2048);
+IF NOT EXISTS (SELECT 1 FROM sys.database_files WHERE name = N'Ünïcödé 日本 %d%s')
+BEGIN
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'step 6/6 done: already done: file [Ünïcödé 日本 %d%s] is no longer in the database';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RETURN;
+END;
+SELECT TOP (1) @msg = N'tierwise: pre-check failed: ' + r.command + N' (session ' + CAST(r.session_id AS nvarchar(10))
+    + N') is running on [Sales]]; DROP DATABASE x; --]. ADD FILE, DBCC SHRINKFILE and REMOVE FILE cannot run during a database or log backup (each waits for the other, then one fails). Pause the backup jobs of [Sales]]; DROP DATABASE x; --] (log backups too) while this script runs, and run it again after the backup. The steps before this one are kept; run the script again afterwards.'
+FROM sys.dm_exec_requests AS r
+WHERE UPPER(r.command) LIKE N'BACKUP%' AND (r.database_id = DB_ID(N'Sales]; DROP DATABASE x; --') OR EXISTS (SELECT 1 FROM sys.dm_tran_locks AS l WHERE l.request_session_id = r.session_id AND l.resource_type = N'DATABASE' AND l.resource_database_id = DB_ID(N'Sales]; DROP DATABASE x; --')));
+IF @msg IS NOT NULL
+BEGIN
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+SELECT TOP (1) @msg = N'tierwise: pre-check failed: ' + r.command + N' (session ' + CAST(r.session_id AS nvarchar(10))
+    + N') is running on [Sales]]; DROP DATABASE x; --]: a DBCC CHECKDB or another shrink competes with this move for the same pages and locks. Run this script after it finished. The steps before this one are kept; run the script again afterwards.'
+FROM sys.dm_exec_requests AS r
+WHERE UPPER(r.command) LIKE N'DBCC%' AND r.session_id <> @@SPID AND (r.database_id = DB_ID(N'Sales]; DROP DATABASE x; --') OR EXISTS (SELECT 1 FROM sys.dm_tran_locks AS l WHERE l.request_session_id = r.session_id AND l.resource_type = N'DATABASE' AND l.resource_database_id = DB_ID(N'Sales]; DROP DATABASE x; --')));
+IF @msg IS NOT NULL
+BEGIN
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+BEGIN TRY
+    SET @tw_t0 = SYSUTCDATETIME();
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'step 6/6 start: removing the empty file [Ünïcödé 日本 %d%s] (E:\data\ünï 日本.ndf)';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     ALTER DATABASE [Sales]]; DROP DATABASE x; --] REMOVE FILE [Ünïcödé 日本 %d%s];
-END
-ELSE
-BEGIN
-    PRINT N'tierwise: step 2c: already done: file [Ünïcödé 日本 %d%s] is no longer in the database';
-END;
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'step 6/6 done: removing the empty file [Ünïcödé 日本 %d%s] (E:\data\ünï 日本.ndf) (' + CAST(DATEDIFF(SECOND, @tw_t0, SYSUTCDATETIME()) AS nvarchar(20)) + N' s)';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+END TRY
+BEGIN CATCH
+    SET @tw_err = N'step 6/6 error: removing the empty file [Ünïcödé 日本 %d%s] (E:\data\ünï 日本.ndf): error ' + CAST(ERROR_NUMBER() AS nvarchar(10)) + N': ' + ERROR_MESSAGE() + N' If the file is not empty, EMPTYFILE stopped early (cancelled, or it gave up waiting at low priority, error 49516): run the script again.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + @tw_err;
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    SET @tw_err = N'tierwise: ' + @tw_err;
+    RAISERROR(N'%s', 16, 1, @tw_err);
+    SET NOEXEC ON;
+    RETURN;
+END CATCH;
 GO
+DECLARE @tw_say nvarchar(2048);
 USE [Sales]]; DROP DATABASE x; --];
 DECLARE @msg nvarchar(2048);
 SELECT TOP (1) @msg = N'tierwise: post-check failed: file ' + QUOTENAME(df.name) + N' of filegroup '
@@ -314,6 +807,8 @@ WHERE df.data_space_id = FILEGROUP_ID(N'FG]''x /* y')
     AND NOT EXISTS (SELECT 1 FROM #tw_files AS p WHERE p.to_name = df.name AND LOWER(df.physical_name) = LOWER(p.to_path));
 IF @msg IS NOT NULL
 BEGIN
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -322,25 +817,31 @@ SELECT TOP (1) @msg = N'tierwise: post-check failed: the planned file ' + QUOTEN
 FROM #tw_files AS p WHERE NOT EXISTS (SELECT 1 FROM sys.database_files AS df WHERE df.name = p.to_name);
 IF @msg IS NOT NULL
 BEGIN
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
 END;
 IF @msg IS NULL
 BEGIN
-    PRINT N'tierwise: post-check passed: every file of [FG]]''x /* y] of [Sales]]; DROP DATABASE x; --] is in S:\sata\ (tier sata).';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'post-check passed: every file of [FG]]''x /* y] of [Sales]]; DROP DATABASE x; --] is in S:\sata\ (tier sata).';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 END;
 GO
+DECLARE @tw_say nvarchar(2048);
 DECLARE @tw_finished bit;
 SET @tw_finished = 1;  -- not executed when a check stopped the script (NOEXEC)
 SET NOEXEC OFF;
 IF @tw_finished = 1
 BEGIN
-    PRINT N'tierwise: finished: filegroup [FG]]''x /* y] of database [Sales]]; DROP DATABASE x; --] (2 file(s)) is on tier sata.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'finished: filegroup [FG]]''x /* y] of database [Sales]]; DROP DATABASE x; --] (2 file(s)) is on tier sata.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 END
 ELSE
 BEGIN
-    PRINT N'tierwise: STOPPED: a check or step above failed or asked for a manual step; later steps did not run.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: a check or step above failed or asked for a manual step; later steps did not run.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     IF OBJECT_ID(N'tempdb..#tierwise_stopped') IS NULL CREATE TABLE #tierwise_stopped (stopped bit);
 END;
 GO

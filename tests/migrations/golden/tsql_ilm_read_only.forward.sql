@@ -18,6 +18,13 @@
 --   - A READ_ONLY filegroup rejects every write: only for data that no longer changes.
 --   - ILM read-only mark: the filegroup may hold only [dbo].[Orders] partition 3 (all indexes); the script checks that and stops when anything else is in it. Moving data into or out of it later needs READ_WRITE first (the rollback).
 --   - ILM: the plan freezes these partitions after their move; READ_ONLY needs exclusive access to the database (the script stops while other sessions use it)
+-- Operations:
+--   Duration:    Seconds: one ALTER DATABASE ... MODIFY FILEGROUP, a metadata change whatever the filegroup's size.
+--   Log volume:  A few log records.
+--   Blocking:    Needs exclusive access to [Sales]: the script stops while any other session uses it (it never disconnects them); run it in a window where the applications are stopped.
+--   Backups:     Run it between backup jobs: a BACKUP of [Sales] competes for the exclusive access the change needs. Afterwards take one backup of filegroup [FG_ORDERS_2024_sata] of [Sales] (or a full backup): partial backups (READ_WRITE_FILEGROUPS) skip it from then on, and piecemeal restores need that copy.
+--   To abort:    Cancel the query: the change is one statement, done or not done; the script checks first and is safe to run again.
+--   To recover:  Nothing is half-done: run this script again, or the rollback script (MODIFY FILEGROUP READ_WRITE) to go back.
 -- Generator:  tierwise (golden files) (migrations/1)
 -- Generated:  2024-05-02T06:00:00Z
 -- Plan:       sha256 bad727f899494b207452ecda16e316ac74ef6f3fd9c4c9b9a0fdf286bf4919af (the forward plan; the rollback shows the same)
@@ -37,13 +44,17 @@ BEGIN
     RETURN;
 END;
 GO
+DECLARE @tw_say nvarchar(2048);
 USE [master];
 SET NOCOUNT ON;
 DECLARE @msg nvarchar(2048);
-PRINT N'tierwise: forward: filegroup [FG_ORDERS_2024_sata] of [Sales] -> READ_ONLY';
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'forward: filegroup [FG_ORDERS_2024_sata] of [Sales] -> READ_ONLY';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 IF UPPER(CAST(SERVERPROPERTY('ServerName') AS nvarchar(256))) <> UPPER(N'SQLPROD01')
 BEGIN
     SET @msg = N'tierwise: pre-check failed: this script is for server SQLPROD01, but the connection is to ' + CAST(SERVERPROPERTY('ServerName') AS nvarchar(256)) + N'. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -51,6 +62,8 @@ END;
 IF CAST(PARSENAME(CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), 4) AS int) < 11
 BEGIN
     SET @msg = N'tierwise: pre-check failed: SQL Server 2012 or later is needed. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -58,6 +71,8 @@ END;
 IF CAST(SERVERPROPERTY('EngineEdition') AS int) IN (5, 6, 8, 9, 11)
 BEGIN
     SET @msg = N'tierwise: pre-check failed: this is a managed cloud service; its files are not moved with ALTER DATABASE. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -65,6 +80,8 @@ END;
 IF DB_ID(N'Sales') IS NULL
 BEGIN
     SET @msg = N'tierwise: pre-check failed: database [Sales] does not exist. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -72,6 +89,8 @@ END;
 IF DATABASEPROPERTYEX(N'Sales', 'Status') <> N'ONLINE'
 BEGIN
     SET @msg = N'tierwise: pre-check failed: database [Sales] is not ONLINE. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -79,6 +98,8 @@ END;
 IF (SELECT is_read_only FROM [Sales].sys.filegroups WHERE name = N'FG_ORDERS_2024_sata') IS NULL
 BEGIN
     SET @msg = N'tierwise: pre-check failed: filegroup [FG_ORDERS_2024_sata] of [Sales] does not exist. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -86,6 +107,8 @@ END;
 IF EXISTS (SELECT 1 FROM [Sales].sys.filegroups WHERE name = N'FG_ORDERS_2024_sata' AND (data_space_id = 1 OR is_default = 1))
 BEGIN
     SET @msg = N'tierwise: pre-check failed: filegroup [FG_ORDERS_2024_sata] of [Sales] is PRIMARY or the default filegroup, which cannot be read-only. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -93,16 +116,20 @@ END;
 IF EXISTS (SELECT 1 FROM [Sales].sys.allocation_units AS au INNER JOIN [Sales].sys.partitions AS p ON au.container_id = CASE WHEN au.type IN (1, 3) THEN p.hobt_id ELSE p.partition_id END INNER JOIN [Sales].sys.filegroups AS f ON f.data_space_id = au.data_space_id WHERE f.name = N'FG_ORDERS_2024_sata' AND f.is_read_only = 0 AND NOT ((p.object_id = OBJECT_ID(N'[Sales].[dbo].[Orders]') AND p.partition_number = 3)))
 BEGIN
     SET @msg = N'tierwise: pre-check failed: filegroup [FG_ORDERS_2024_sata] of [Sales] holds data other than the partitions this plan froze; it stays READ_WRITE (mark it by hand once that data is elsewhere). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
 END;
 GO
+DECLARE @tw_say nvarchar(2048);
 USE [master];
 DECLARE @msg nvarchar(2048), @others int;
 IF (SELECT is_read_only FROM [Sales].sys.filegroups WHERE name = N'FG_ORDERS_2024_sata') = 1
 BEGIN
-    PRINT N'tierwise: already done: filegroup [FG_ORDERS_2024_sata] of [Sales] is READ_ONLY.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'already done: filegroup [FG_ORDERS_2024_sata] of [Sales] is READ_ONLY.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 END
 ELSE
 BEGIN
@@ -110,35 +137,45 @@ BEGIN
     IF @others > 0
     BEGIN
         SET @msg = N'tierwise: pre-check failed: READ_ONLY needs exclusive access, but ' + CAST(@others AS nvarchar(10)) + N' other session(s) use the database; stop them and run again. Nothing was changed.';
+        SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+        RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
         RAISERROR(N'%s', 16, 1, @msg);
         SET NOEXEC ON;
         RETURN;
     END;
-    PRINT N'tierwise: step 1: marking filegroup [FG_ORDERS_2024_sata] of [Sales] READ_ONLY';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'step 1: marking filegroup [FG_ORDERS_2024_sata] of [Sales] READ_ONLY';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     ALTER DATABASE [Sales] MODIFY FILEGROUP [FG_ORDERS_2024_sata] READ_ONLY;
 END;
 GO
+DECLARE @tw_say nvarchar(2048);
 USE [master];
 DECLARE @msg nvarchar(2048);
 IF (SELECT is_read_only FROM [Sales].sys.filegroups WHERE name = N'FG_ORDERS_2024_sata') <> 1
 BEGIN
     SET @msg = N'tierwise: post-check failed: filegroup [FG_ORDERS_2024_sata] of [Sales] is not READ_ONLY.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
 END;
-PRINT N'tierwise: post-check passed: filegroup [FG_ORDERS_2024_sata] of [Sales] is READ_ONLY.';
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'post-check passed: filegroup [FG_ORDERS_2024_sata] of [Sales] is READ_ONLY.';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 GO
+DECLARE @tw_say nvarchar(2048);
 DECLARE @tw_finished bit;
 SET @tw_finished = 1;  -- not executed when a check stopped the script (NOEXEC)
 SET NOEXEC OFF;
 IF @tw_finished = 1
 BEGIN
-    PRINT N'tierwise: finished: filegroup [FG_ORDERS_2024_sata] of [Sales] is READ_ONLY.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'finished: filegroup [FG_ORDERS_2024_sata] of [Sales] is READ_ONLY.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 END
 ELSE
 BEGIN
-    PRINT N'tierwise: STOPPED: a check or step above failed or asked for a manual step; later steps did not run.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: a check or step above failed or asked for a manual step; later steps did not run.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     IF OBJECT_ID(N'tempdb..#tierwise_stopped') IS NULL CREATE TABLE #tierwise_stopped (stopped bit);
 END;
 GO

@@ -19,10 +19,18 @@
 --   the empty range onto the target, CHECK constraint, switch back - in ONE transaction (all or nothing).
 --   Index definitions, the partitioning column and boundary values are read from the catalog at run time.
 -- Limits and notes:
---   - OFFLINE for this table: it is locked (Sch-M) from the switch-out until the commit; waits at most 30 s for the lock, then rolls back.
---   - The rebuild is fully logged inside the transaction: the log needs room for about the partition's size.
+--   - OFFLINE for this table: it is locked (Sch-M) from the switch-out until the commit. On SQL Server 2014+ the switch-out waits at low priority (WAIT_AT_LOW_PRIORITY, blocking no one) for at most 5 min, then rolls back; on 2012 it waits at most 5 s.
+--   - The rebuild is fully logged inside the transaction (FULL recovery): the log needs room for about the partition's size; checked first under FULL / BULK_LOGGED (free log space plus what the log files can still grow, against the partition's used pages plus headroom).
 --   - No ONLINE rebuild (Enterprise only, and pointless on a staging table).
---   - Refused (unsupported here: review): heaps, columnstore/XML/spatial/filtered indexes, computed or sparse columns, foreign keys, schema-bound views, schemes/functions shared with other tables, and the first (RANGE RIGHT) or last (RANGE LEFT) partition.
+--   - Each index's data compression is kept: after MERGE/SPLIT the empty partition is rebuilt to it before the switch-in.
+--   - Refused (unsupported here: review): heaps, columnstore/XML/spatial/filtered indexes, computed, sparse, ROWGUIDCOL or LOB columns, foreign keys, schema-bound views, schemes/functions shared with other tables, the first (RANGE RIGHT) or last (RANGE LEFT) partition, temporal, CDC, change-tracked, replicated or full-text indexed tables.
+-- Operations:
+--   Duration:    under a minute for 0.8 GB at ~100 MB/s (offline rebuild of the partition and each nonclustered index onto the target; copy speed varies), plus up to 5 min waiting for the lock.
+--   Log volume:  about 0.8 GB plus its nonclustered indexes, in ONE transaction: under FULL recovery the rebuild is fully logged and the log cannot be truncated until the commit (under SIMPLE or BULK_LOGGED the index builds are minimally logged); SWITCH, MERGE and SPLIT of the empty range are metadata only.
+--   Blocking:    Sch-M on [dbo].[Orders] from the switch-out to the commit: every query on the table, any partition, waits for the whole rebuild. SQL Server 2014+: the switch-out waits at low priority (WAIT_AT_LOW_PRIORITY, ABORT_AFTER_WAIT = SELF) for at most 5 min and blocks no one while waiting; 2012: new readers queue behind it for at most 5 s.
+--   Backups:     a full backup must be recent (checked); log backups may run but cannot free the log this transaction uses until it commits, and the next one carries the whole rebuild; do not run index maintenance or DBCC CHECKDB on this table at the same time.
+--   To abort:    cancel the query (sqlcmd: Ctrl+C; SSMS: Cancel): the one transaction rolls back, which takes about as long as the work done so far; the script is safe to run again: every step checks first.
+--   To recover:  the partition is either moved or untouched (one transaction); a filegroup or file the forward script created stays (the next run reuses it; the rollback script removes it once empty); if the session died mid-transaction, wait until SQL Server has rolled it back (the table is usable again), then run the script again.
 -- Generator:  tierwise (golden files) (migrations/1)
 -- Generated:  2024-05-02T06:00:00Z
 -- Plan:       sha256 bd5b979cffd0226984058abbfebee86ffd1cb4503cb8041b6848987832352372 (the forward plan; the rollback shows the same)
@@ -42,13 +50,17 @@ BEGIN
     RETURN;
 END;
 GO
+DECLARE @tw_say nvarchar(2048);
 USE [master];
 SET NOCOUNT ON;
 DECLARE @msg nvarchar(2048);
-PRINT N'tierwise: rollback: partition 3 of [dbo].[Orders] in database [Sales] (all its aligned indexes): tier fc -> flash';
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'rollback: partition 3 of [dbo].[Orders] in database [Sales] (all its aligned indexes): tier fc -> flash';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 IF UPPER(CAST(SERVERPROPERTY('ServerName') AS nvarchar(256))) <> UPPER(N'SQLPROD01')
 BEGIN
     SET @msg = N'tierwise: pre-check failed: this script is for server SQLPROD01, but the connection is to ' + CAST(SERVERPROPERTY('ServerName') AS nvarchar(256)) + N'. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -56,6 +68,8 @@ END;
 IF CAST(PARSENAME(CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), 4) AS int) < 11
 BEGIN
     SET @msg = N'tierwise: pre-check failed: SQL Server 2012 or later is needed. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -63,6 +77,8 @@ END;
 IF CAST(SERVERPROPERTY('EngineEdition') AS int) IN (5, 6, 8, 9, 11)
 BEGIN
     SET @msg = N'tierwise: pre-check failed: this is a managed cloud service; its files are not moved with ALTER DATABASE. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -70,6 +86,8 @@ END;
 IF DB_ID(N'Sales') IS NULL
 BEGIN
     SET @msg = N'tierwise: pre-check failed: database [Sales] does not exist. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -77,21 +95,31 @@ END;
 IF DATABASEPROPERTYEX(N'Sales', 'Status') <> N'ONLINE'
 BEGIN
     SET @msg = N'tierwise: pre-check failed: database [Sales] is not ONLINE. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
 END;
 DECLARE @last_full datetime;
-SELECT @last_full = MAX(backup_finish_date) FROM msdb.dbo.backupset
-WHERE database_name = N'Sales' AND type = 'D';
+SELECT @last_full = MAX(b.backup_finish_date)
+FROM msdb.dbo.backupset AS b
+WHERE b.type = 'D' AND b.is_damaged = 0
+    AND b.database_guid = (SELECT rs.database_guid FROM sys.database_recovery_status AS rs
+        WHERE rs.database_id = DB_ID(N'Sales'))
+    AND NOT EXISTS (SELECT 1 FROM msdb.dbo.backupmediafamily AS f WHERE f.media_set_id = b.media_set_id
+        AND (UPPER(f.physical_device_name) IN (N'NUL', N'NUL:') OR f.physical_device_name = N'/dev/null'));
 IF @last_full IS NULL OR @last_full < DATEADD(MINUTE, -1440, GETDATE())
 BEGIN
-    SET @msg = N'tierwise: pre-check failed: no full backup of [Sales] finished in the last 24 hours (last: ' + COALESCE(CONVERT(nvarchar(30), @last_full, 120), N'never') + N'). Take one first. Nothing was changed.';
+    SET @msg = N'tierwise: pre-check failed: no usable full backup of [Sales] (this database, not copied to NUL) finished in the last 24 hours (last: ' + COALESCE(CONVERT(nvarchar(30), @last_full, 120), N'never') + N'). Take one first. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
 END;
 GO
+DECLARE @tw_say nvarchar(2048);
 USE [Sales];
 SET NOCOUNT ON;
 DECLARE @msg nvarchar(2048);
@@ -122,6 +150,8 @@ WHERE ic.object_id = @object_id AND ic.index_id = 1 AND ic.partition_ordinal = 1
 IF @object_id IS NULL
 BEGIN
     SET @msg = N'tierwise: pre-check failed: table [dbo].[Orders] does not exist; the advice is out of date. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -129,6 +159,8 @@ END;
 IF @scheme_id IS NULL
 BEGIN
     SET @msg = N'tierwise: pre-check failed: partition scheme [ps_OrderDate] on function [pf_OrderDate] does not exist; the advice is out of date. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -136,6 +168,8 @@ END;
 IF @n > @fanout
 BEGIN
     SET @msg = N'tierwise: pre-check failed: [dbo].[Orders] has no partition 3; the advice is out of date. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -143,18 +177,23 @@ END;
 IF @current_fg NOT IN (@source_fg, @target_fg)
 BEGIN
     SET @msg = N'tierwise: pre-check failed: partition 3 of [dbo].[Orders] is on filegroup ' + QUOTENAME(@current_fg) + N', not on ' + QUOTENAME(@source_fg) + N' as planned; the advice is out of date. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
 END;
 IF @current_fg = @target_fg
 BEGIN
-    PRINT N'tierwise: already done: partition 3 of [dbo].[Orders] is on [FG_ORDERS_2024]; the steps below change nothing.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'already done: partition 3 of [dbo].[Orders] is on [FG_ORDERS_2024]; the steps below change nothing.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RETURN;
 END;
 IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE object_id = @object_id AND index_id = 1 AND type = 1 AND data_space_id = @scheme_id)
 BEGIN
     SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: it is a heap or its clustered index is not a rowstore index on [ps_OrderDate]; unsupported here: review (move this partition by hand). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -162,13 +201,17 @@ END;
 IF EXISTS (SELECT 1 FROM sys.indexes WHERE object_id = @object_id AND index_id > 0 AND (type NOT IN (1, 2) OR data_space_id <> @scheme_id OR has_filter = 1 OR is_disabled = 1 OR is_hypothetical = 1))
 BEGIN
     SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: it has a columnstore, XML, spatial, filtered, disabled or non-aligned index; unsupported here: review (move this partition by hand). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
 END;
-IF EXISTS (SELECT 1 FROM sys.columns WHERE object_id = @object_id AND (is_computed = 1 OR is_sparse = 1 OR is_column_set = 1 OR is_filestream = 1))
+IF EXISTS (SELECT 1 FROM sys.columns WHERE object_id = @object_id AND (is_computed = 1 OR is_sparse = 1 OR is_column_set = 1 OR is_filestream = 1 OR is_rowguidcol = 1))
 BEGIN
-    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: it has computed, sparse or FILESTREAM columns; unsupported here: review (move this partition by hand). Nothing was changed.';
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: it has computed, sparse, FILESTREAM or ROWGUIDCOL columns (SELECT INTO does not copy these column properties to the staging table, and the switch requires them on both sides); unsupported here: review (move this partition by hand). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -176,6 +219,8 @@ END;
 IF EXISTS (SELECT 1 FROM sys.foreign_keys WHERE parent_object_id = @object_id OR referenced_object_id = @object_id)
 BEGIN
     SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: it has or is referenced by foreign keys; unsupported here: review (move this partition by hand). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -183,6 +228,8 @@ END;
 IF EXISTS (SELECT 1 FROM sys.sql_expression_dependencies WHERE referenced_id = @object_id AND is_schema_bound_reference = 1)
 BEGIN
     SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: schema-bound views or functions reference it; unsupported here: review (move this partition by hand). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -190,6 +237,8 @@ END;
 IF EXISTS (SELECT 1 FROM sys.indexes WHERE data_space_id = @scheme_id AND object_id <> @object_id) OR EXISTS (SELECT 1 FROM sys.partition_schemes WHERE function_id = @function_id AND data_space_id <> @scheme_id)
 BEGIN
     SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: the scheme [ps_OrderDate] or function [pf_OrderDate] is shared with other tables, whose data a MERGE/SPLIT would move; unsupported here: review (move this partition by hand). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -197,6 +246,8 @@ END;
 IF @boundary_id IS NULL
 BEGIN
     SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: partition 3 is the first partition of a RANGE RIGHT function or the last of a RANGE LEFT one; re-mapping it would move a neighbouring partition''s data; unsupported here: review (move this partition by hand). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -204,6 +255,71 @@ END;
 IF @column IS NULL
 BEGIN
     SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: the partitioning column cannot be found on the clustered index; unsupported here: review (move this partition by hand). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF COALESCE(OBJECTPROPERTY(@object_id, 'TableTemporalType'), 0) <> 0
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: it is a system-versioned temporal table or its history table, where SWITCH is restricted; unsupported here: review (move this partition by hand). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF EXISTS (SELECT 1 FROM sys.tables WHERE object_id = @object_id AND is_tracked_by_cdc = 1)
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: change data capture tracks it: the switch is refused (@allow_partition_switch = 0) or its rows are not captured; unsupported here: review (move this partition by hand). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF EXISTS (SELECT 1 FROM sys.change_tracking_tables WHERE object_id = @object_id)
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: change tracking is enabled on it, and SWITCH is refused on such tables; unsupported here: review (move this partition by hand). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF EXISTS (SELECT 1 FROM sys.tables WHERE object_id = @object_id AND (is_replicated = 1 OR is_merge_published = 1 OR is_sync_tran_subscribed = 1))
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: it is published or subscribed for replication, which does not carry ALTER PARTITION FUNCTION/SCHEME to subscribers; unsupported here: review (move this partition by hand). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF EXISTS (SELECT 1 FROM sys.fulltext_indexes WHERE object_id = @object_id)
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: it has a full-text index, which is not partitioned and would have to follow the switched rows; unsupported here: review (move this partition by hand). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF EXISTS (SELECT 1 FROM sys.columns AS c JOIN sys.types AS t ON t.user_type_id = c.system_type_id WHERE c.object_id = @object_id AND (c.max_length = -1 OR t.name IN (N'text', N'ntext', N'image')))
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: it has LOB columns (max types, xml, text, ntext, image), whose data SELECT INTO and a rebuild onto a filegroup leave on the default filegroup, so the switch would fail; unsupported here: review (move this partition by hand). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF EXISTS (SELECT 1 FROM sys.tables WHERE object_id = @object_id AND uses_ansi_nulls = 0)
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: it was created with ANSI_NULLS OFF; the staging table would not match it; unsupported here: review (move this partition by hand). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -211,14 +327,19 @@ END;
 IF EXISTS (SELECT 1 FROM sys.filegroups WHERE name IN (@source_fg, @target_fg) AND is_read_only = 1)
 BEGIN
     SET @msg = N'tierwise: pre-check failed: [FG_ORDERS_2024_fc] or [FG_ORDERS_2024] is READ_ONLY; make it READ_WRITE first. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
 END;
 GO
+DECLARE @tw_say nvarchar(2048);
 USE [Sales];
 SET NOCOUNT ON;
 SET XACT_ABORT ON;
+SET ANSI_NULLS ON;
+SET QUOTED_IDENTIFIER ON;
 SET LOCK_TIMEOUT 30000;
 DECLARE @msg nvarchar(2048);
 DECLARE @schema sysname = N'dbo', @table sysname = N'Orders',
@@ -248,6 +369,8 @@ WHERE ic.object_id = @object_id AND ic.index_id = 1 AND ic.partition_ordinal = 1
 IF @object_id IS NULL
 BEGIN
     SET @msg = N'tierwise: pre-check failed: table [dbo].[Orders] does not exist; the advice is out of date. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -255,6 +378,8 @@ END;
 IF @scheme_id IS NULL
 BEGIN
     SET @msg = N'tierwise: pre-check failed: partition scheme [ps_OrderDate] on function [pf_OrderDate] does not exist; the advice is out of date. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -262,6 +387,8 @@ END;
 IF @n > @fanout
 BEGIN
     SET @msg = N'tierwise: pre-check failed: [dbo].[Orders] has no partition 3; the advice is out of date. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -269,18 +396,23 @@ END;
 IF @current_fg NOT IN (@source_fg, @target_fg)
 BEGIN
     SET @msg = N'tierwise: pre-check failed: partition 3 of [dbo].[Orders] is on filegroup ' + QUOTENAME(@current_fg) + N', not on ' + QUOTENAME(@source_fg) + N' as planned; the advice is out of date. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
 END;
 IF @current_fg = @target_fg
 BEGIN
-    PRINT N'tierwise: step 2: already done: partition 3 is on [FG_ORDERS_2024]';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'step 2: already done: partition 3 is on [FG_ORDERS_2024]';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RETURN;
 END;
 IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE object_id = @object_id AND index_id = 1 AND type = 1 AND data_space_id = @scheme_id)
 BEGIN
     SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: it is a heap or its clustered index is not a rowstore index on [ps_OrderDate]; unsupported here: review (move this partition by hand). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -288,13 +420,17 @@ END;
 IF EXISTS (SELECT 1 FROM sys.indexes WHERE object_id = @object_id AND index_id > 0 AND (type NOT IN (1, 2) OR data_space_id <> @scheme_id OR has_filter = 1 OR is_disabled = 1 OR is_hypothetical = 1))
 BEGIN
     SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: it has a columnstore, XML, spatial, filtered, disabled or non-aligned index; unsupported here: review (move this partition by hand). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
 END;
-IF EXISTS (SELECT 1 FROM sys.columns WHERE object_id = @object_id AND (is_computed = 1 OR is_sparse = 1 OR is_column_set = 1 OR is_filestream = 1))
+IF EXISTS (SELECT 1 FROM sys.columns WHERE object_id = @object_id AND (is_computed = 1 OR is_sparse = 1 OR is_column_set = 1 OR is_filestream = 1 OR is_rowguidcol = 1))
 BEGIN
-    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: it has computed, sparse or FILESTREAM columns; unsupported here: review (move this partition by hand). Nothing was changed.';
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: it has computed, sparse, FILESTREAM or ROWGUIDCOL columns (SELECT INTO does not copy these column properties to the staging table, and the switch requires them on both sides); unsupported here: review (move this partition by hand). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -302,6 +438,8 @@ END;
 IF EXISTS (SELECT 1 FROM sys.foreign_keys WHERE parent_object_id = @object_id OR referenced_object_id = @object_id)
 BEGIN
     SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: it has or is referenced by foreign keys; unsupported here: review (move this partition by hand). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -309,6 +447,8 @@ END;
 IF EXISTS (SELECT 1 FROM sys.sql_expression_dependencies WHERE referenced_id = @object_id AND is_schema_bound_reference = 1)
 BEGIN
     SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: schema-bound views or functions reference it; unsupported here: review (move this partition by hand). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -316,6 +456,8 @@ END;
 IF EXISTS (SELECT 1 FROM sys.indexes WHERE data_space_id = @scheme_id AND object_id <> @object_id) OR EXISTS (SELECT 1 FROM sys.partition_schemes WHERE function_id = @function_id AND data_space_id <> @scheme_id)
 BEGIN
     SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: the scheme [ps_OrderDate] or function [pf_OrderDate] is shared with other tables, whose data a MERGE/SPLIT would move; unsupported here: review (move this partition by hand). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -323,6 +465,8 @@ END;
 IF @boundary_id IS NULL
 BEGIN
     SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: partition 3 is the first partition of a RANGE RIGHT function or the last of a RANGE LEFT one; re-mapping it would move a neighbouring partition''s data; unsupported here: review (move this partition by hand). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -330,6 +474,71 @@ END;
 IF @column IS NULL
 BEGIN
     SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: the partitioning column cannot be found on the clustered index; unsupported here: review (move this partition by hand). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF COALESCE(OBJECTPROPERTY(@object_id, 'TableTemporalType'), 0) <> 0
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: it is a system-versioned temporal table or its history table, where SWITCH is restricted; unsupported here: review (move this partition by hand). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF EXISTS (SELECT 1 FROM sys.tables WHERE object_id = @object_id AND is_tracked_by_cdc = 1)
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: change data capture tracks it: the switch is refused (@allow_partition_switch = 0) or its rows are not captured; unsupported here: review (move this partition by hand). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF EXISTS (SELECT 1 FROM sys.change_tracking_tables WHERE object_id = @object_id)
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: change tracking is enabled on it, and SWITCH is refused on such tables; unsupported here: review (move this partition by hand). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF EXISTS (SELECT 1 FROM sys.tables WHERE object_id = @object_id AND (is_replicated = 1 OR is_merge_published = 1 OR is_sync_tran_subscribed = 1))
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: it is published or subscribed for replication, which does not carry ALTER PARTITION FUNCTION/SCHEME to subscribers; unsupported here: review (move this partition by hand). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF EXISTS (SELECT 1 FROM sys.fulltext_indexes WHERE object_id = @object_id)
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: it has a full-text index, which is not partitioned and would have to follow the switched rows; unsupported here: review (move this partition by hand). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF EXISTS (SELECT 1 FROM sys.columns AS c JOIN sys.types AS t ON t.user_type_id = c.system_type_id WHERE c.object_id = @object_id AND (c.max_length = -1 OR t.name IN (N'text', N'ntext', N'image')))
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: it has LOB columns (max types, xml, text, ntext, image), whose data SELECT INTO and a rebuild onto a filegroup leave on the default filegroup, so the switch would fail; unsupported here: review (move this partition by hand). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF EXISTS (SELECT 1 FROM sys.tables WHERE object_id = @object_id AND uses_ansi_nulls = 0)
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: it was created with ANSI_NULLS OFF; the staging table would not match it; unsupported here: review (move this partition by hand). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -337,6 +546,8 @@ END;
 IF EXISTS (SELECT 1 FROM sys.filegroups WHERE name IN (@source_fg, @target_fg) AND is_read_only = 1)
 BEGIN
     SET @msg = N'tierwise: pre-check failed: [FG_ORDERS_2024_fc] or [FG_ORDERS_2024] is READ_ONLY; make it READ_WRITE first. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -344,6 +555,8 @@ END;
 IF FILEGROUP_ID(@target_fg) IS NULL OR NOT EXISTS (SELECT 1 FROM sys.database_files WHERE data_space_id = FILEGROUP_ID(@target_fg))
 BEGIN
     SET @msg = N'tierwise: pre-check failed: filegroup [FG_ORDERS_2024] does not exist or has no files. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -360,14 +573,50 @@ WHERE df.data_space_id = FILEGROUP_ID(@target_fg);
 IF @room_mb < @need_mb
 BEGIN
     SET @msg = N'tierwise: pre-check failed: the partition needs ' + CAST(@need_mb AS nvarchar(20)) + N' MB but filegroup ' + QUOTENAME(@target_fg) + N' and its volume have ' + CAST(@room_mb AS nvarchar(20)) + N' MB. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+DECLARE @log_need_mb bigint, @log_free_mb bigint, @log_grow_mb bigint, @recovery nvarchar(60);
+SET @log_need_mb = CEILING((SELECT COALESCE(SUM(au.used_pages), 0) / 128 FROM sys.partitions AS p JOIN sys.allocation_units AS au ON au.container_id = CASE WHEN au.type = 2 THEN p.partition_id ELSE p.hobt_id END WHERE p.object_id = @object_id AND p.partition_number = @n) * 1.10);
+SELECT @recovery = recovery_model_desc FROM sys.databases WHERE database_id = DB_ID();
+SELECT @log_free_mb = (total_log_size_in_bytes - used_log_space_in_bytes) / 1048576 FROM sys.dm_db_log_space_usage;
+SELECT @log_grow_mb = COALESCE(SUM(CASE WHEN df.growth = 0 THEN 0
+    WHEN df.max_size = -1 OR (CAST(df.max_size AS bigint) - df.size) / 128 > vs.available_bytes / 1048576
+        THEN vs.available_bytes / 1048576
+    ELSE (CAST(df.max_size AS bigint) - df.size) / 128 END), 0)
+FROM sys.database_files AS df CROSS APPLY sys.dm_os_volume_stats(DB_ID(), df.file_id) AS vs WHERE df.type = 1;
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'log: moving partition 3 of [dbo].[Orders] writes about ' + CAST(@log_need_mb AS nvarchar(20)) + N' MB of log; recovery model ' + @recovery + N', ' + CAST(@log_free_mb AS nvarchar(20)) + N' MB free in the log, which can grow by ' + CAST(@log_grow_mb AS nvarchar(20)) + N' MB.';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+IF @recovery <> N'SIMPLE' AND @log_free_mb + @log_grow_mb < @log_need_mb
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: moving partition 3 of [dbo].[Orders] is fully logged: about ' + CAST(@log_need_mb AS nvarchar(20)) + N' MB of log (10 % headroom included), which stays in the log until the next log backup (' + @recovery + N' recovery, log backups paused for the move), but the log has ' + CAST(@log_free_mb AS nvarchar(20)) + N' MB free and can grow by only ' + CAST(@log_grow_mb AS nvarchar(20)) + N' MB. Grow the log first. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
 END;
 DECLARE @type nvarchar(200), @style int, @sql nvarchar(max), @stage sysname, @qstage nvarchar(300);
 DECLARE @boundary sql_variant, @low sql_variant, @high sql_variant, @low_text nvarchar(4000), @high_text nvarchar(4000);
-DECLARE @check nvarchar(max), @rows_before bigint, @rows_after bigint, @index_id int, @ddl nvarchar(max);
-DECLARE @ix TABLE (index_id int PRIMARY KEY, create_sql nvarchar(max) NOT NULL, rebuild_sql nvarchar(max) NOT NULL);
+DECLARE @check nvarchar(max), @rows_about bigint, @rows_before bigint, @rows_after bigint, @index_id int, @ddl nvarchar(max);
+DECLARE @want nvarchar(60), @switch_option nvarchar(200);
+DECLARE @ix TABLE (index_id int PRIMARY KEY, compression nvarchar(60) NOT NULL, create_sql nvarchar(max) NOT NULL,
+    rebuild_sql nvarchar(max) NOT NULL, compress_sql nvarchar(max) NOT NULL);
+-- SQL Server 2014+: the switch-out waits at low priority (blocks no one) for at most 5 min, then gives up;
+-- 2012: no WAIT_AT_LOW_PRIORITY, so others queue behind the Sch-M request for at most 5 s
+IF CAST(PARSENAME(CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), 4) AS int) >= 12
+BEGIN
+    SET @switch_option = N' WITH (WAIT_AT_LOW_PRIORITY (MAX_DURATION = 5 MINUTES, ABORT_AFTER_WAIT = SELF))';
+    SET LOCK_TIMEOUT 360000;
+END
+ELSE
+BEGIN
+    SET @switch_option = N'';
+    SET LOCK_TIMEOUT 5000;
+END;
 SELECT @type = CASE
         WHEN t.name IN (N'int', N'bigint', N'smallint', N'tinyint', N'bit', N'date', N'datetime', N'smalldatetime',
                         N'money', N'smallmoney', N'uniqueidentifier', N'real', N'float') THEN t.name
@@ -379,6 +628,7 @@ SELECT @type = CASE
     @style = CASE
         WHEN t.name = N'datetimeoffset' THEN 127
         WHEN t.name IN (N'date', N'datetime', N'smalldatetime', N'datetime2', N'time') THEN 121
+        WHEN t.name IN (N'real', N'float') AND CAST(PARSENAME(CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), 4) AS int) < 13 THEN 2
         WHEN t.name IN (N'real', N'float') THEN 3
         WHEN t.name IN (N'money', N'smallmoney') THEN 2
         WHEN t.name IN (N'binary', N'varbinary') THEN 1
@@ -387,6 +637,13 @@ SELECT @type = CASE
 FROM sys.partition_parameters AS pp
 JOIN sys.types AS t ON t.user_type_id = pp.system_type_id
 WHERE pp.function_id = @function_id AND pp.parameter_id = 1;
+IF @type = N'float' AND CAST(PARSENAME(CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), 4) AS int) < 13
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: the partitioning column is float, and before SQL Server 2016 a float cannot be written as text exactly (CONVERT style 3 arrived in 2016; style 2 keeps 16 digits and can change a boundary value): unsupported on this version: do this step by hand. Nothing was changed.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
 IF @type IS NULL
 BEGIN
     SET @msg = N'tierwise: pre-check failed: the partitioning column''s type is not one this script handles; unsupported here: review. Nothing was changed.';
@@ -417,8 +674,9 @@ SET @check = CASE WHEN @n > 1 THEN QUOTENAME(@column) + N' IS NOT NULL' ELSE N'1
         + N'CONVERT(' + @type + N', N''' + REPLACE(@high_text, N'''', N'''''') + N''', ' + CAST(@style AS nvarchar(5)) + N')'
         + CASE WHEN @n = 1 THEN N' OR ' + QUOTENAME(@column) + N' IS NULL' ELSE N'' END + N')', N'');
 -- the table's indexes, for the staging table: created on the partition's filegroup, rebuilt onto the target
-INSERT INTO @ix (index_id, create_sql, rebuild_sql)
-SELECT i.index_id,
+-- and the statement that gives the empty, re-split partition n of the table back its compression
+INSERT INTO @ix (index_id, compression, create_sql, rebuild_sql, compress_sql)
+SELECT i.index_id, p.data_compression_desc,
     CASE WHEN i.is_primary_key = 1 OR i.is_unique_constraint = 1
         THEN N'ALTER TABLE ' + @qstage + N' ADD CONSTRAINT ' + QUOTENAME(@stage + N'_' + CAST(i.index_id AS nvarchar(10)))
             + CASE WHEN i.is_primary_key = 1 THEN N' PRIMARY KEY ' ELSE N' UNIQUE ' END + i.type_desc + N' (' + k.keys + N')'
@@ -430,7 +688,9 @@ SELECT i.index_id,
         + QUOTENAME(CASE WHEN i.is_primary_key = 1 OR i.is_unique_constraint = 1 THEN @stage + N'_' + CAST(i.index_id AS nvarchar(10)) ELSE i.name END)
         + N' ON ' + @qstage + N' (' + k.keys + N')' + COALESCE(N' INCLUDE (' + k.includes + N')', N'')
         + N' WITH (DROP_EXISTING = ON, DATA_COMPRESSION = ' + p.data_compression_desc
-        + CASE WHEN i.ignore_dup_key = 1 THEN N', IGNORE_DUP_KEY = ON' ELSE N'' END + N') ON ' + QUOTENAME(@target_fg) + N';'
+        + CASE WHEN i.ignore_dup_key = 1 THEN N', IGNORE_DUP_KEY = ON' ELSE N'' END + N') ON ' + QUOTENAME(@target_fg) + N';',
+    CASE WHEN i.index_id = 1 THEN N'ALTER TABLE ' + @qtable ELSE N'ALTER INDEX ' + QUOTENAME(i.name) + N' ON ' + @qtable END
+        + N' REBUILD PARTITION = ' + CAST(@n AS nvarchar(10)) + N' WITH (DATA_COMPRESSION = ' + p.data_compression_desc + N');'
 FROM sys.indexes AS i
 JOIN sys.partitions AS p ON p.object_id = i.object_id AND p.index_id = i.index_id AND p.partition_number = @n
 CROSS APPLY (
@@ -450,9 +710,10 @@ CROSS APPLY (
             FOR XML PATH(''), TYPE).value('.', 'nvarchar(max)'), 1, 2, N'')
 ) AS k
 WHERE i.object_id = @object_id AND i.index_id > 0;
-SELECT @rows_before = SUM(rows) FROM sys.partitions WHERE object_id = @object_id AND index_id = 1 AND partition_number = @n;
-PRINT N'tierwise: step 2: moving partition ' + CAST(@n AS nvarchar(10)) + N' of ' + @qtable + N' (' + CAST(@rows_before AS nvarchar(20))
-    + N' rows) from ' + QUOTENAME(@current_fg) + N' to ' + QUOTENAME(@target_fg) + N' in one transaction; the table is locked until it commits';
+SELECT @rows_about = SUM(rows) FROM sys.partitions WHERE object_id = @object_id AND index_id = 1 AND partition_number = @n;
+SET @msg = N'tierwise: step 2: moving partition ' + CAST(@n AS nvarchar(10)) + N' of ' + @qtable + N' (about ' + CAST(@rows_about AS nvarchar(20))
+    + N' rows) from ' + QUOTENAME(@current_fg) + N' to ' + QUOTENAME(@target_fg) + N' in one transaction; the table is locked from the switch-out until it commits';
+RAISERROR(N'%s', 0, 1, @msg) WITH NOWAIT;
 BEGIN TRY
     BEGIN TRANSACTION;
     SET @sql = N'SELECT TOP (0) * INTO ' + @qstage + N' FROM ' + @qtable + N';';
@@ -464,8 +725,13 @@ BEGIN TRY
         IF @@ROWCOUNT = 0 BREAK;
         EXEC sys.sp_executesql @ddl;
     END;
-    SET @sql = N'ALTER TABLE ' + @qtable + N' SWITCH PARTITION ' + CAST(@n AS nvarchar(10)) + N' TO ' + @qstage + N';';
+    SET @sql = N'ALTER TABLE ' + @qtable + N' SWITCH PARTITION ' + CAST(@n AS nvarchar(10)) + N' TO ' + @qstage + @switch_option + N';';
     EXEC sys.sp_executesql @sql;
+    -- the rows the move must keep, counted once nobody else can change them (the table is locked until the commit)
+    SET @sql = N'SELECT @c = COUNT_BIG(*) FROM ' + @qstage + N';';
+    EXEC sys.sp_executesql @sql, N'@c bigint OUTPUT', @c = @rows_before OUTPUT;
+    SET @msg = N'tierwise: step 2: switched out ' + CAST(@rows_before AS nvarchar(20)) + N' rows; rebuilding them onto ' + QUOTENAME(@target_fg);
+    RAISERROR(N'%s', 0, 1, @msg) WITH NOWAIT;
     SET @index_id = 0;
     WHILE 1 = 1
     BEGIN
@@ -482,13 +748,28 @@ BEGIN TRY
     IF NOT EXISTS (SELECT 1 FROM sys.destination_data_spaces AS dds JOIN sys.filegroups AS fg ON fg.data_space_id = dds.data_space_id
                    WHERE dds.partition_scheme_id = @scheme_id AND dds.destination_id = @n AND fg.name = @target_fg)
         RAISERROR(N'%s', 16, 1, N'after MERGE/SPLIT the partition does not map to the target filegroup');
+    -- MERGE/SPLIT gave the empty partition n its neighbour's compression: give the table's and each index's
+    -- partition n back the compression it had (rebuilding an empty partition), so the switch-in matches
+    SET @index_id = 0;
+    WHILE 1 = 1
+    BEGIN
+        SELECT TOP (1) @index_id = index_id, @want = compression, @ddl = compress_sql FROM @ix WHERE index_id > @index_id ORDER BY index_id;
+        IF @@ROWCOUNT = 0 BREAK;
+        IF EXISTS (SELECT 1 FROM sys.partitions WHERE object_id = @object_id AND index_id = @index_id AND partition_number = @n
+                   AND data_compression_desc <> @want)
+            EXEC sys.sp_executesql @ddl;
+    END;
     SET @sql = N'ALTER TABLE ' + @qstage + N' WITH CHECK ADD CONSTRAINT ' + QUOTENAME(@stage + N'_range') + N' CHECK (' + @check + N');';
     EXEC sys.sp_executesql @sql;
     SET @sql = N'ALTER TABLE ' + @qstage + N' SWITCH TO ' + @qtable + N' PARTITION ' + CAST(@n AS nvarchar(10)) + N';';
     EXEC sys.sp_executesql @sql;
-    SELECT @rows_after = SUM(rows) FROM sys.partitions WHERE object_id = @object_id AND index_id = 1 AND partition_number = @n;
-    IF COALESCE(@rows_after, -1) <> COALESCE(@rows_before, -1)
+    SET @sql = N'SELECT @c = COUNT_BIG(*) FROM ' + @qtable + N' WHERE $PARTITION.' + QUOTENAME(@function) + N'(' + QUOTENAME(@column) + N') = @p;';
+    EXEC sys.sp_executesql @sql, N'@c bigint OUTPUT, @p int', @c = @rows_after OUTPUT, @p = @n;
+    IF @rows_after <> @rows_before
         RAISERROR(N'%s', 16, 1, N'the row count of the partition changed during the move');
+    IF EXISTS (SELECT 1 FROM @ix AS x JOIN sys.partitions AS p ON p.object_id = @object_id AND p.index_id = x.index_id
+               AND p.partition_number = @n WHERE p.data_compression_desc <> x.compression)
+        RAISERROR(N'%s', 16, 1, N'the partition''s data compression changed during the move');
     SET @sql = N'DROP TABLE ' + @qstage + N';';
     EXEC sys.sp_executesql @sql;
     COMMIT TRANSACTION;
@@ -501,6 +782,7 @@ BEGIN CATCH
     RETURN;
 END CATCH;
 GO
+DECLARE @tw_say nvarchar(2048);
 USE [Sales];
 DECLARE @msg nvarchar(2048);
 DECLARE @schema sysname = N'dbo', @table sysname = N'Orders',
@@ -530,6 +812,8 @@ WHERE ic.object_id = @object_id AND ic.index_id = 1 AND ic.partition_ordinal = 1
 IF @current_fg IS NULL OR @current_fg <> @target_fg
 BEGIN
     SET @msg = N'tierwise: post-check failed: partition 3 of [dbo].[Orders] is not on [FG_ORDERS_2024].';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -537,39 +821,49 @@ END;
 IF EXISTS (SELECT 1 FROM sys.partitions AS p JOIN sys.allocation_units AS au ON au.container_id = CASE WHEN au.type = 2 THEN p.partition_id ELSE p.hobt_id END WHERE p.object_id = @object_id AND p.partition_number = @n AND au.data_space_id <> FILEGROUP_ID(@target_fg))
 BEGIN
     SET @msg = N'tierwise: post-check failed: some pages of partition 3 of [dbo].[Orders] are outside [FG_ORDERS_2024].';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
 END;
-PRINT N'tierwise: post-check passed: partition 3 of [dbo].[Orders] is on [FG_ORDERS_2024] (tier flash).';
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'post-check passed: partition 3 of [dbo].[Orders] is on [FG_ORDERS_2024] (tier flash).';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 GO
+DECLARE @tw_say nvarchar(2048);
 USE [Sales];
 IF FILEGROUP_ID(N'FG_ORDERS_2024_fc') IS NULL
 BEGIN
-    PRINT N'tierwise: step 3: already done: filegroup [FG_ORDERS_2024_fc] no longer exists';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'step 3: already done: filegroup [FG_ORDERS_2024_fc] no longer exists';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 END
 ELSE IF EXISTS (SELECT 1 FROM sys.destination_data_spaces WHERE data_space_id = FILEGROUP_ID(N'FG_ORDERS_2024_fc')) OR EXISTS (SELECT 1 FROM sys.allocation_units WHERE data_space_id = FILEGROUP_ID(N'FG_ORDERS_2024_fc')) OR EXISTS (SELECT 1 FROM sys.indexes WHERE data_space_id = FILEGROUP_ID(N'FG_ORDERS_2024_fc')) OR EXISTS (SELECT 1 FROM sys.database_files WHERE data_space_id = FILEGROUP_ID(N'FG_ORDERS_2024_fc') AND name <> N'FG_ORDERS_2024_fc_1')
 BEGIN
-    PRINT N'tierwise: step 3: keeping filegroup [FG_ORDERS_2024_fc]: other data or files use it';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'step 3: keeping filegroup [FG_ORDERS_2024_fc]: other data or files use it';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 END
 ELSE
 BEGIN
-    PRINT N'tierwise: step 3: removing the empty filegroup [FG_ORDERS_2024_fc] that the forward script created';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'step 3: removing the empty filegroup [FG_ORDERS_2024_fc] that the forward script created';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     IF EXISTS (SELECT 1 FROM sys.database_files WHERE name = N'FG_ORDERS_2024_fc_1')
         ALTER DATABASE [Sales] REMOVE FILE [FG_ORDERS_2024_fc_1];
     ALTER DATABASE [Sales] REMOVE FILEGROUP [FG_ORDERS_2024_fc];
 END;
 GO
+DECLARE @tw_say nvarchar(2048);
 DECLARE @tw_finished bit;
 SET @tw_finished = 1;  -- not executed when a check stopped the script (NOEXEC)
 SET NOEXEC OFF;
 IF @tw_finished = 1
 BEGIN
-    PRINT N'tierwise: finished: partition 3 of [dbo].[Orders] is on tier flash.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'finished: partition 3 of [dbo].[Orders] is on tier flash.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 END
 ELSE
 BEGIN
-    PRINT N'tierwise: STOPPED: a check or step above failed or asked for a manual step; later steps did not run.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: a check or step above failed or asked for a manual step; later steps did not run.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     IF OBJECT_ID(N'tempdb..#tierwise_stopped') IS NULL CREATE TABLE #tierwise_stopped (stopped bit);
 END;
 GO

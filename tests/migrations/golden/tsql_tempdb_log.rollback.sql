@@ -19,8 +19,16 @@
 --   Files:
 --     [templog]: F:\fc\templog.ldf -> T:\tempdb\templog.ldf
 -- Limits and notes:
---   - RESTART REQUIRED. If the target directory is missing at restart, SQL Server does not start: the
---   - pre-check verifies it now; keep it in place.
+--   - RESTART REQUIRED. If the target directory is missing at restart, SQL Server does not start: the pre-check verifies it now; keep it in place.
+--   - If the instance does not start after the restart, the script's last lines say how to recover (start it with -f -T3608, MODIFY FILE back).
+--   - The plan must name every tempdb file of the kind it moves (data or log): the script stops when sys.master_files lists another one, which would stay on the old tier.
+-- Operations:
+--   Duration:    Seconds now (catalog changes). The move happens at the next restart of the SQL Server service, which recreates these tempdb files (2.0 GB) at their configured size: data files in seconds with instant file initialization, a log file is zeroed (minutes for a large one).
+--   Log volume:  Next to none: MODIFY FILE changes the catalog in master.
+--   Blocking:    None now. The restart disconnects every session of the instance: plan it in a change window.
+--   Backups:     tempdb is never backed up. Backup and other Agent jobs running at the restart fail: restart outside their windows.
+--   To abort:    Cancel at any point: each MODIFY FILE is checked first, so the script is safe to run again; before the restart the rollback script sets the old paths back and nothing else happened.
+--   To recover:  If the instance does not start after the restart, start it with NET START MSSQLSERVER /f /T3608, MODIFY FILE tempdb back to the old paths and restart: the script's last lines print the exact statements (Microsoft Learn: Move system databases, failure recovery).
 -- Generator:  tierwise (golden files) (migrations/1)
 -- Generated:  2024-05-02T06:00:00Z
 -- Plan:       sha256 26641aae4b9e3c74f627321aed71352c17219723a6e2ec61608ddd95ebfb82aa (the forward plan; the rollback shows the same)
@@ -40,14 +48,19 @@ BEGIN
     RETURN;
 END;
 GO
+DECLARE @tw_say nvarchar(2048);
 USE [master];
 SET NOCOUNT ON;
 DECLARE @msg nvarchar(2048);
-PRINT N'tierwise: rollback: the tempdb files [templog]: tier fc -> flash';
-PRINT N'tierwise: RESTART REQUIRED: the new locations take effect at the next restart of the SQL Server service.';
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'rollback: the tempdb files [templog]: tier fc -> flash';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'RESTART REQUIRED: the new locations take effect at the next restart of the SQL Server service.';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 IF UPPER(CAST(SERVERPROPERTY('ServerName') AS nvarchar(256))) <> UPPER(N'SQLPROD01')
 BEGIN
     SET @msg = N'tierwise: pre-check failed: this script is for server SQLPROD01, but the connection is to ' + CAST(SERVERPROPERTY('ServerName') AS nvarchar(256)) + N'. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -55,6 +68,8 @@ END;
 IF CAST(PARSENAME(CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), 4) AS int) < 11
 BEGIN
     SET @msg = N'tierwise: pre-check failed: SQL Server 2012 or later is needed. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -62,6 +77,8 @@ END;
 IF CAST(SERVERPROPERTY('EngineEdition') AS int) IN (5, 6, 8, 9, 11)
 BEGIN
     SET @msg = N'tierwise: pre-check failed: this is a managed cloud service; its files are not moved with ALTER DATABASE. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -69,6 +86,8 @@ END;
 IF DB_ID(N'tempdb') IS NULL
 BEGIN
     SET @msg = N'tierwise: pre-check failed: database [tempdb] does not exist. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -76,6 +95,24 @@ END;
 IF NOT (EXISTS (SELECT 1 FROM sys.master_files WHERE database_id = DB_ID(N'tempdb') AND name = N'templog' AND LOWER(physical_name) = LOWER(N'F:\fc\templog.ldf')) OR EXISTS (SELECT 1 FROM sys.master_files WHERE database_id = DB_ID(N'tempdb') AND name = N'templog' AND LOWER(physical_name) = LOWER(N'T:\tempdb\templog.ldf')))
 BEGIN
     SET @msg = N'tierwise: pre-check failed: tempdb file [templog] is neither configured at F:\fc\templog.ldf nor at T:\tempdb\templog.ldf; the advice is out of date. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+DECLARE @missed nvarchar(1024);
+SET @missed = N'';
+-- the planned files' kinds (0 data, 1 log): every tempdb file of those kinds must be in the plan
+SELECT @missed = @missed + N' ' + QUOTENAME(mf.name) + N' (' + mf.type_desc + N') at ' + mf.physical_name + N';'
+FROM sys.master_files AS mf
+WHERE mf.database_id = DB_ID(N'tempdb') AND mf.name NOT IN (N'templog')
+    AND mf.type IN (SELECT p.type FROM sys.master_files AS p WHERE p.database_id = DB_ID(N'tempdb') AND p.name IN (N'templog'));
+IF @missed <> N''
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: the plan does not move every tempdb file of its kind; these would stay where they are:' + @missed + N' Regenerate the advice and this script (or move them by hand with the same ALTER DATABASE [tempdb] MODIFY FILE). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
@@ -83,13 +120,15 @@ END;
 DECLARE @dir_is_directory bit;
 IF CAST(PARSENAME(CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), 4) AS int) >= 14
 BEGIN
-    PRINT N'tierwise: directory check with sys.dm_os_file_exists';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'directory check with sys.dm_os_file_exists';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     EXEC sys.sp_executesql N'SELECT @d = CAST(file_is_a_directory AS bit) FROM sys.dm_os_file_exists(@p);',
         N'@p nvarchar(4000), @d bit OUTPUT', @p = N'T:\tempdb', @d = @dir_is_directory OUTPUT;
 END
 ELSE
 BEGIN
-    PRINT N'tierwise: directory check with xp_fileexist (SQL Server before 2017)';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'directory check with xp_fileexist (SQL Server before 2017)';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     DECLARE @dir_probe TABLE (file_exists int, is_directory int, parent_exists int);
     INSERT INTO @dir_probe EXEC master.dbo.xp_fileexist N'T:\tempdb';
     SELECT @dir_is_directory = CAST(MAX(is_directory) AS bit) FROM @dir_probe;
@@ -97,16 +136,20 @@ END;
 IF COALESCE(@dir_is_directory, 0) = 0
 BEGIN
     SET @msg = N'tierwise: pre-check failed: the target directory T:\tempdb\ does not exist, or the SQL Server service account cannot see it. Create it and grant the service account full control. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
 END;
 GO
+DECLARE @tw_say nvarchar(2048);
 USE [master];
 DECLARE @msg nvarchar(2048);
 IF NOT (NOT EXISTS (SELECT 1 FROM sys.master_files WHERE database_id = DB_ID(N'tempdb') AND name = N'templog' AND LOWER(physical_name) = LOWER(N'T:\tempdb\templog.ldf')))
 BEGIN
-    PRINT N'tierwise: every file is configured at the target already: no free-space check needed';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'every file is configured at the target already: no free-space check needed';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RETURN;
 END;
 DECLARE @free_mb bigint, @need_mb bigint;
@@ -119,69 +162,94 @@ WHERE LEFT(LOWER(N'T:\tempdb\'), LEN(vs.volume_mount_point)) = LOWER(vs.volume_m
 ORDER BY LEN(vs.volume_mount_point) DESC;
 IF @free_mb IS NULL AND CAST(PARSENAME(CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), 4) AS int) >= 15
 BEGIN
-    PRINT N'tierwise: free space from sys.dm_os_enumerate_fixed_drives';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'free space from sys.dm_os_enumerate_fixed_drives';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     EXEC sys.sp_executesql N'SELECT @f = free_space_in_bytes / 1048576 FROM sys.dm_os_enumerate_fixed_drives WHERE UPPER(LEFT(fixed_drive_path, 1)) = UPPER(@d);',
         N'@d nchar(1), @f bigint OUTPUT', @d = N'T', @f = @free_mb OUTPUT;
 END
 ELSE IF @free_mb IS NULL
 BEGIN
-    PRINT N'tierwise: free space from xp_fixeddrives (SQL Server before 2019)';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'free space from xp_fixeddrives (SQL Server before 2019)';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     DECLARE @drives TABLE (drive nvarchar(5), mb_free bigint);
     INSERT INTO @drives EXEC master.dbo.xp_fixeddrives;
     SELECT @free_mb = mb_free FROM @drives WHERE UPPER(drive) = UPPER(N'T');
 END;
 IF @free_mb IS NULL
 BEGIN
-    PRINT N'tierwise: warning: cannot measure the free space under T:\tempdb\ (no database file on that volume yet); tempdb (recreated at its configured size at start) needs about ' + CAST(@need_mb AS nvarchar(20)) + N' MB there.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'warning: cannot measure the free space under T:\tempdb\ (no database file on that volume yet); tempdb (recreated at its configured size at start) needs about ' + CAST(@need_mb AS nvarchar(20)) + N' MB there.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 END;
 IF @free_mb < @need_mb
 BEGIN
     SET @msg = N'tierwise: pre-check failed: tempdb (recreated at its configured size at start) needs ' + CAST(@need_mb AS nvarchar(20)) + N' MB under ' + N'T:\tempdb\' + N' (10 % headroom included), but only ' + CAST(@free_mb AS nvarchar(20)) + N' MB are free. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
 END;
 GO
+DECLARE @tw_say nvarchar(2048);
 USE [master];
 IF EXISTS (SELECT 1 FROM sys.master_files WHERE database_id = DB_ID(N'tempdb') AND name = N'templog' AND LOWER(physical_name) = LOWER(N'T:\tempdb\templog.ldf'))
 BEGIN
-    PRINT N'tierwise: step 1: already done: [templog] is configured at T:\tempdb\templog.ldf';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'step 1: already done: [templog] is configured at T:\tempdb\templog.ldf';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 END
 ELSE
 BEGIN
-    PRINT N'tierwise: step 1: configuring [templog] at T:\tempdb\templog.ldf (used after the restart)';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'step 1: configuring [templog] at T:\tempdb\templog.ldf (used after the restart)';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     ALTER DATABASE [tempdb] MODIFY FILE (NAME = N'templog', FILENAME = N'T:\tempdb\templog.ldf');
 END;
 GO
+DECLARE @tw_say nvarchar(2048);
 USE [master];
 DECLARE @msg nvarchar(2048);
 IF NOT (EXISTS (SELECT 1 FROM sys.master_files WHERE database_id = DB_ID(N'tempdb') AND name = N'templog' AND LOWER(physical_name) = LOWER(N'T:\tempdb\templog.ldf')))
 BEGIN
     SET @msg = N'tierwise: post-check failed: tempdb is not configured at T:\tempdb\.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
 END;
 IF EXISTS (SELECT 1 FROM tempdb.sys.database_files WHERE name = N'templog' AND LOWER(physical_name) = LOWER(N'T:\tempdb\templog.ldf'))
 BEGIN
-    PRINT N'tierwise: post-check passed: tempdb is configured at and already running from T:\tempdb\.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'post-check passed: tempdb is configured at and already running from T:\tempdb\.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 END
 ELSE
 BEGIN
-    PRINT N'tierwise: post-check passed: tempdb is configured at T:\tempdb\. RESTART the SQL Server service in the change';
-    PRINT N'tierwise: window for it to take effect; after the restart delete the old files: F:\fc\templog.ldf';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'post-check passed: tempdb is configured at T:\tempdb\. RESTART the SQL Server service in the change';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'window for it to take effect; after the restart delete the old files: F:\fc\templog.ldf';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'IF THE INSTANCE DOES NOT START after the restart (target directory missing or not writable by the service account; see the error log): start it with NET START MSSQLSERVER /f /T3608 (a named instance: NET START MSSQL$<instance> /f /T3608; the parameters are case sensitive),';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'  connect (single-user: stop SQL Server Agent first) with sqlcmd -S SQLPROD01 -E and run:';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'      ALTER DATABASE [tempdb] MODIFY FILE (NAME = N''templog'', FILENAME = N''F:\fc\templog.ldf'');';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'  then NET STOP MSSQLSERVER, then NET START MSSQLSERVER. Fix the target and run this script again later (Microsoft Learn: Move system databases, failure recovery procedure).';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 END;
 GO
+DECLARE @tw_say nvarchar(2048);
 DECLARE @tw_finished bit;
 SET @tw_finished = 1;  -- not executed when a check stopped the script (NOEXEC)
 SET NOEXEC OFF;
 IF @tw_finished = 1
 BEGIN
-    PRINT N'tierwise: finished: tempdb is configured on tier flash (takes effect at restart).';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'finished: tempdb is configured on tier flash (takes effect at restart).';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 END
 ELSE
 BEGIN
-    PRINT N'tierwise: STOPPED: a check or step above failed or asked for a manual step; later steps did not run.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: a check or step above failed or asked for a manual step; later steps did not run.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     IF OBJECT_ID(N'tempdb..#tierwise_stopped') IS NULL CREATE TABLE #tierwise_stopped (stopped bit);
 END;
 GO

@@ -1,0 +1,268 @@
+"""The offline file move (SET OFFLINE / copy by hand / MODIFY FILE / SET ONLINE), issue #15 B.
+
+Run 2 may only use a file at the new path when run 1 of this pair of scripts took the database
+offline (a run marker in msdb); everything else here is the order of the batches a DBA relies on.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+
+import pytest
+
+from migrations import FileMove, Move, MoveFiles, Options, Target, render_pair
+from migrations.plan import SetReadOnly
+from tests.migrations.golden_cases import CASES, case_move
+from tests.migrations.sqltokens import tsql_batches
+
+AT = datetime(2024, 5, 2, 6, 0, tzinfo=UTC)
+OPTIONS = Options(generator="t")
+MARKER = "msdb.dbo.tierwise_offline_run"
+GATE = "N'tierwise: MANUAL STEP: "  # the run-2 batch (the header mentions the step too)
+OFFLINE_CASES = [c for c in CASES if c.name in ("tsql_filegroup_offline_primary", "tsql_log_offline")]
+
+
+def _move(paths: list[tuple[str, str, str]], size: int | None = 100 * 1024**3) -> Move:
+    files = tuple(FileMove(n, src, n, dst, size) for n, src, dst in paths)
+    return Move(
+        "Sales/file/2",
+        Target("sqlserver", "SQL1", "Sales"),
+        "log_file",
+        "Sales_log",
+        "flash",
+        "fc",
+        MoveFiles("log", "offline", files),
+    )
+
+
+def _scripts(move: Move) -> dict[str, str]:
+    forward, rollback = render_pair(move, "tsql", OPTIONS, AT)
+    return {"forward": forward.text, "rollback": rollback.text}
+
+
+def _all_offline() -> list[tuple[str, str, Move]]:
+    out = []
+    for case in OFFLINE_CASES:
+        move = case_move(case)
+        for direction, text in _scripts(move).items():
+            out.append((f"{case.name}.{direction}", text, move))
+    return out
+
+
+OFFLINE = _all_offline()
+IDS = [n for n, _, _ in OFFLINE]
+
+
+def _batch(text: str, needle: str) -> str:
+    hits = [b for b in tsql_batches(text) if needle in b]
+    assert len(hits) == 1, f"{needle!r} in {len(hits)} batches"
+    return hits[0]
+
+
+def _index(batches: list[str], needle: str) -> int:
+    return next(i for i, b in enumerate(batches) if needle in b)
+
+
+@pytest.mark.parametrize(("name", "text", "move"), OFFLINE, ids=IDS)
+def test_run2_uses_a_copy_only_under_run1s_marker(name: str, text: str, move: Move) -> None:
+    """The stale-copy bug: a database already offline (taken so by someone else) had any file at
+    the new path accepted as the copy. Now the copy probe comes after a stop on a missing marker
+    for this plan and database, in both directions."""
+    gate = _batch(text, GATE)
+    plan = move.checksum()
+    lines = gate.split("\n")
+    marker_read = next(i for i, ln in enumerate(lines) if f"FROM {MARKER}" in ln)
+    assert (
+        f"plan_sha256 = N'{plan}'" in lines[marker_read + 1]
+        and "database_name = N'Sales'" in lines[marker_read + 1]
+    )
+    stop = next(i for i, ln in enumerate(lines) if ln.strip() == "IF @marked IS NULL")
+    first_probe = next(i for i, ln in enumerate(lines) if "@copy_exists OUTPUT" in ln or "xp_fileexist" in ln)
+    assert marker_read < stop < first_probe, name
+    refusal = "\n".join(lines[stop : stop + 4])
+    assert (
+        "not taken offline by run 1" in refusal
+        and "Bring it online" in refusal
+        and "Nothing was changed." in refusal
+    )
+    # the gate applies when the database is offline on its old files, whoever took it offline
+    assert "IN (N'OFFLINE', N'RECOVERY_PENDING') AND (" in gate
+
+
+@pytest.mark.parametrize(("name", "text", "move"), OFFLINE, ids=IDS)
+def test_run2_refuses_when_the_database_was_online_in_between(name: str, text: str, move: Move) -> None:
+    gate = _batch(text, GATE)
+    # every planned file recorded, none resized since (sys.master_files.size against the marker)
+    assert f"@marked_files <> {len(move.action.files)} OR EXISTS" in gate  # type: ignore[union-attr]
+    assert "mf.size <> m.size_pages" in gate
+    # a backup after the marker means it was online
+    assert "FROM msdb.dbo.backupset WHERE database_name = N'Sales' AND backup_start_date > @marked" in gate
+    assert gate.index("backup_start_date > @marked") < gate.index("@copy_exists OUTPUT")
+
+
+@pytest.mark.parametrize(("name", "text", "move"), OFFLINE, ids=IDS)
+def test_run1_records_the_marker_after_offline_and_the_end_clears_it(
+    name: str, text: str, move: Move
+) -> None:
+    batches = tsql_batches(text)
+    create = _index(batches, f"CREATE TABLE {MARKER} (")
+    step1 = _index(batches, "SET OFFLINE WITH ROLLBACK IMMEDIATE;")
+    gate = _index(batches, GATE)
+    online = _index(batches, "\n    ALTER DATABASE [Sales] SET ONLINE;")
+    assert create < step1 < gate < online
+    b = batches[step1]
+    direction = name.rsplit(".", 1)[1]
+    # stale markers go while the database is online; the new one only once it is OFFLINE
+    assert b.index(f"DELETE FROM {MARKER} WHERE database_name = N'Sales';") < b.index("SET OFFLINE WITH")
+    guard = b.index("IF (SELECT state_desc FROM sys.databases WHERE name = N'Sales') = N'OFFLINE'")
+    insert = b.index(f"INSERT INTO {MARKER}")
+    assert b.index("SET OFFLINE WITH") < guard < insert
+    assert f"N'{move.checksum()}', N'{direction}', mf.name, mf.physical_name, mf.size" in b
+    # cleared after the post-check, never before it
+    post = batches[_index(batches, "post-check failed:")]
+    assert post.index("post-check failed:") < post.index(
+        f"DELETE FROM {MARKER} WHERE database_name = N'Sales';"
+    )
+
+
+@pytest.mark.parametrize(("name", "text", "move"), OFFLINE, ids=IDS)
+def test_run1_stops_on_snapshots_and_running_backup_or_dbcc(name: str, text: str, move: Move) -> None:
+    batches = tsql_batches(text)
+    run1 = batches[_index(batches, "CREATE TABLE")]
+    snap = run1.index("WHERE source_database_id = DB_ID(N'Sales')")
+    busy = run1.index("r.command LIKE N'BACKUP%' OR r.command LIKE N'DBCC%'")
+    assert "resource_type = N'DATABASE' AND l.resource_database_id = DB_ID(N'Sales')" in run1
+    assert snap < busy < run1.index("CREATE TABLE")
+    assert "error 5094" in run1 and "would kill it" in run1
+    assert _index(batches, "CREATE TABLE") < _index(batches, "SET OFFLINE WITH ROLLBACK IMMEDIATE;")
+    # availability groups and mirroring: every run, in the first batch after the gate
+    assert "replica_id IS NOT NULL" in batches[2] and "sys.database_mirroring" in batches[2]
+
+
+@pytest.mark.parametrize(("name", "text", "move"), OFFLINE, ids=IDS)
+def test_stale_copy_probe_only_for_files_still_at_the_old_path(name: str, text: str, move: Move) -> None:
+    """Run 1 refuses a file at the new path, but only for files the catalog still has at the old
+    one (a half-finished earlier run may have moved some already)."""
+    own = move if name.endswith(".forward") else move.inverse()
+    run1 = tsql_batches(text)[_index(tsql_batches(text), "CREATE TABLE")]
+    files = own.action.files  # type: ignore[union-attr]
+    starts = [m.start() for m in re.finditer(r"already exists\. A file there now", run1)]
+    assert len(starts) == len(files)
+    for f, probe in zip(files, starts, strict=True):
+        guard = run1.rfind("IF EXISTS (SELECT 1 FROM sys.master_files", 0, probe)
+        block = run1[guard:probe]
+        assert f"LOWER(N'{f.from_path}')" in block.split("\n")[0], name
+        assert f"@p = N'{f.to_path}'" in block, name
+
+
+def test_header_wording_and_acl_copy() -> None:
+    texts = _scripts(_move([("Sales_log", "L:\\log\\Sales_log.ldf", "F:\\fc\\Sales_log.ldf")]))
+    for text in texts.values():
+        head = text.split(":on error exit")[0]
+        assert "The primary data file and log files can never be removed" not in head
+        assert "the primary data file and the primary log file can never be removed (error 5020)" in head
+        assert "a secondary log file can be removed once inactive" in head
+    fwd = texts["forward"]
+    copy = fwd.index(
+        "Copy-Item -LiteralPath ''L:\\log\\Sales_log.ldf'' -Destination ''F:\\fc\\Sales_log.ldf''"
+    )
+    acl = fwd.index(
+        "Get-Acl -LiteralPath ''L:\\log\\Sales_log.ldf'' | Set-Acl -LiteralPath ''F:\\fc\\Sales_log.ldf''"
+    )
+    assert copy < acl < fwd.index(GATE)
+    assert "(Get-Item -LiteralPath ''F:\\fc\\Sales_log.ldf'').Length" in fwd
+
+
+def test_linux_copy_keeps_owner_and_mode() -> None:
+    fwd = _scripts(_move([("Sales_log", "/var/opt/mssql/log/Sales_log.ldf", "/mnt/fc/Sales_log.ldf")]))[
+        "forward"
+    ]
+    assert "cp -p --sparse=always ''/var/opt/mssql/log/Sales_log.ldf'' ''/mnt/fc/Sales_log.ldf''" in fwd
+    assert "chown mssql:mssql ''/mnt/fc/Sales_log.ldf''" in fwd
+    assert "Copy-Item" not in fwd
+
+
+def _operations(text: str) -> dict[str, str]:
+    head = text.split(":on error exit")[0]
+    block = head[head.index("-- Operations:") :].split("\n")[1:7]
+    out = {}
+    for line in block:
+        m = re.match(r"--   ([A-Za-z ]+):\s+(.*)$", line)
+        assert m, line
+        out[m.group(1)] = m.group(2)
+    return out
+
+
+def test_offline_operations_block_has_the_copy_time_and_the_way_back() -> None:
+    move = _move(
+        [
+            ("Sales", "E:\\data\\Sales.mdf", "F:\\fc\\Sales.mdf"),
+            ("Sales_2", "E:\\data\\Sales_2.ndf", "F:\\fc\\Sales_2.ndf"),
+        ]
+    )
+    ops = _operations(_scripts(move)["forward"])
+    assert list(ops) == ["Duration", "Log volume", "Blocking", "Backups", "To abort", "To recover"]
+    # 200 GB at 200 MB/s: 1,024 s, about 18 minutes, during which the database is down
+    assert "DOWN" in ops["Duration"] and "about 18 min to copy 200.0 GB at ~200 MB/s" in ops["Duration"]
+    assert "ROLLBACK IMMEDIATE" in ops["Blocking"]
+    assert "pause them" in ops["Backups"]
+    # by hand: one ALTER DATABASE per file back to the untouched originals, then SET ONLINE
+    assert (
+        "ALTER DATABASE [Sales] MODIFY FILE (NAME = N'Sales', FILENAME = N'E:\\data\\Sales.mdf'); "
+        "ALTER DATABASE [Sales] MODIFY FILE (NAME = N'Sales_2', FILENAME = N'E:\\data\\Sales_2.ndf'); "
+        "ALTER DATABASE [Sales] SET ONLINE"
+    ) in ops["To recover"]
+    unknown = _operations(_scripts(_move([("L", "L:\\l.ldf", "F:\\l.ldf")], size=None))["forward"])
+    assert "1 file(s) of a size the plan does not know" in unknown["Duration"]
+
+
+def test_read_only_scripts_have_an_operations_block() -> None:
+    move = case_move(next(c for c in CASES if c.name == "tsql_read_only"))
+    assert isinstance(move.action, SetReadOnly)
+    texts = _scripts(move)
+    fwd, back = _operations(texts["forward"]), _operations(texts["rollback"])
+    assert "exclusive access" in fwd["Blocking"] and "never disconnects" in fwd["Blocking"]
+    assert "READ_WRITE_FILEGROUPS" in fwd["Backups"]
+    assert "rollback script (MODIFY FILEGROUP READ_WRITE)" in fwd["To recover"]
+    assert "forward script (MODIFY FILEGROUP READ_ONLY)" in back["To recover"]
+
+
+@pytest.mark.parametrize(("name", "text", "move"), OFFLINE, ids=IDS)
+def test_run2_needs_a_marker_of_its_own_direction_with_unchanged_paths(
+    name: str, text: str, move: Move
+) -> None:
+    """DBA review (#15): forward and rollback share the plan checksum, and run 2 accepted any
+    marker of it. A forward marker left behind (session died after SET ONLINE) let the rollback,
+    after a manual SET OFFLINE, reopen the out-of-date originals. Now both the marker read and the
+    size/path comparison are limited to this direction, and each file must still be at the path
+    the marker recorded (or at its planned copy, pointed there by this direction's run 2)."""
+    gate = _batch(text, GATE)
+    direction = name.rsplit(".", 1)[1]
+    other = "rollback" if direction == "forward" else "forward"
+    mine = f"m.plan_sha256 = N'{move.checksum()}' AND m.direction = N'{direction}'"
+    read = next(ln for ln in gate.split("\n") if "WHERE m.database_name" in ln and "@marked" not in ln)
+    assert mine in read, name
+    changed = next(ln for ln in gate.split("\n") if "@marked_files <>" in ln)
+    assert mine in changed
+    assert "mf.physical_name COLLATE DATABASE_DEFAULT = m.physical_name COLLATE DATABASE_DEFAULT" in changed
+    for f in move.action.files:  # type: ignore[union-attr]
+        # the rollback's targets are the forward's sources: the other way round
+        to_path = f.to_path if direction == "forward" else f.from_path
+        assert f"LOWER(mf.physical_name) = LOWER(N'{to_path}')" in changed
+    assert f"N'{other}'" not in gate.replace(f"the {other} script", "")
+
+
+@pytest.mark.parametrize(("name", "text", "move"), OFFLINE, ids=IDS)
+def test_marker_is_deleted_in_the_set_online_batch(name: str, text: str, move: Move) -> None:
+    """A marker must never outlive the offline period it describes: it is deleted in the batch
+    of SET ONLINE, right after it and only once the database is ONLINE."""
+    batches = tsql_batches(text)
+    b = batches[_index(batches, "\n    ALTER DATABASE [Sales] SET ONLINE;")]
+    online = b.index("ALTER DATABASE [Sales] SET ONLINE;")
+    guard = b.index(
+        "IF (SELECT state_desc FROM sys.databases WHERE name = N'Sales') = N'ONLINE' "
+        f"AND OBJECT_ID(N'{MARKER}', N'U') IS NOT NULL"
+    )
+    delete = b.index(f"DELETE FROM {MARKER} WHERE database_name = N'Sales';")
+    assert online < guard < delete, name

@@ -1,0 +1,160 @@
+"""The online filegroup move (migrations/tsql_online.py): each guard exists, in the right batch,
+before the change it protects; the rollback re-opens an emptied file before moving pages back."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.migrations.golden_cases import CASES, render_case
+from tests.migrations.sqltokens import tsql_batches
+
+CASE = next(c for c in CASES if c.name == "tsql_filegroup_online")
+HOSTILE = next(c for c in CASES if c.name == "tsql_hostile_names")
+
+
+@pytest.fixture(scope="module")
+def scripts() -> dict[str, str]:
+    return render_case(CASE)
+
+
+def _batches(text: str) -> list[str]:
+    return tsql_batches(text)
+
+
+def _first(batches: list[str], needle: str) -> int:
+    return next(i for i, b in enumerate(batches) if needle in b)
+
+
+def _both(scripts: dict[str, str]) -> list[tuple[str, str]]:
+    return sorted(scripts.items())
+
+
+def test_header_tells_ops_to_pause_backups_and_warns_about_blocking(scripts: dict[str, str]) -> None:
+    for name, text in _both(scripts):
+        header = text.split(":on error exit")[0]
+        assert "take log backups while it runs" not in header, name
+        assert "PAUSE the backup jobs" in header, name
+        assert "The database stays online." not in header, name
+        assert "Sch-M" in header and "WAIT_AT_LOW_PRIORITY" in header, name
+        ops = header[header.index("-- Operations:") :]
+        for field in ("Duration:", "Log volume:", "Blocking:", "Backups:", "To abort:", "To recover:"):
+            assert re.search(rf"--   {field}\s+\S", ops), (name, field)
+        assert "about 9 min at ~200 MB/s for 100.0 GB" in ops, name
+
+
+def test_no_backup_or_dbcc_may_run_before_any_change(scripts: dict[str, str]) -> None:
+    for name, text in _both(scripts):
+        batches = _batches(text)
+        first = batches[_first(batches, "USE [master]")]
+        assert "HAS_PERMS_BY_NAME(NULL, NULL, N'VIEW SERVER STATE')" in first, name
+        assert "UPPER(r.command) LIKE N'BACKUP%'" in first and "UPPER(r.command) LIKE N'DBCC%'" in first, name
+        assert "l.resource_database_id = DB_ID(N'Sales')" in first, name  # a BACKUP started from master
+        for change in ("ADD FILE (", "EMPTYFILE) WITH", "REMOVE FILE ["):
+            b = batches[_first(batches, change)]
+            assert b.index("LIKE N'BACKUP%'") < b.index(change), (name, change)
+            assert b.index("LIKE N'DBCC%'") < b.index(change), (name, change)
+
+
+def test_log_room_is_checked_in_the_database_before_emptyfile(scripts: dict[str, str]) -> None:
+    for name, text in _both(scripts):
+        batches = _batches(text)
+        i = _first(batches, "sys.dm_db_log_space_usage")
+        assert batches[i].lstrip().split("\n")[1] == "USE [Sales];", name  # a per-database DMV
+        assert "FILEPROPERTY(df.name, 'SpaceUsed')" in batches[i], name
+        assert "recovery_model_desc" in batches[i] and "@recovery <> N'SIMPLE'" in batches[i], name
+        assert i < _first(batches, "EMPTYFILE) WITH"), name
+
+
+def test_read_only_filegroup_snapshots_and_columnstore_refused_before_any_change(
+    scripts: dict[str, str],
+) -> None:
+    for name, text in _both(scripts):
+        batches = _batches(text)
+        add = _first(batches, "ADD FILE (")
+        ro = _first(batches, "is_read_only = 1")
+        assert ro < add, name
+        assert "FROM sys.filegroups WHERE name = N'FG_ORDERS_2024' AND is_read_only = 1" in batches[ro], name
+        assert _first(batches, "s.source_database_id = DB_ID(N'Sales')") < add, name
+        cs = _first(batches, "i.type IN (5, 6)")
+        assert cs < add, name
+        assert "AS int) < 17" in batches[cs], name
+
+
+def test_emptyfile_waits_at_low_priority_on_2022_and_later_only(scripts: dict[str, str]) -> None:
+    for name, text in _both(scripts):
+        b = _batches(text)[_first(_batches(text), "EMPTYFILE) WITH")]
+        m = re.search(
+            r"IF CAST\(PARSENAME\(CAST\(SERVERPROPERTY\('ProductVersion'\) AS nvarchar\(128\)\), 4\) AS int\) >= 16\n"
+            r"\s+EXEC sys\.sp_executesql N'DBCC SHRINKFILE \(N''[^\n]*'', EMPTYFILE\) WITH WAIT_AT_LOW_PRIORITY "
+            r"\(ABORT_AFTER_WAIT = SELF\), NO_INFOMSGS;';\n\s+ELSE\n\s+DBCC SHRINKFILE \(N'[^\n]*', EMPTYFILE\) WITH NO_INFOMSGS;",
+            b,
+        )
+        assert m, name
+
+
+def test_rollback_reopens_the_emptied_original_before_moving_pages_back(scripts: dict[str, str]) -> None:
+    back = scripts["tsql_filegroup_online.rollback.sql"]
+    b = _batches(back)[_first(_batches(back), "EMPTYFILE) WITH")]
+    reopen = b.index(
+        "N'ALTER DATABASE [Sales] MODIFY FILE (NAME = N''Orders, 2024 \"hot\"'', SIZE = ' + CAST(CEILING(size / 128.0) + 1"
+    )
+    assert reopen < b.index("DBCC SHRINKFILE (N''Orders, 2024 \"hot\"_fc'', EMPTYFILE)")
+    assert b.index("EXEC sys.sp_executesql @sql;", reopen) < b.index("EMPTYFILE) WITH")
+    # and a forward run after a stopped rollback re-opens the new file the same way
+    fwd = scripts["tsql_filegroup_online.forward.sql"]
+    fb = _batches(fwd)[_first(_batches(fwd), "EMPTYFILE) WITH")]
+    assert fb.index("MODIFY FILE (NAME = N''Orders, 2024 \"hot\"_fc'', SIZE = ") < fb.index(
+        "DBCC SHRINKFILE ("
+    )
+
+
+def test_new_file_takes_the_old_files_growth_and_max_size(scripts: dict[str, str]) -> None:
+    for name, text in _both(scripts):
+        b = _batches(text)[_first(_batches(text), "ADD FILE (")]
+        add = b.index("ADD FILE (")
+        assert "CAST(CAST(o.growth AS bigint) * 8 AS nvarchar(20)) + N'KB'" in b, name
+        assert "o.is_percent_growth = 1" in b and "o.max_size = -1 THEN N'UNLIMITED'" in b, name
+        growth = b.index("FILEGROWTH = ' + @growth")
+        maxsize = b.index("MAXSIZE = ' + @maxsize")
+        assert add < growth < maxsize, name
+        # the MODIFY runs whenever both files exist: a run stopped after ADD FILE completes it
+        assert re.search(
+            r"IF NOT EXISTS \(SELECT 1 FROM sys\.database_files WHERE name = N'[^\n]*'\)\n\s+ALTER DATABASE",
+            b,
+        )
+
+
+def test_steps_are_numbered_with_start_done_error(scripts: dict[str, str]) -> None:
+    for name, text in _both(scripts):
+        for n in (1, 2, 3):
+            assert f"N'step {n}/3 start: " in text, (name, n)
+            assert f"N'step {n}/3 done: " in text, (name, n)
+            assert f"N'step {n}/3 error: " in text, (name, n)
+        assert "PRINT " not in text.split(":on error exit")[1], name
+
+
+def test_hostile_names_stay_quoted_in_the_dynamic_sql() -> None:
+    for name, text in render_case(HOSTILE).items():
+        for m in re.finditer(r"SET @sql = (N'(?:[^']|'')*')", text):
+            inner = m.group(1)[2:-1].replace("''", "'")
+            assert inner.startswith("ALTER DATABASE ["), (name, inner[:80])
+
+
+def test_emptyfile_step_is_done_only_when_the_file_is_empty(scripts: dict[str, str]) -> None:
+    """DBA review (#15): a WAIT_AT_LOW_PRIORITY shrink that gives way exits without an error, and
+    the step printed "done" on a file still full. After the shrink, inside the step (so its CATCH
+    prints the error line and stops), FILEPROPERTY SpaceUsed must be at or below the allocation
+    pages of an emptied file, else the step fails with "not empty yet"."""
+    for name, text in _both(scripts):
+        batches = _batches(text)
+        for b in [x for x in batches if "EMPTYFILE) WITH" in x]:
+            shrink = b.index("EMPTYFILE) WITH NO_INFOMSGS;")
+            check = b.index("AND FILEPROPERTY(name, 'SpaceUsed') > 8 * CEILING(size / 8088.0))", shrink)
+            refuse = b.index(
+                "not empty yet (the shrink gave way to other sessions): run the script again", check
+            )
+            done = b.index(" done: emptying file", refuse)
+            assert b.index("BEGIN TRY") < shrink < check < refuse < done < b.index("BEGIN CATCH"), name
+            assert b.startswith("USE [") or "\nUSE [" in b[:shrink]  # FILEPROPERTY reads this database
