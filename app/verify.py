@@ -11,16 +11,38 @@ evaluation, so raw-interval retention cannot take it away before the after-windo
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Iterable, Sequence
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from advisors.advise import PLACEABLE, unit_key
 from advisors.features import ObjectInfo
-from advisors.verify import INCONCLUSIVE, REGRESSED, VERIFIED, ByHour, Change, HourTotals, Outcome, verify
+from advisors.maintenance import in_window, occurrence
+from advisors.verify import (
+    IMPROVED,
+    INCONCLUSIVE,
+    LABELS,
+    NO_EFFECT,
+    NOT_MOVED,
+    OUTSIDE_BAND,
+    REGRESSED,
+    VERIFIED,
+    WITHIN_BAND,
+    Change,
+    HourTotals,
+    Outcome,
+    Placement,
+    Slots,
+    figures,
+    not_moved,
+    seen_moved,
+    verify,
+)
 from app.store.db import Store
 from app.store.models import DbObject, IoInterval, Recommendation, ScriptRecord, Target, Verification
 from policies.model import Policy, VerificationPolicy
@@ -28,10 +50,14 @@ from policies.model import Policy, VerificationPolicy
 log = logging.getLogger("tierwise.verify")
 
 WAITING = "waiting"
-STATUSES = (WAITING, VERIFIED, REGRESSED, INCONCLUSIVE)
+STATUSES = (WAITING, IMPROVED, NO_EFFECT, WITHIN_BAND, OUTSIDE_BAND, REGRESSED, INCONCLUSIVE, NOT_MOVED)
+# judged moves: the track record counts them ("verified" is the verdict rows written before intervals)
+JUDGED = (IMPROVED, NO_EFFECT, OUTSIDE_BAND, REGRESSED, VERIFIED)
 # a relocation seen by ingest within this long of an executed move is that move, not another one
 SAME_CHANGE = timedelta(days=2)
 _FIELDS = ("seconds", "reads", "bytes_read", "read_time_ms", "writes", "bytes_written", "write_time_ms")
+CONTROLS_EACH = 20  # unmoved objects kept one by one for the week-level variance
+_FILE_KINDS = ("filegroup", "partition")  # units whose location is their files'
 
 
 # ---- which objects a verification is about --------------------------------------------------
@@ -96,6 +122,7 @@ def open_for_executed(
     v = _near(session, rec.target_id, rec.key, when)
     if v is not None and v.recommendation_id in (None, rec.id):
         v.recommendation_id, v.trigger = rec.id, "executed"
+        v.before = {k: x for k, x in (v.before or {}).items() if k != "extended_to_days"}
         v.from_tier, v.to_tier = rec.from_tier, rec.to_tier
         v.predicted_gain_ms_per_s = _predicted(rec)
         v.status = WAITING  # judged again (at the next run) against the recommendation's prediction
@@ -144,75 +171,75 @@ def _chunks(ids: Sequence[int], n: int = 900) -> Iterable[Sequence[int]]:
         yield ids[i : i + n]
 
 
-def hour_totals(session: Session, object_ids: Sequence[int], start: datetime, end: datetime) -> ByHour:
-    """Counters of intervals wholly inside [start, end], per hour of day (by interval end), summed
-    over days; the objects' counters add up, their covered seconds do not (they run side by side)."""
-    per_object: dict[int, dict[int, list[float]]] = {}
-    hour = func.extract("hour", IoInterval.end_time)
+def hour_slots(
+    session: Session, object_ids: Sequence[int], start: datetime, end: datetime
+) -> dict[datetime, HourTotals]:
+    """Counters of intervals wholly inside [start, end], per clock hour (UTC) they start in;
+    the objects' counters add up, their covered seconds do not (they run side by side)."""
+    per_object: dict[tuple[int, datetime], list[float]] = {}
+    parts = [func.extract(f, IoInterval.start_time) for f in ("year", "month", "day", "hour")]
     sums = [func.coalesce(func.sum(getattr(IoInterval, f)), 0) for f in _FIELDS]
     for chunk in _chunks(list(object_ids)):
         rows = session.execute(
-            select(IoInterval.object_id, hour, *sums)
+            select(IoInterval.object_id, *parts, *sums)
             .where(
-                IoInterval.object_id.in_(chunk),
-                IoInterval.start_time >= start,
-                IoInterval.end_time <= end,
+                IoInterval.object_id.in_(chunk), IoInterval.start_time >= start, IoInterval.end_time <= end
             )
-            .group_by(IoInterval.object_id, hour)
+            .group_by(IoInterval.object_id, *parts)
         )
-        for oid, h, *values in rows:
-            per_object.setdefault(oid, {})[int(h)] = [float(v) for v in values]
-    out: dict[int, HourTotals] = {}
-    for hours in per_object.values():
-        for h, (secs, *counters) in hours.items():
-            old = out.get(h, HourTotals())
-            c = [int(x) for x in counters]
-            out[h] = HourTotals(max(old.seconds, secs), old.reads + c[0], old.bytes_read + c[1],
-                                old.read_time_ms + c[2], old.writes + c[3], old.bytes_written + c[4],
-                                old.write_time_ms + c[5])  # fmt: skip
+        for oid, y, mo, d, h, *values in rows:
+            t = datetime(int(y), int(mo), int(d), int(h), tzinfo=UTC)
+            per_object[(oid, t)] = [float(v) for v in values]
+    out: dict[datetime, HourTotals] = {}
+    for (_, t), (secs, *counters) in per_object.items():
+        old = out.get(t, HourTotals())
+        c = [int(x) for x in counters]
+        out[t] = HourTotals(max(old.seconds, secs), old.reads + c[0], old.bytes_read + c[1],
+                            old.read_time_ms + c[2], old.writes + c[3], old.bytes_written + c[4],
+                            old.write_time_ms + c[5])  # fmt: skip
     return out
 
 
-def _to_json(side: ByHour) -> dict[str, list[float]]:
-    return {str(h): [getattr(t, f) for f in _FIELDS] for h, t in sorted(side.items())}
+def _to_json(side: Slots) -> dict[str, list[float]]:
+    return {t.isoformat(): [getattr(v, f) for f in _FIELDS] for t, v in sorted(side.items())}
 
 
-def _from_json(data: dict[str, list[float]] | None) -> ByHour:
+def _from_json(data: dict[str, list[float]] | None) -> dict[datetime, HourTotals]:
     out = {}
-    for h, v in (data or {}).items():
-        out[int(h)] = HourTotals(float(v[0]), *(int(x) for x in v[1:]))
+    for t, v in (data or {}).items():
+        out[datetime.fromisoformat(t)] = HourTotals(float(v[0]), *(int(x) for x in v[1:]))
     return out
 
 
 def tier_others(session: Session, policy: Policy, tier: str, exclude: set[int], since: datetime) -> list[int]:
-    """Ids of the other objects now on a tier (files, logs, table spaces; not moved since `since`)."""
+    """Ids of the other objects on a tier that have not moved since `since` (files, logs, table
+    spaces; their location now is their location all along)."""
     rows = session.scalars(select(DbObject).join(Target).where(Target.enabled.is_(True)))
     return [
         o.id
         for o in rows
         if o.id not in exclude
         and o.kind in PLACEABLE
-        and o.kind not in ("partition", "filegroup")
+        and o.kind not in _FILE_KINDS
         and (o.location_since is None or o.location_since < since)
         and _tier(policy, o.engine, o) == tier
     ]
 
 
-def _predict_from_tiers(policy: Policy, v: Verification, before: ByHour) -> float | None:
+def _predict_from_tiers(policy: Policy, v: Verification, before: Slots) -> float | None:
     """For a relocation nobody recommended: what the joined tier's service latencies predict."""
-    from advisors.verify import figures
-
     if v.from_tier is None or v.to_tier is None or v.from_tier == v.to_tier:
         return None
     try:
         tier = policy.tier(v.to_tier)
     except KeyError:
         return None
-    f = figures(before, range(24))
+    f = figures(before.values())
     return f.io_ms_per_s - (f.read_iops * tier.read_latency_ms + f.write_iops * tier.write_latency_ms)
 
 
-def _expected(policy: Policy, name: str | None) -> tuple[float | None, float | None]:
+def _band(policy: Policy, name: str | None) -> tuple[float | None, float | None]:
+    """The top of a tier's normal band (its service latency where no band is given)."""
     if name is None:
         return None, None
     try:
@@ -224,61 +251,181 @@ def _expected(policy: Policy, name: str | None) -> tuple[float | None, float | N
     return r, w
 
 
+def _promotion(policy: Policy, v: Verification) -> bool | None:
+    """To a faster tier (by the policy's read service latencies); unknown tiers: by the prediction."""
+    try:
+        return policy.tier(v.to_tier or "").read_latency_ms < policy.tier(v.from_tier or "").read_latency_ms
+    except KeyError:
+        g = v.predicted_gain_ms_per_s
+        return None if g is None else g > 0
+
+
+def placements(session: Session, policy: Policy, objs: Sequence[DbObject]) -> list[Placement]:
+    """Where each file of the unit is. A filegroup's files carry the location; a partition is on
+    the tier of its filegroup's files (SQL Server) or of its table space (DB2)."""
+    files = [o for o in objs if o.kind not in _FILE_KINDS]
+    out = []
+    for o in files or objs:
+        tier = _tier(policy, o.engine, o)
+        if tier is None and o.kind == "partition":
+            tier = _partition_tier(session, policy, o)
+        prev = o.previous_location or {}
+        out.append(Placement(name=o.name, location=o.physical_name or o.storage_group or o.filegroup or o.tablespace,
+                             tier=tier, since=o.location_since,
+                             previous_tier=_tier(policy, o.engine, prev) if prev else None,
+                             first_seen=o.first_seen, last_seen=o.last_seen))  # fmt: skip
+    return out
+
+
+def _partition_tier(session: Session, policy: Policy, o: DbObject) -> str | None:
+    q = select(DbObject).where(DbObject.target_id == o.target_id, DbObject.database == o.database,
+                               DbObject.kind != "partition")  # fmt: skip
+    if o.engine == "db2" and o.tablespace:
+        q = q.where(DbObject.tablespace == o.tablespace)
+    elif o.filegroup:
+        q = q.where(DbObject.filegroup == o.filegroup)
+    else:
+        return None
+    tiers = {_tier(policy, x.engine, x) for x in session.scalars(q)} - {None}
+    return tiers.pop() if len(tiers) == 1 else None
+
+
+def excluded_hours(policy: Policy, start: datetime, end: datetime, lag: timedelta) -> frozenset[datetime]:
+    """Hours of maintenance windows and declared business periods, on both sides of the change:
+    neither is the workload the move is judged on."""
+    out = set()
+    t = (start - lag).replace(minute=0, second=0, microsecond=0)
+    while t < end:
+        mid = t + timedelta(minutes=30)
+        if any(in_window(w, t) for w in policy.maintenance_windows) or any(
+            occurrence(p, mid.astimezone(ZoneInfo(p.time_zone)).date()) is not None
+            for p in policy.business_calendar
+        ):
+            out.add(t)
+        t += timedelta(hours=1)
+    return frozenset(out)
+
+
 def evaluate_one(session: Session, v: Verification, policy: Policy, *, now: datetime) -> Outcome | None:
     vp = policy.verification
-    if v.status == WAITING:
-        v.window_days = vp.window_days
+    if v.status == WAITING:  # the policy's window, or the longer one an inconclusive result asked for
+        v.window_days = max(vp.window_days, int((v.before or {}).get("extended_to_days") or 0))
     window = timedelta(days=v.window_days)
+    lag = timedelta(days=7 * math.ceil(v.window_days / 7))  # whole weeks: same weekday, same hour
+    # the before side is kept long enough for the extended window too (it may be gone by then)
+    keep = timedelta(days=7 * math.ceil(max(v.window_days, vp.extend_to_days) / 7))
     end = v.changed_at + window
-    ids = [o.id for o in members(session, v.target_id, v.key)]
+    objs = members(session, v.target_id, v.key)
+    ids = [o.id for o in objs]
+    final = now >= end
     if not ids:
         v.reasons = ["the moved object is no longer monitored"]
-        v.status, v.evaluated_at = (INCONCLUSIVE if now >= end else WAITING), now
+        v.status, v.evaluated_at = (INCONCLUSIVE if final else WAITING), now
         return None
+    moved = seen_moved(placements(session, policy, objs), v.to_tier, v.changed_at, settle=SAME_CHANGE)
     before = dict(v.before or {})
-    # a relocation is seen at the first poll after it: the interval ending there straddles the move
-    before_end = v.changed_at - timedelta(seconds=1)
-    if "hours" not in before:  # the before-window is complete: keep it, whatever retention does later
-        before["hours"] = _to_json(hour_totals(session, ids, v.changed_at - window, before_end))
+    after: dict[str, Any] = {"placement": list(moved.reasons)}
+    v.evaluated_at = now
+    v.confidence = None  # an interval now says how sure the verdict is
+    if not moved.moved:
+        out = not_moved(moved)
+        v.after, v.achieved_gain_ms_per_s, v.share_of_prediction = after, None, None
+        # before the settle time has passed the files may still be on their way
+        if final or now >= v.changed_at + SAME_CHANGE:
+            v.status, v.reasons = out.status, list(out.reasons)
+        else:
+            v.status = WAITING
+            v.reasons = [
+                f"not yet seen on {v.to_tier}; after-window ends {end:%Y-%m-%d %H:%M} UTC",
+                *out.reasons,
+            ]
+        return out
+    # the before-window ends when the first file left, the after-window starts once the last arrived
+    before_end = min(v.changed_at, moved.first_arrival or v.changed_at)
+    start = max(v.changed_at, moved.last_arrival or v.changed_at) + timedelta(hours=vp.warmup_hours)
+    start = start.replace(minute=0, second=0, microsecond=0) + (
+        timedelta(hours=1) if start.minute or start.second else timedelta()
+    )
+    if "slots" not in before:  # the before-window is complete: keep it, whatever retention does later
+        # a relocation is seen at the first poll after it: the interval ending there straddles the move
+        b_start, b_end = before_end - keep, before_end - timedelta(seconds=1)
+        before["slots"] = _to_json(hour_slots(session, ids, b_start, b_end))
+        if v.from_tier is not None:
+            controls = tier_others(session, policy, v.from_tier, set(ids), b_start)
+            before["control_objects"] = controls
+            before["control_slots"] = _to_json(hour_slots(session, controls, b_start, b_end))
+            # a few of them one by one: their week-to-week spread widens the interval
+            before["control_each"] = {
+                str(c): _to_json(hour_slots(session, [c], b_start, b_end)) for c in controls[:CONTROLS_EACH]
+            }
         if v.to_tier is not None:
-            others = tier_others(session, policy, v.to_tier, set(ids), v.changed_at - window)
-            before["tier_hours"] = _to_json(hour_totals(session, others, v.changed_at - window, before_end))
+            others = tier_others(session, policy, v.to_tier, set(ids), b_start)
             before["tier_objects"] = others
+            before["tier_slots"] = _to_json(hour_slots(session, others, b_start, b_end))
         if v.recommendation_id is None and v.predicted_gain_ms_per_s is None:
-            v.predicted_gain_ms_per_s = _predict_from_tiers(policy, v, _from_json(before["hours"]))
+            v.predicted_gain_ms_per_s = _predict_from_tiers(policy, v, _from_json(before["slots"]))
     after_end = min(now, end)
-    after_hours = hour_totals(session, ids, v.changed_at, after_end)
-    tier_after: ByHour | None = None
-    if "tier_hours" in before:
-        tier_after = hour_totals(session, before.get("tier_objects") or [], v.changed_at, after_end)
-    exp_r, exp_w = _expected(policy, v.to_tier)
-    change = Change(before=_from_json(before["hours"]), after=after_hours,
-                    predicted_gain_ms_per_s=v.predicted_gain_ms_per_s, to_tier=v.to_tier,
-                    tier_before=_from_json(before.get("tier_hours")) if "tier_hours" in before else None,
-                    tier_after=tier_after, expected_read_ms=exp_r, expected_write_ms=exp_w,
-                    window_days=v.window_days)  # fmt: skip
+    after_slots = hour_slots(session, ids, start, after_end)
+    controls_after = tier_after = None
+    if "control_slots" in before:
+        controls_after = hour_slots(session, before.get("control_objects") or [], start, after_end)
+    if "tier_slots" in before:
+        tier_after = hour_slots(session, before.get("tier_objects") or [], start, after_end)
+    each = tuple(
+        (_from_json(slots), hour_slots(session, [int(c)], start, after_end))
+        for c, slots in (before.get("control_each") or {}).items()
+    )
+    band_r, band_w = _band(policy, v.to_tier)
+    change = Change(before=_from_json(before["slots"]), after=after_slots, start=start, end=after_end, lag=lag,
+                    predicted_gain_ms_per_s=v.predicted_gain_ms_per_s, from_tier=v.from_tier, to_tier=v.to_tier,
+                    promotion=_promotion(policy, v),
+                    controls_before=_from_json(before.get("control_slots")) if controls_after is not None else None,
+                    controls_after=controls_after, controls=len(before.get("control_objects") or []),
+                    tier_before=_from_json(before.get("tier_slots")) if tier_after is not None else None,
+                    tier_after=tier_after, band_read_ms=band_r, band_write_ms=band_w,
+                    excluded=excluded_hours(policy, start, after_end, lag), window_days=v.window_days,
+                    control_objects=each)  # fmt: skip
     out = verify(change, vp)
     before["figures"] = out.before.as_dict() if out.before else None
     before["tier_figures"] = out.tier_before.as_dict() if out.tier_before else None
     v.before = before
-    v.after = {
-        "hours": _to_json(after_hours),
+    after.update({
         "figures": out.after.as_dict() if out.after else None,
         "tier_figures": out.tier_after.as_dict() if out.tier_after else None,
-        "hours_compared": list(out.hours_compared),
+        "measured_from": start.isoformat(),
+        "interval": out.interval.as_dict() if out.interval else None,
+        "controlled": out.controlled,
+        "days": [d.as_dict() for d in out.days],
+        "verdict": out.verdict,
         "regression": out.regression,
         "achieved": out.achieved,
-    }
+    })  # fmt: skip
+    v.after = after
     v.achieved_gain_ms_per_s = out.achieved_gain_ms_per_s
     v.share_of_prediction = out.share_of_prediction
-    v.confidence = out.confidence
-    v.evaluated_at = now
-    if now >= end:
+    if final and out.status == INCONCLUSIVE and v.window_days < vp.extend_to_days:
+        # not final yet: the after-window can still grow, so measure on and judge again then
+        until = v.changed_at + timedelta(days=vp.extend_to_days)
+        before["extended_to_days"] = vp.extend_to_days
+        v.before = before
+        v.window_days = vp.extend_to_days
+        after["extended_until"] = until.isoformat()
+        v.status = WAITING
+        v.reasons = [
+            f"inconclusive so far: measuring until {until:%Y-%m-%d %H:%M} UTC ({vp.extend_to_days} days)",
+            *moved.reasons,
+            *out.reasons,
+        ]
+    elif final:
         v.status = out.status
-        v.reasons = list(out.reasons)
+        v.reasons = [*moved.reasons, *out.reasons]
     else:
         v.status = WAITING
-        v.reasons = [f"after-window ends {end:%Y-%m-%d %H:%M} UTC; figures so far", *out.reasons]
+        v.reasons = [
+            f"after-window ends {end:%Y-%m-%d %H:%M} UTC; figures so far",
+            *moved.reasons,
+            *out.reasons,
+        ]
     return out
 
 
@@ -352,10 +499,18 @@ def verification_json(v: Verification, rollback_script_id: int | None = None) ->
         "window_days": v.window_days,
         "status": v.status,
         "predicted_gain_ms_per_s": v.predicted_gain_ms_per_s,
+        "label": LABELS.get(v.status, v.status),
         "achieved_gain_ms_per_s": v.achieved_gain_ms_per_s,
         "share_of_prediction": v.share_of_prediction,
         "achieved": after.get("achieved"),
-        "confidence": v.confidence,
+        "interval": after.get("interval"),
+        "confidence": v.confidence,  # None since intervals: kept for clients that read it
+        "verdict": after.get("verdict"),
+        "controlled": after.get("controlled"),
+        "measured_from": after.get("measured_from"),
+        "extended_until": after.get("extended_until"),  # inconclusive so far: measuring until then
+        "days": after.get("days") or [],
+        "placement": after.get("placement") or [],
         "regression": after.get("regression"),
         "before": before.get("figures"),
         "after": after.get("figures"),
@@ -389,11 +544,11 @@ def track_record(session: Session, policy: VerificationPolicy) -> dict[str, Any]
     the success share (80 %) of it; and how many verifications are in each state."""
     counts = dict.fromkeys(STATUSES, 0)
     for status, n in session.execute(select(Verification.status, func.count()).group_by(Verification.status)):
-        counts[status] = int(n)
+        counts[status] = int(n)  # "verified" (before intervals) shows only where such rows remain
     judged = list(
         session.scalars(
             select(Verification.share_of_prediction).where(
-                Verification.status.in_((VERIFIED, REGRESSED)),
+                Verification.status.in_(JUDGED),
                 Verification.share_of_prediction.is_not(None),
                 Verification.predicted_gain_ms_per_s > 0,
             )

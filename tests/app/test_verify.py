@@ -64,14 +64,14 @@ class Series:
 
 
 def snapshots(*, after_read_ms: float, after_read_iops: float = 430, others_after_ms: float = 1.0,
-              moved: bool = True) -> list[Snapshot]:  # fmt: skip
+              moved: bool = True, until: datetime = END) -> list[Snapshot]:  # fmt: skip
     """Hourly snapshots over two weeks: hot1 (FG_HOT) on fc at 412 reads/s and 11.8 ms, then on
     flash (when `moved`); other1 (FG_OTHER) on flash all along at 2,000 reads/s."""
     hot, other = Series(), Series()
     out = []
     t = START
     hot_c, other_c = hot.step(0, 0, 0, 0), other.step(0, 0, 0, 0)
-    while t <= END:
+    while t <= until:
         after = t > CHANGE
         path = r"E:\flash\Sales\hot1.ndf" if after and moved else r"F:\fc\Sales\hot1.ndf"
         samples = (
@@ -134,7 +134,7 @@ def _verifications(store: Store) -> list[Verification]:
         return rows
 
 
-def test_executed_move_is_verified_after_its_window(store: Store) -> None:
+def test_executed_move_is_improved_after_its_window(store: Store) -> None:
     rec_id = _setup(store, snapshots(after_read_ms=0.9))
     [v] = _verifications(store)
     assert (v.status, v.trigger, v.recommendation_id, v.changed_at) == ("waiting", "executed", rec_id, CHANGE)
@@ -145,27 +145,58 @@ def test_executed_move_is_verified_after_its_window(store: Store) -> None:
     [v] = _verifications(store)
     assert v.status == "waiting" and v.evaluated_at == CHANGE + timedelta(days=3)
     assert v.reasons[0] == "after-window ends 2026-11-15 00:00 UTC; figures so far"
-    assert v.after["figures"]["hours"] == pytest.approx(72)
+    # measured from the first poll that saw it on flash (01:00) plus the 6-hour warm-up
+    assert v.after["measured_from"] == "2026-11-08T07:00:00+00:00"
+    assert len(v.after["days"]) == 3  # 07:00 -> +3 days: two whole days and 17 hours (enough: 12 needed)
 
     run_verification(store, POLICY, now=END + timedelta(hours=1))
     [v] = _verifications(store)
-    assert v.status == "verified", v.reasons
+    assert v.status == "improved", v.reasons
+    assert v.confidence is None  # the interval replaces it
     assert v.before["figures"]["avg_read_ms"] == pytest.approx(11.8, abs=0.01)
     assert v.after["figures"]["avg_read_ms"] == pytest.approx(0.9, abs=0.01)
-    # the interval ending at the change is left out (it may straddle it): 167 h before, 168 h after
-    assert v.before["figures"]["hours"] == pytest.approx(167)
-    assert v.after["figures"]["hours"] == pytest.approx(168)
+    assert len(v.after["days"]) == 7 and v.after["interval"]["days"] == 7
+    assert v.after["interval"]["high_pct"] < 0 and v.after["interval"]["estimate_pct"] == pytest.approx(
+        -91, abs=1
+    )
     assert v.achieved_gain_ms_per_s == pytest.approx(412 * 10.9, rel=0.01)
     assert v.share_of_prediction == pytest.approx(412 * 10.9 / 4600, rel=0.01)
-    assert v.confidence is not None and v.confidence >= 0.95
     assert "read latency 11.8 → 0.9 ms" in v.reasons
-    assert "IOPS 452 → 470 (+4 %)" in v.reasons
+    assert "on flash: hot1 (E:\\flash\\Sales\\hot1.ndf)" in v.reasons
     assert "achieved 98 % of the predicted 4.6 s/s saved" in v.reasons
     assert any(r.startswith("tier flash: load 2,500 → 2,970 IOPS") for r in v.reasons)
+    assert any(r.startswith("no unmoved objects on fc to compare with") for r in v.reasons)
     with store.session() as s:
         record = track_record(s, POLICY.verification)
-    assert record["counts"]["verified"] == 1 and (record["judged"], record["achieved"]) == (1, 1)
+    assert record["counts"]["improved"] == 1 and (record["judged"], record["achieved"]) == (1, 1)
     assert record["share_achieved"] == 1.0
+
+
+def test_executed_move_whose_files_stayed_put_is_not_moved(store: Store, settings: Settings) -> None:
+    """Marked executed, but hot1.ndf never left F:\\fc\\ - and the array got quieter (11.8 -> 6 ms):
+    the verdict is "not moved", never a gain."""
+    rec_id = _setup(store, snapshots(after_read_ms=6.0, moved=False))
+    run_verification(store, POLICY, now=CHANGE + timedelta(days=1))
+    [v] = _verifications(store)
+    assert v.status == "waiting" and v.reasons[0].startswith("not yet seen on flash")
+    run_verification(store, POLICY, now=END + timedelta(hours=1))
+    [v] = _verifications(store)
+    assert v.status == "not_moved", v.reasons
+    assert v.reasons == ["not moved: hot1 (F:\\fc\\Sales\\hot1.ndf) is on fc, not flash"]
+    assert v.achieved_gain_ms_per_s is None and v.share_of_prediction is None
+    with store.session() as s:
+        record = track_record(s, POLICY.verification)
+    assert record["counts"]["not_moved"] == 1 and record["judged"] == 0
+    with store.session() as s:
+        add_user(s, username="vera", password=PASSWORD, role="viewer", now=START)
+    app_settings = settings.model_copy(update={"scheduler_enabled": False, "demo": False})
+    with TestClient(create_app(app_settings)) as client:
+        login(client, "vera")
+        [item] = client.get("/api/recommendations", params={"status": "executed"}).json()["items"]
+        assert item["id"] == rec_id
+        assert (item["verification"]["status"], item["verification"]["label"]) == ("not_moved", "not moved")
+        page = client.get("/recommendations", params={"status": "executed"}).text
+        assert 'data-status="not_moved"' in page and "is on fc, not flash" in page
 
 
 def test_relocation_seen_by_ingest_is_verified_against_the_tiers(store: Store) -> None:
@@ -177,7 +208,7 @@ def test_relocation_seen_by_ingest_is_verified_against_the_tiers(store: Store) -
     assert v.before["previous_location"]["physical_name"] == r"F:\fc\Sales\hot1.ndf"
     # nobody predicted it: the policy's flash latencies do (412 x 11.8 + 40 x 2 - 412 x 1.0 - 40 x 1.5)
     assert v.predicted_gain_ms_per_s == pytest.approx(412 * 10.8 + 40 * 0.5, rel=0.01)
-    assert v.status == "verified", v.reasons
+    assert v.status == "improved", v.reasons
     # the executed mark that comes later links to it instead of opening a second one
     with store.session() as s:
         t = s.scalar(select(Target))
@@ -195,7 +226,7 @@ def test_relocation_seen_by_ingest_is_verified_against_the_tiers(store: Store) -
     assert v.status == "waiting"
     run_verification(store, POLICY, now=END + timedelta(hours=3))
     [v] = _verifications(store)
-    assert v.status == "verified" and "achieved 98 % of the predicted 4.6 s/s saved" in v.reasons
+    assert v.status == "improved" and "achieved 98 % of the predicted 4.6 s/s saved" in v.reasons
 
 
 def test_too_little_data_after_is_inconclusive(store: Store) -> None:
@@ -203,11 +234,36 @@ def test_too_little_data_after_is_inconclusive(store: Store) -> None:
     _setup(store, snaps)
     run_verification(store, POLICY, now=END + timedelta(hours=1))
     [v] = _verifications(store)
-    assert v.status == "inconclusive"
-    assert (
-        "too little data: 84 h before and 12 h after in the compared hours (needs 24 h on each side)"
-        in v.reasons
-    ), v.reasons
+    assert v.status == "waiting", v.reasons
+    assert v.reasons[0] == "inconclusive so far: measuring until 2026-11-22 00:00 UTC (14 days)"
+    run_verification(store, POLICY, now=CHANGE + timedelta(days=14, hours=1))
+    [v] = _verifications(store)
+    assert v.status == "inconclusive" and v.window_days == 14
+    assert v.reasons[-1] == "too little data: no day has enough paired hours on both sides", v.reasons
+
+
+def test_an_inconclusive_week_is_extended_and_judged_again(store: Store) -> None:
+    """Monitoring stopped hours after the move and came back a week later: inconclusive at 7 days,
+    so the window grows to 14 and the second week (paired with the same weekdays two weeks before
+    it) decides; only then is the verdict final."""
+    snaps = [s for s in snapshots(after_read_ms=0.9, until=CHANGE + timedelta(days=14))
+             if not CHANGE + timedelta(hours=12) < s.sample_time < END]  # fmt: skip
+    _setup(store, snaps)
+    run_verification(store, POLICY, now=END + timedelta(hours=1))
+    [v] = _verifications(store)
+    assert v.status == "waiting" and v.window_days == 14, v.reasons
+    assert v.reasons[0].startswith("inconclusive so far: measuring until")
+    assert v.after["extended_until"] == (CHANGE + timedelta(days=14)).isoformat()
+    run_verification(store, POLICY, now=CHANGE + timedelta(days=10))  # not yet: still measuring
+    [v] = _verifications(store)
+    assert v.status == "waiting" and v.window_days == 14
+    run_verification(store, POLICY, now=CHANGE + timedelta(days=14, hours=1))
+    [v] = _verifications(store)
+    assert v.status == "improved", v.reasons
+    assert any(
+        r.startswith("compared 7 days after the move with the same weekdays 2 weeks earlier")
+        for r in v.reasons
+    )
 
 
 @pytest.fixture
@@ -230,9 +286,10 @@ def test_regression_shows_in_api_page_report_and_cli(
     [v] = _verifications(store)
     assert v.status == "regressed", v.reasons
     assert (
-        "regression: read latency 11.8 → 15.0 ms: +3.2 ms (+27 %) over before, beyond the 20 % and 1 ms allowed"
+        "regression: latency +27 % (95 % interval +27 % to +27 %, 7 days), all beyond the 20 % and 1 ms allowed"
         in v.reasons
     )
+    assert "read latency 11.8 → 15.0 ms" in v.reasons
 
     # the API and the Recommendations page
     with store.session() as s:
@@ -288,6 +345,10 @@ def test_regression_shows_in_api_page_report_and_cli(
     assert out.exit_code == 0, out.output
     doc = json.loads(out.output)
     assert doc["items"][0]["status"] == "regressed" and doc["track_record"]["counts"]["regressed"] == 1
+    text_out = CliRunner().invoke(cli, ["verify"]).output
+    i = doc["items"][0]["interval"]
+    assert doc["items"][0]["label"] in text_out and "confidence" not in text_out
+    assert f"% interval {i['low_pct']:+.0f} % to {i['high_pct']:+.0f} %" in text_out
 
 
 def test_hourly_job_runs_the_verification(store: Store, settings: Settings, vault: Vault) -> None:
@@ -297,7 +358,7 @@ def test_hourly_job_runs_the_verification(store: Store, settings: Settings, vaul
     Scheduler(Runtime(store, vault, settings))  # sets the jobs' runtime; not started
     verify_job()  # now (the real clock) is past the after-window
     [v] = _verifications(store)
-    assert v.status == "verified" and v.evaluated_at is not None
+    assert v.status == "improved" and v.evaluated_at is not None
 
 
 def test_cli_marks_an_approved_move_executed(

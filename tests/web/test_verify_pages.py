@@ -48,7 +48,9 @@ def test_executed_move_waits_for_its_window(app_client: TestClient) -> None:
     assert listed["id"] == v["id"] and listed["recommendation_id"] == rec_id
     assert app_client.get("/api/verifications", params={"status": "regressed"}).json() == []
     record = app_client.get("/api/track-record").json()
-    assert record["counts"] == {"waiting": 1, "verified": 0, "regressed": 0, "inconclusive": 0}
+    assert record["counts"] == {"waiting": 1, "improved": 0, "no_effect": 0, "within_band": 0, "outside_band": 0,
+                                "regressed": 0, "inconclusive": 0, "not_moved": 0}  # fmt: skip
+    assert v["confidence"] is None and v["interval"] is None  # an interval replaces the confidence
     assert (record["judged"], record["achieved"], record["share_achieved"]) == (0, 0, None)
     page = app_client.get("/recommendations", params={"status": "executed"}).text
     assert 'data-status="waiting"' in page and "measuring since 2026-11-21 01:30 UTC" in page
@@ -65,14 +67,11 @@ def test_regression_offers_the_rollback_script(app_client: TestClient, web_setti
     with store.session() as s:  # what the hourly evaluation writes for a move that got slower
         v = s.scalar(select(Verification).where(Verification.recommendation_id == rec_id))
         assert v is not None
-        v.status, v.achieved_gain_ms_per_s, v.share_of_prediction, v.confidence = (
-            "regressed",
-            -300.0,
-            -0.2,
-            0.9,
-        )
-        v.reasons = ["read latency 6.0 → 9.0 ms", "regression: read latency 6.0 → 9.0 ms: +3.0 ms (+50 %) over "
-                     "before, beyond the 20 % and 1 ms allowed"]  # fmt: skip
+        v.status, v.achieved_gain_ms_per_s, v.share_of_prediction = "regressed", -300.0, -0.2
+        verdict = "regression: latency +50 % (95 % interval +41 % to +59 %, 7 days), all beyond the 20 % and 1 ms allowed"
+        v.after = {"interval": {"estimate_pct": 50.0, "low_pct": 41.0, "high_pct": 59.0, "days": 7, "level": 0.95},
+                   "verdict": verdict, "controlled": True, "regression": "object"}  # fmt: skip
+        v.reasons = ["read latency 6.0 → 9.0 ms", verdict]
         v.evaluated_at = datetime.now(UTC)
     store.dispose()
     scripts = app_client.get(f"/api/recommendations/{rec_id}/scripts").json()["scripts"]
@@ -83,11 +82,13 @@ def test_regression_offers_the_rollback_script(app_client: TestClient, web_setti
     page = app_client.get("/recommendations", params={"status": "executed"}).text
     assert 'data-status="regressed"' in page
     assert f'href="/scripts/{rollback["id"]}">rollback script</a>' in page
-    assert "regression: read latency 6.0 → 9.0 ms" in page
+    assert "regression: latency +50 % (95 % interval +41 % to +59 %, 7 days)" in page
+    assert "latency +50 % (95 % interval +41 to +59 %, 7 days, controlled)" in page
+    assert "confidence" not in page.lower()
     assert "0 of 1</strong> verified moves achieved at least 80 %" in page
     assert app_client.get(f"/scripts/{rollback['id']}/download").status_code == 200
     detail = app_client.get(f"/recommendations/{rec_id}").text
-    assert "Verified after the move" in detail and "read latency 6.0 → 9.0 ms" in detail
+    assert "Verified after the move" in detail and "regression: latency +50 %" in detail
     assert f'href="/scripts/{rollback["id"]}/download"' in detail
 
 
