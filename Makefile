@@ -43,6 +43,8 @@ bench: check-system $(STAMP)
 	$(BIN)/python -m bench.pages
 	$(BIN)/python -m bench.year_queries
 	$(BIN)/python -m bench.evaluate_window --runs 3
+	$(BIN)/python -m bench.verify_power
+	$(BIN)/python -m bench.import_file
 
 ## golden: regenerate the golden migration scripts (review the diff)
 golden: $(STAMP)

@@ -98,6 +98,17 @@ def placement_tiers(policy: Policy) -> list[PlacementTier]:
     ]
 
 
+def _kept_tier(case: Case, costs: Costs, solved: str | None) -> str:
+    """The solved tier, unless the costs at the utilisation the answer gives no longer allow it
+    (a move that clears the minimum saving at today's load may not at the answer's): then the
+    unit stays where it is when it may, else goes to its cheapest allowed tier."""
+    if solved is not None and solved in costs.allowed:
+        return solved
+    if case.current is not None and case.current in costs.allowed:
+        return case.current
+    return min(costs.allowed, key=lambda t: costs.cost[t])
+
+
 def _placement_object(case: Case, costs: Costs) -> PlacementObject:
     mix = case.whole
     hits = mix.random_reads * case.hit_share
@@ -364,7 +375,7 @@ def advise(
             cases.append(case)
     result, notes, costs = _solve(cases, phys, policy, time_limit_s)
     assigned = {
-        uid(c.info): result.assignment.get(uid(c.info)) or min(k.allowed, key=lambda t: k.cost[t])
+        uid(c.info): _kept_tier(c, k, result.assignment.get(uid(c.info)))
         for c, k in zip(cases, costs, strict=True)
     }
     # solved at a utilisation a little off the one it gives, within a gap tolerance: no unit may

@@ -112,6 +112,7 @@ def targets_list(as_json: bool = typer.Option(False, "--json", help="print JSON"
             json.dumps(
                 [
                     {
+                        "id": r.id,
                         "name": r.name,
                         "engine": r.engine,
                         "source": r.source,
@@ -134,23 +135,25 @@ def targets_list(as_json: bool = typer.Option(False, "--json", help="print JSON"
         return
     for r in rows:
         last = r.last_success_at.strftime("%Y-%m-%d %H:%M:%SZ") if r.last_success_at else "never"
-        line = f"{r.name:<32} {r.engine:<9} {r.state(now):<12} objects={r.objects:<5} last ok {last}"
+        line = (
+            f"{r.id:>4} {r.name:<32} {r.engine:<9} {r.state(now):<12} objects={r.objects:<5} last ok {last}"
+        )
         if r.last_error and r.consecutive_failures:
             line += f"  error: {r.last_error}"
         typer.echo(line)
 
 
 @targets_app.command("test")
-def targets_test(name: str) -> None:
+def targets_test(name: str = typer.Argument(..., help="the target's name or id")) -> None:
     """Connect once and read the counters, without storing them."""
     from app.collect import read_target
-    from app.store.targets import TargetError, get_by_name
+    from app.store.targets import TargetError, get_target
     from connectors.records import SourceError
 
     settings, store, vault = _runtime()
     try:
         with store.session() as s:
-            target = get_by_name(s, name)
+            target = get_target(s, name)
             s.expunge(target)
         snap = read_target(target, vault, now=datetime.now(UTC), timeout_s=settings.poll_timeout_s)
     except (TargetError, SourceError) as exc:
@@ -159,19 +162,24 @@ def targets_test(name: str) -> None:
 
 
 @targets_app.command("remove")
-def targets_remove(name: str, yes: bool = typer.Option(False, "--yes", help="do not ask")) -> None:
+def targets_remove(
+    name: str = typer.Argument(..., help="the target's name or id"),
+    yes: bool = typer.Option(False, "--yes", help="do not ask"),
+) -> None:
     """Remove a target and everything collected from it."""
-    from app.store.targets import TargetError, get_by_name
+    from app.store.targets import TargetError, get_target
 
     _, store, _ = _runtime()
     if not yes:
         typer.confirm(f"remove {name} and all its samples?", abort=True)
     try:
         with store.session() as s:
-            s.delete(get_by_name(s, name))
+            target = get_target(s, name)
+            label = target.name
+            s.delete(target)
     except TargetError as exc:
         _fail(str(exc))
-    typer.echo(f"removed {name}")
+    typer.echo(f"removed {label}")
 
 
 @users_app.command("add")
@@ -223,6 +231,84 @@ def users_token(
     typer.echo(token)
 
 
+def _cli_actor() -> str:
+    """Who ran a CLI admin command, for the audit log (the OS account: the CLI has no login)."""
+    import getpass
+
+    try:
+        return f"cli:{getpass.getuser()}"
+    except (KeyError, OSError):
+        return "cli"
+
+
+def _user_change(change: str, username: str, apply: Any) -> None:
+    """Run one account change in a transaction with its audit entry; a UserError is a clear exit."""
+    from app.store.recommendations import audit
+    from app.store.users import UserError
+
+    _, store, _ = _runtime()
+    try:
+        with store.session() as s:
+            summary = apply(s)
+            audit(s, at=datetime.now(UTC), username=_cli_actor(), action=change, subject_type="user",
+                  subject_id=username, summary=summary)  # fmt: skip
+    except UserError as exc:
+        _fail(str(exc))
+    store.dispose()
+    typer.echo(summary)
+
+
+@users_app.command("role")
+def users_role(
+    username: str = typer.Argument(..., help="login name"),
+    role: str = typer.Argument(..., help="viewer, approver or admin"),
+) -> None:
+    """Change an account's role. Its web logins end at once (a session never outlives its role)."""
+    from app.store.users import set_role
+
+    def apply(s: Any) -> str:
+        set_role(s, username=username, role=role)
+        return f"{username} is now {role}; their web logins were ended"
+
+    _user_change("set_role", username, apply)
+
+
+@users_app.command("passwd")
+def users_passwd(
+    username: str = typer.Argument(..., help="login name"),
+    password: str = typer.Option(None, help="prompted (hidden, twice) when omitted"),
+) -> None:
+    """Set an account's password. Its web logins end at once."""
+    from app.store.users import set_password
+
+    new = password if password is not None else typer.prompt("new password", hide_input=True,
+                                                              confirmation_prompt=True)  # fmt: skip
+
+    def apply(s: Any) -> str:
+        set_password(s, username=username, password=new)
+        return f"password of {username} changed; their web logins were ended"
+
+    _user_change("set_password", username, apply)
+
+
+@users_app.command("delete")
+def users_delete(
+    username: str = typer.Argument(..., help="login name"),
+    yes: bool = typer.Option(False, "--yes", help="do not ask"),
+) -> None:
+    """Delete an account with its API tokens and web logins."""
+    from app.store.users import delete_user
+
+    if not yes:
+        typer.confirm(f"Delete user {username}, their API tokens and logins?", abort=True)
+
+    def apply(s: Any) -> str:
+        delete_user(s, username=username)
+        return f"deleted user {username}, their API tokens and web logins"
+
+    _user_change("delete_user", username, apply)
+
+
 @users_app.command("list")
 def users_list() -> None:
     """Accounts and their roles."""
@@ -254,7 +340,7 @@ def collect(
 ) -> None:
     """Poll targets now (outside the service's schedule), or run a collector worker."""
     from app.collect import poll_target
-    from app.store.targets import TargetError, get_by_name, pollable
+    from app.store.targets import TargetError, get_target, pollable
 
     if worker:
         _collect_worker(batch, lease_seconds)
@@ -264,7 +350,7 @@ def collect(
     settings, store, vault = _runtime()
     try:
         with store.session() as s:
-            ids = [get_by_name(s, target).id] if target else [t.id for t in pollable(s)]
+            ids = [get_target(s, target).id] if target else [t.id for t in pollable(s)]
     except TargetError as exc:
         _fail(str(exc))
     failures = 0
@@ -319,12 +405,19 @@ def _collect_worker(batch: int | None, lease_seconds: int | None) -> None:
 @app.command("import")
 def import_(
     files: list[Path] = typer.Argument(..., help="CSV files written by the collection scripts"),
+    partial: bool = typer.Option(
+        False,
+        "--partial",
+        help="keep the complete samples before a collection tool's error at the end of a file "
+        "(e.g. `Communication link failure`) instead of refusing the file",
+    ),
 ) -> None:
-    """Import collection-script CSV files. Each file is stored whole or not at all."""
+    """Import collection-script CSV files. A file with a bad line stores nothing; a file whose
+    samples could not all be stored exits non-zero and can be imported again."""
     from app.importer import import_file
     from connectors.records import ImportFileError
 
-    _, store, _ = _runtime()
+    settings, store, _ = _runtime()
     failed = 0
     for path in files:
         if not path.is_file():
@@ -332,15 +425,16 @@ def import_(
             failed += 1
             continue
         size = path.stat().st_size
+        now = datetime.now(UTC)
         try:
-            with typer.progressbar(length=size, label=path.name, file=sys.stderr) as bar:
+            with typer.progressbar(length=2 * size, label=path.name, file=sys.stderr) as bar:
                 seen = [0]
 
                 def advance(done: int, bar=bar, seen=seen) -> None:  # type: ignore[no-untyped-def]
                     bar.update(done - seen[0])
                     seen[0] = done
 
-                out = import_file(store, path, progress=advance)
+                out = import_file(store, path, progress=advance, now=now, partial=partial)
         except ImportFileError as exc:
             typer.echo(f"error: {exc} (nothing from this file was stored)", err=True)
             failed += 1
@@ -348,17 +442,69 @@ def import_(
         if out.already_imported:
             typer.echo(f"{path}: already imported, nothing to do")
             continue
-        r = out.result
-        line = f"{path}: {r.snapshots} snapshots, {r.samples} samples, {r.intervals} intervals"
-        if r.duplicates:
-            line += f", {r.duplicates} duplicate samples ignored"
-        if r.out_of_order:
-            line += f", {r.out_of_order} samples older than the stored series ignored"
-        if r.new_series:
-            line += f", {r.new_series} series (re)started"
-        typer.echo(line)
+        typer.echo(_import_summary(str(path), out))
+        for note in _import_notes(out, now, settings.sample_retention_days, settings.rollup_retention_days):
+            typer.echo(f"{path}: note: {note}", err=True)
+        if out.result.ignored_count:
+            failed += 1
+            typer.echo(_ignored_report(str(path), out), err=True)
+    store.dispose()
     if failed:
         raise typer.Exit(1)
+
+
+def _import_summary(path: str, out: Any) -> str:
+    """One line per imported file: what was stored and skipped."""
+    r = out.result
+    line = f"{path}: {r.snapshots} snapshots, {r.samples} samples, {r.intervals} intervals"
+    if r.duplicates or out.read.duplicates:
+        line += f", {r.duplicates + out.read.duplicates} duplicate samples ignored"
+    if r.new_series:
+        line += f", {r.new_series} series (re)started"
+    if out.read.skipped_lines:
+        line += f", {out.read.skipped_lines} heading/footer lines skipped"
+    if out.read.cut_at_line is not None:
+        line += (
+            f"; --partial: stopped at line {out.read.cut_at_line} ({out.read.cut_reason!r}), "
+            f"{out.read.dropped_samples} rows of the sample(s) in progress there dropped"
+        )
+    return line
+
+
+def _import_notes(out: Any, now: datetime, sample_days: int, rollup_days: int) -> list[str]:
+    """What the store will do with old data, said rather than done silently."""
+    from datetime import timedelta
+
+    notes: list[str] = []
+    if out.oldest is None:
+        return notes
+    if out.oldest < now - timedelta(days=rollup_days):
+        notes.append(
+            f"samples from {out.oldest:%Y-%m-%d} are older than the roll-up retention ({rollup_days} "
+            "days): they are removed at the next retention run and count in no advice"
+        )
+    elif out.oldest < now - timedelta(days=sample_days):
+        notes.append(
+            f"samples from {out.oldest:%Y-%m-%d} are older than the raw-sample retention ({sample_days} "
+            "days): only their hourly roll-ups are kept after the next retention run"
+        )
+    return notes
+
+
+def _ignored_report(path: str, out: Any) -> str:
+    """Which samples were not stored, so the DBA can see why and re-import in the right order."""
+    r = out.result
+    lines = [
+        f"error: {path}: {r.ignored_count} samples were not stored ({r.out_of_order} older than the "
+        f"series already stored, {r.overlapping} overlapping stored intervals); the file is not "
+        "marked as imported: import older files first, then this one again (stored samples are "
+        "skipped). First ones:"
+    ]
+    for item in out.ignored:
+        where = f"line {item.line}" if item.line is not None else "line ?"
+        s = item.sample
+        lines.append(f"  {where}: {s.key} on {s.server!r} at {s.sample_time.isoformat()}: {s.reason}")
+    return "\n".join(lines)
 
 
 report_app = typer.Typer(help="Report emails.", no_args_is_help=True)
@@ -623,9 +769,15 @@ def verify(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> 
         share = (
             "" if v["share_of_prediction"] is None else f", achieved {v['share_of_prediction'] * 100:.0f} %"
         )
-        conf = "" if v["confidence"] is None else f", confidence {v['confidence']:.2f}"
-        typer.echo(f"#{v['id']} {v['status']:<12} {v['name']} {v['from_tier'] or '?'} -> {v['to_tier'] or '?'} "
-                   f"({v['trigger']} {v['changed_at'][:16]}{share}{conf})")  # fmt: skip
+        i = v["interval"]
+        interval = (
+            ""
+            if i is None
+            else f", I/O wait {i['estimate_pct']:+.0f} % ({i['level'] * 100:g} % interval "
+            f"{i['low_pct']:+.0f} % to {i['high_pct']:+.0f} %, {i['days']} days)"
+        )
+        typer.echo(f"#{v['id']} {v['label']:<22} {v['name']} {v['from_tier'] or '?'} -> {v['to_tier'] or '?'} "
+                   f"({v['trigger']} {v['changed_at'][:16]}{share}{interval})")  # fmt: skip
         for reason in v["reasons"]:
             typer.echo(f"    - {reason}")
         if v["rollback_script"] and v["status"] == "regressed":
@@ -635,6 +787,52 @@ def verify(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> 
     typer.echo(f"\ntrack record: {record['achieved']} of {record['judged']} judged moves achieved "
                f">= {record['success_share'] * 100:.0f} % of the predicted gain ({rate}); "
                + ", ".join(f"{k} {n}" for k, n in c.items()))  # fmt: skip
+
+
+@app.command("evaluate")
+def evaluate_cmd(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """Run the advice once over every enabled target, as the service's hourly job does, and say
+    what it found: objects, moves, the I/O wait they save, objects on unknown locations, and
+    targets judged on an older window because their newest data is older."""
+    from app.evaluate import evaluate
+    from app.store.policies import current_policy
+
+    settings, store, _ = _runtime()
+    with store.session() as s:
+        policy = current_policy(s, settings.policy_file)
+    result = evaluate(store, policy, now=datetime.now(UTC))
+    store.dispose()
+    sync = result.sync
+    if as_json:
+        typer.echo(json.dumps({
+            "objects": result.objects, "moves": result.moves,
+            "io_ms_per_s_now": result.io_ms_per_s_now, "io_ms_per_s_after": result.io_ms_per_s_after,
+            "recommendations": {"created": sync.created, "updated": sync.updated,
+                                "superseded": sync.superseded, "withdrawn": sync.withdrawn},
+            "unknown_locations": result.unknown_locations, "data_ends": result.data_ends,
+        }, indent=2))  # fmt: skip
+        return
+    if not result.objects:
+        typer.echo(
+            "no data to advise on: add a target (tierwise targets add) or import files (tierwise import)"
+        )
+        return
+    saved = result.io_ms_per_s_now - result.io_ms_per_s_after
+    typer.echo(
+        f"{result.objects} objects advised; {result.moves} moves; I/O wait {result.io_ms_per_s_now:,.1f} -> "
+        f"{result.io_ms_per_s_after:,.1f} ms per second ({saved:,.1f} saved)"
+    )
+    typer.echo(
+        f"recommendations: {sync.created} new, {sync.updated} updated, {sync.superseded} superseded, "
+        f"{sync.withdrawn} withdrawn"
+    )
+    for name, count in result.unknown_locations.items():
+        typer.echo(
+            f"{name}: {count} objects on locations that match no tier of the policy (left out of the moves; "
+            "set the tiers' locations in the policy)"
+        )
+    for name, note in result.data_ends.items():
+        typer.echo(f"{name}: {note}")
 
 
 def main() -> None:

@@ -1,7 +1,8 @@
 """One poll of one target: read its counters, store them, record how it went.
 
 A failing target is recorded and backed off; it never raises into the scheduler, so other
-targets keep being polled.
+targets keep being polled. A failing store (locked, unreachable) is not the target's fault: that
+error is raised for the scheduler's job wrapper to retry, and the target's record is untouched.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING
 from app.metrics import record_poll
 from app.secrets import Vault, scrub
 from app.settings import Settings
-from app.store.db import Store
+from app.store.db import STORE_ERRORS, Store
 from app.store.ingest import IngestResult, ingest_snapshots
 from app.store.models import Target
 from connectors.records import Snapshot, SourceError
@@ -135,11 +136,14 @@ def poll_target(
         s.expunge(target)
     try:
         snapshot = read_target(target, vault, now=now, timeout_s=settings.poll_timeout_s)
-        with store.session() as s:
-            # the row lock serialises ingests of one target (a collector worker may write it too)
+        # a store error below is ours, not the target's: it is raised for the job to retry (app.jobs)
+        # and never recorded as the target failing, nor backs it off
+        with store.write_session() as s:
+            # the write lock (SQLite) or row lock (PostgreSQL) serialises ingests of one target: an
+            # import chunk or a collector worker may write it too; the overlap guard is a second line
             fresh = s.get(Target, target_id, with_for_update=True)
             assert fresh is not None
-            result = ingest_snapshots(s, fresh, [snapshot])
+            result = ingest_snapshots(s, fresh, [snapshot], guard_overlap=True)
             fresh.last_poll_at = now
             fresh.last_success_at = now
             fresh.consecutive_failures = 0
@@ -147,6 +151,9 @@ def poll_target(
         log.info("polled %s: %d samples, %d intervals", name, result.samples, result.intervals)
         record_poll(target.engine, True, time.monotonic() - started)
         return PollOutcome(name, True, result=result, seconds=time.monotonic() - started)
+    except STORE_ERRORS:
+        record_poll(target.engine, False, time.monotonic() - started)
+        raise
     except Exception as exc:
         message = str(exc) if isinstance(exc, SourceError) else scrub(f"{type(exc).__name__}: {exc}")
         log.warning("poll of %s failed: %s", name, message)

@@ -7,6 +7,7 @@ import logging
 import math
 import time
 from collections import defaultdict
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -64,17 +65,25 @@ class _Hours(dict[Any, datetime]):
 
 
 def _bucket_sums(
-    session: Session, *, since: datetime, until: datetime, history: list[tuple[datetime, datetime]]
+    session: Session,
+    *,
+    since: datetime,
+    until: datetime,
+    history: list[tuple[datetime, datetime]],
+    targets: list[int] | None = None,
 ) -> dict[int, dict[datetime, _Bucket]]:
     """Per enabled object and hour (by interval end): the hourly roll-ups plus the intervals not
     rolled up yet (ids above the mark, read in the same statement), summed in SQL. Hours from
     `since` to `until`, plus the `history` ranges [lo, hi). Counters in one statement, the extra
-    counters (JSON) in a second one, over the rows that have any."""
+    counters (JSON) in a second one, over the rows that have any. Only the objects of `targets`
+    when given."""
     dialect = session.get_bind().dialect.name
     mark = rolled_up_mark(session)
     enabled = (
         select(DbObject.id).join(Target, Target.id == DbObject.target_id).where(Target.enabled.is_(True))
     )
+    if targets is not None:
+        enabled = enabled.where(Target.id.in_(targets))
     lo, hi, *edges = _instants(session, since, until, *(t for r in history for t in r))
     ranges = list(zip(edges[::2], edges[1::2], strict=True))
 
@@ -136,31 +145,128 @@ def _total(buckets: list[_Bucket]) -> _Bucket:
     return sum(b[0] for b in buckets), counters, extra
 
 
+@dataclass(frozen=True)
+class DataEnd:
+    """A target whose newest sample is older than the everyday window: it is judged on the window
+    that ends at its newest sample, and every figure says so."""
+
+    target_id: int
+    newest: datetime
+
+    def note(self, now: datetime, window_days: float) -> str:
+        age = now - self.newest
+        days = age.total_seconds() / 86400
+        old = f"{days:.0f} days old" if days >= 2 else f"{age.total_seconds() / 3600:.0f} hours old"
+        return (
+            f"data up to {self.newest:%Y-%m-%d %H:%M} UTC, {old}: judged on the {window_days:g}-day "
+            "window ending at the newest sample, not on the last days"
+        )
+
+
+def newest_samples(session: Session) -> dict[int, datetime]:
+    """Each enabled target's newest interval end, from the raw intervals and the hourly roll-ups
+    (raw intervals may be past retention), one index lookup per object."""
+    out: dict[int, datetime] = {}
+    for src, at, pad in ((IoInterval, IoInterval.end_time, timedelta(0)), (HourlyRollup, HourlyRollup.hour,
+                                                                           timedelta(hours=1))):  # fmt: skip
+        latest = (
+            select(func.max(at)).where(src.object_id == DbObject.id).correlate(DbObject).scalar_subquery()
+        )
+        rows = session.execute(
+            select(DbObject.target_id, func.max(latest))
+            .join(Target, Target.id == DbObject.target_id)
+            .where(Target.enabled.is_(True))
+            .group_by(DbObject.target_id)
+        )
+        for tid, raw in rows:
+            if raw is None:
+                continue
+            t = (datetime.fromisoformat(raw) if isinstance(raw, str) else raw).replace(tzinfo=UTC) + pad
+            out[tid] = max(out.get(tid, t), t)
+    return out
+
+
+def server_owners(session: Session, newest: dict[int, datetime]) -> dict[tuple[str, str], int]:
+    """The one target whose objects the advice reads, for each server that more than one enabled
+    target holds (files imported before the server was polled, or an old import target): a polled
+    target before an import target, then the one with the newest data. Both would otherwise count
+    the same files' I/O and GB twice."""
+    rows = session.execute(
+        select(DbObject.engine, DbObject.server, Target.id, Target.source)
+        .join(Target, Target.id == DbObject.target_id)
+        .where(Target.enabled.is_(True))
+        .distinct()
+    ).all()
+    by_server: dict[tuple[str, str], list[tuple[int, str]]] = defaultdict(list)
+    for engine, server, tid, source in rows:
+        by_server[(engine, server)].append((tid, source))
+    floor = datetime.min.replace(tzinfo=UTC)
+    return {
+        key: max(ts, key=lambda t: (t[1] != "import", newest.get(t[0], floor), t[0]))[0]
+        for key, ts in by_server.items()
+        if len(ts) > 1
+    }
+
+
+def everyday_start(policy: Policy, now: datetime) -> datetime:
+    return window_start(now, max(math.ceil(24 * policy.window_days), 1))
+
+
+def stale_targets(newest: dict[int, datetime], policy: Policy, now: datetime) -> list[DataEnd]:
+    since = everyday_start(policy, now)
+    return [DataEnd(tid, t) for tid, t in sorted(newest.items()) if t < since]
+
+
 def windows_from_store(
-    session: Session, policy: Policy, *, now: datetime
+    session: Session, policy: Policy, *, now: datetime, newest: dict[int, datetime] | None = None
 ) -> tuple[list[ObjectWindow], dict[tuple[str, str], int]]:
     """One window per object with hourly buckets (labelled by the hour the intervals ended in),
     summed in SQL from the hourly roll-ups and the intervals not rolled up yet.
 
     The everyday window is the last `window_days` × 24 hours: the current hour and the ones before
-    it (whole hours, as the roll-ups are). When the policy declares business periods, the buckets
-    of each period's last completed occurrence are added even when it is older (roll-ups are kept
-    400 days): only those hours, so advisors.maintenance.split_period judges the period on them
-    while every other figure still comes from the everyday window. An object needs at least one
-    bucket in the everyday window to be advised."""
-    since = window_start(now, max(math.ceil(24 * policy.window_days), 1))
-    history = [o for o in period_history(policy, now) if o.start < since]
-    # a bucket is labelled with its hour and judged by its middle: read an hour more each side
-    ranges = [(o.start - timedelta(hours=1), o.end + timedelta(hours=1)) for o in history]
+    it (whole hours, as the roll-ups are). A target whose newest sample is older than that (files
+    collected weeks ago and imported now) is judged on the window of the same length that ends at
+    its newest sample (returned as a DataEnd), never on nothing. When the policy declares business
+    periods, the buckets of each period's last completed occurrence are added even when it is
+    older (roll-ups are kept 400 days): only those hours, so advisors.maintenance.split_period
+    judges the period on them while every other figure still comes from the everyday window. An
+    object needs at least one bucket in its everyday window to be advised."""
+    hours = max(math.ceil(24 * policy.window_days), 1)
+    since = everyday_start(policy, now)
+    newest = newest_samples(session) if newest is None else newest
+    stale = stale_targets(newest, policy, now)
+    owners = server_owners(session, newest)
+    groups: list[tuple[datetime, list[int] | None]] = []
+    if stale:
+        groups.append((now, [tid for tid, t in newest.items() if t >= since]))
+        by_end: dict[datetime, list[int]] = defaultdict(list)
+        for d in stale:
+            by_end[d.newest].append(d.target_id)
+        groups.extend(sorted(by_end.items()))
+    else:
+        groups.append((now, None))
+    windows: list[ObjectWindow] = []
+    target_by_server: dict[tuple[str, str], int] = {}
     # hundreds of thousands of small dicts and tuples, none cyclic: the cyclic collector's passes
     # over them were a third of the time (measured); it runs again when done
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _windows(session, policy, now=now, since=since, history=history, ranges=ranges)
+        for end, targets in groups:
+            if targets is not None and not targets:
+                continue
+            start = window_start(end, hours)
+            history = [o for o in period_history(policy, end) if o.start < start]
+            # a bucket is labelled with its hour and judged by its middle: read an hour more each side
+            ranges = [(o.start - timedelta(hours=1), o.end + timedelta(hours=1)) for o in history]
+            w, t = _windows(session, policy, now=end, since=start, history=history, ranges=ranges,
+                            targets=targets, owners=owners)  # fmt: skip
+            windows.extend(w)
+            target_by_server.update(t)
     finally:
         if gc_was_enabled:
             gc.enable()
+    return windows, target_by_server
 
 
 def _windows(
@@ -171,8 +277,10 @@ def _windows(
     since: datetime,
     history: list[PastOccurrence],
     ranges: list[tuple[datetime, datetime]],
+    targets: list[int] | None,
+    owners: dict[tuple[str, str], int],
 ) -> tuple[list[ObjectWindow], dict[tuple[str, str], int]]:
-    sums = _bucket_sums(session, since=since, until=now, history=ranges)
+    sums = _bucket_sums(session, since=since, until=now, history=ranges, targets=targets)
     objects = {
         o.id: o for o in session.scalars(select(DbObject).join(Target).where(Target.enabled.is_(True)))
     }
@@ -184,8 +292,8 @@ def _windows(
     target_by_server: dict[tuple[str, str], int] = {}
     for oid, hours in sums.items():
         o = objects.get(oid)
-        if o is None:
-            continue
+        if o is None or owners.get((o.engine, o.server), o.target_id) != o.target_id:
+            continue  # gone, or a server that another target holds (one target per server)
         kept = sorted(hours.items(), key=lambda hb: rank[hb[0]])
         if history:
             if not any(h in everyday for h in hours):
@@ -256,6 +364,7 @@ def store_snapshots(
     curves: list[DatabaseCurve],
     notes: list[str],
     now: datetime,
+    target_notes: dict[int, list[str]] | None = None,
 ) -> int:
     """One AdviceSnapshot per target (replaced every run): every object's advice JSON, moved or
     not, and the flash curve of each of its databases."""
@@ -277,17 +386,36 @@ def store_snapshots(
         snap.evaluated_at = now
         snap.objects = objs
         snap.flash_curve = curves_by_target.get(tid, [])
-        snap.notes = list(notes)
+        snap.notes = [*(target_notes or {}).get(tid, []), *notes]
     return len(by_target)
 
 
-def evaluate(store: Store, policy: Policy, *, now: datetime, time_limit_s: float = 10.0) -> SyncResult:
+@dataclass(frozen=True)
+class Evaluation:
+    """What one advice run found, for `tierwise evaluate` and the logs."""
+
+    sync: SyncResult
+    objects: int = 0
+    moves: int = 0
+    io_ms_per_s_now: float = 0.0
+    io_ms_per_s_after: float = 0.0
+    # per target name: objects whose location matches no tier of the policy (left where they are)
+    unknown_locations: dict[str, int] = field(default_factory=dict)
+    # per target name: the data-end note of a target judged on an older window
+    data_ends: dict[str, str] = field(default_factory=dict)
+
+
+def evaluate(store: Store, policy: Policy, *, now: datetime, time_limit_s: float = 10.0) -> Evaluation:
     """Re-run the advice over every enabled target, update the stored recommendations and keep
     each target's evidence and flash curves (AdviceSnapshot)."""
     with store.session() as s:
-        windows, target_by_server = windows_from_store(s, policy, now=now)
+        newest = newest_samples(s)
+        windows, target_by_server = windows_from_store(s, policy, now=now, newest=newest)
+        names = {tid: name for tid, name in s.execute(select(Target.id, Target.name))}
+    stale = stale_targets(newest, policy, now)
+    target_notes = {d.target_id: [d.note(now, policy.window_days)] for d in stale}
     if not windows:
-        return SyncResult(0, 0, 0, 0)
+        return Evaluation(SyncResult(0, 0, 0, 0))
     report = advise(windows, policy, now=now, time_limit_s=time_limit_s, curve_points=0)
     doc = report_json(report, policy)
     t0 = time.perf_counter()
@@ -295,7 +423,7 @@ def evaluate(store: Store, policy: Policy, *, now: datetime, time_limit_s: float
     curve_s = time.perf_counter() - t0
     with store.session() as s:
         result = sync_recommendations(s, target_by_server, doc["objects"], now)
-        store_snapshots(s, target_by_server, doc["objects"], curves, list(report.notes), now)
+        store_snapshots(s, target_by_server, doc["objects"], curves, list(report.notes), now, target_notes)
         _refresh_ilm(s, report, policy, now)
     log.info("flash curves: %d databases in %.2f s", len(curves), curve_s)
     log.info(
@@ -305,4 +433,18 @@ def evaluate(store: Store, policy: Policy, *, now: datetime, time_limit_s: float
         result.superseded,
         result.withdrawn,
     )
-    return result
+    unknown: dict[str, int] = defaultdict(int)
+    for o in doc["objects"]:
+        tid = target_by_server.get((o["engine"], o["server"]))
+        if o.get("current_tier") is None and tid is not None:
+            unknown[names[tid]] += 1
+    summary = doc["summary"]
+    return Evaluation(
+        sync=result,
+        objects=summary["objects"],
+        moves=summary["moves"],
+        io_ms_per_s_now=summary["io_ms_per_s_now"],
+        io_ms_per_s_after=summary["io_ms_per_s_after"],
+        unknown_locations=dict(sorted(unknown.items())),
+        data_ends={names[d.target_id]: target_notes[d.target_id][0] for d in stale if d.target_id in names},
+    )

@@ -4,6 +4,12 @@ Jobs are kept in a persistent SQLAlchemy job store in the same database as the s
 thin wrappers around one service function each. Exactly one scheduler runs per deployment: it
 takes a PostgreSQL advisory lock (or, on SQLite, a lock file beside the database) and a second
 process that cannot get the lock runs without a scheduler.
+
+The store can refuse writes for a while (a large import holds SQLite's write lock, PostgreSQL
+fails over): every job retries a store error a few times with doubling back-off and is then left
+to its next scheduled run; the scheduler's own loop survives job-store errors; and each job's
+last start, success and error are kept (`JobMonitor`) so /api/health and /metrics say when the
+scheduler is dead or its jobs have stopped succeeding.
 """
 
 from __future__ import annotations
@@ -11,18 +17,26 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
-from dataclasses import dataclass
+import sqlite3
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import IO, Any
+from typing import IO, Any, Literal
 
+import psycopg
 from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.interval import IntervalTrigger
 from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
+from app import metrics
 from app.collect import poll_target
-from app.secrets import Vault
+from app.secrets import Vault, redact
 from app.settings import Settings
 from app.store.db import Store
 from app.store.rollup import apply_retention, roll_up
@@ -31,6 +45,166 @@ from app.store.targets import pollable
 log = logging.getLogger("tierwise.jobs")
 
 SCHEDULER_LOCK_ID = 0x7469657277697365  # "tierwise"
+STALE_FACTOR = 3  # a job is late when it has not succeeded for this many of its intervals
+REPORTS_STALE_S = 900  # a report delivery may retry SMTP for minutes: don't call that a stall
+SYNC_MINUTES = 5  # how often poll jobs are matched to the targets (besides after a change)
+LOOP = "scheduler"  # the monitor's name for the scheduler's own loop (job-store reads and writes)
+
+
+# --- store errors and retries ---------------------------------------------------------------
+
+
+def store_error(exc: BaseException) -> bool:
+    """A store that is locked, busy or unreachable (worth retrying), as opposed to a bug."""
+    if isinstance(
+        exc, OperationalError | InterfaceError | sqlite3.OperationalError | psycopg.OperationalError
+    ):
+        return True
+    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
+        return True
+    return "database is locked" in str(exc) or "database is busy" in str(exc)
+
+
+def describe(exc: BaseException) -> str:
+    """A short, redacted line for logs and /api/health: a driver error without the SQL statement
+    and its parameters (which can be long, and hold stored values)."""
+    if isinstance(exc, DBAPIError) and exc.orig is not None:
+        text_ = f"{type(exc).__name__}: {exc.orig}"
+    else:
+        text_ = f"{type(exc).__name__}: {exc}"
+    return redact(text_)[:500]
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How a job retries a store error within one run; after the last try the job waits for its
+    next scheduled run. The scheduler's loop retries a job-store error after `loop_retry_s`."""
+
+    attempts: int = 4
+    first_delay_s: float = 2.0
+    max_delay_s: float = 30.0
+    loop_retry_s: float = 5.0
+
+    def delay(self, attempt: int) -> float:
+        """The wait after failed try number `attempt` (1-based): doubling, capped."""
+        return float(min(self.first_delay_s * 2 ** (attempt - 1), self.max_delay_s))
+
+
+# --- what each job did last -----------------------------------------------------------------
+
+
+@dataclass
+class JobHealth:
+    job_id: str
+    kind: str  # poll, rollup, reports, evaluate, verify, retention, scheduler
+    target: str  # the target's name for a poll job, else ""
+    stale_after_s: float | None  # None: never late by itself (the loop)
+    registered_at: datetime
+    last_start: datetime | None = None
+    last_success: datetime | None = None
+    last_error: str | None = None  # redacted
+    last_error_at: datetime | None = None
+    consecutive_failures: int = 0
+    failures: int = 0
+
+    def stale(self, now: datetime) -> bool:
+        if self.stale_after_s is None:
+            return False
+        since = self.last_success or self.registered_at
+        return (now - since).total_seconds() > self.stale_after_s
+
+    def as_dict(self) -> dict[str, object]:
+        def iso(t: datetime | None) -> str | None:
+            return None if t is None else t.isoformat()
+
+        return {
+            "job": self.job_id,
+            "target": self.target or None,
+            "last_start": iso(self.last_start),
+            "last_success": iso(self.last_success),
+            "last_error": self.last_error,
+            "last_error_at": iso(self.last_error_at),
+            "consecutive_failures": self.consecutive_failures,
+        }
+
+
+SchedulerState = Literal["running", "degraded", "stopped"]
+
+
+@dataclass(frozen=True)
+class SchedulerStatus:
+    state: SchedulerState
+    stale: list[str]  # jobs that have not succeeded within their allowance
+    failing: list[str]  # jobs whose last try failed
+    jobs: list[JobHealth] = field(default_factory=list)
+
+
+class JobMonitor:
+    """Per-job start, success and error, shared by the job threads and the request threads."""
+
+    def __init__(self, clock: Callable[[], datetime] | None = None) -> None:
+        self.clock = clock or (lambda: datetime.now(UTC))
+        self._jobs: dict[str, JobHealth] = {}
+        self._lock = threading.Lock()
+
+    def register(
+        self, job_id: str, *, interval_s: float | None, stale_after_s: float | None = None, target: str = ""
+    ) -> None:
+        """Expect `job_id` to succeed at least every STALE_FACTOR x interval (or `stale_after_s`)."""
+        allowance = (
+            stale_after_s
+            if stale_after_s is not None
+            else (None if interval_s is None else STALE_FACTOR * interval_s)
+        )
+        kind = job_id.split(":", 1)[0]
+        with self._lock:
+            old = self._jobs.get(job_id)
+            if old is not None:
+                self._jobs[job_id] = replace(old, stale_after_s=allowance, target=target)
+            else:
+                self._jobs[job_id] = JobHealth(job_id, kind, target, allowance, self.clock())
+
+    def forget(self, job_id: str) -> None:
+        with self._lock:
+            gone = self._jobs.pop(job_id, None)
+        if gone is not None:
+            metrics.forget_job(gone.kind, gone.target)
+
+    def _get(self, job_id: str) -> JobHealth:
+        job = self._jobs.get(job_id)
+        if job is None:  # a job run before it was registered (a test, a leftover in the job store)
+            kind = job_id.split(":", 1)[0]
+            job = self._jobs[job_id] = JobHealth(job_id, kind, "", None, self.clock())
+        return job
+
+    def started(self, job_id: str) -> None:
+        with self._lock:
+            self._get(job_id).last_start = self.clock()
+
+    def succeeded(self, job_id: str) -> None:
+        with self._lock:
+            job = self._get(job_id)
+            job.last_success = self.clock()
+            job.consecutive_failures = 0
+        metrics.record_job(job.kind, job.target, ok=True, at=job.last_success)
+
+    def failed(self, job_id: str, exc: BaseException) -> None:
+        with self._lock:
+            job = self._get(job_id)
+            job.last_error = describe(exc)
+            job.last_error_at = self.clock()
+            job.consecutive_failures += 1
+            job.failures += 1
+        metrics.record_job(job.kind, job.target, ok=False)
+
+    def get(self, job_id: str) -> JobHealth | None:
+        with self._lock:
+            job = self._jobs.get(job_id)
+            return None if job is None else replace(job)
+
+    def snapshot(self) -> list[JobHealth]:
+        with self._lock:
+            return [replace(j) for j in sorted(self._jobs.values(), key=lambda j: j.job_id)]
 
 
 @dataclass
@@ -38,9 +212,13 @@ class Runtime:
     store: Store
     vault: Vault
     settings: Settings
+    monitor: JobMonitor = field(default_factory=JobMonitor)
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    sleep: Callable[[float], None] = time.sleep
 
 
 _runtime: Runtime | None = None
+_scheduler: Scheduler | None = None
 
 
 def _rt() -> Runtime:
@@ -49,23 +227,57 @@ def _rt() -> Runtime:
     return _runtime
 
 
+def _guard(job_id: str, body: Callable[[Runtime], object]) -> None:
+    """Run one job: record its start and outcome, retry store errors with back-off, and never let
+    an exception out (APScheduler would only log it; the next run is scheduled either way)."""
+    rt = _rt()
+    monitor, policy = rt.monitor, rt.retry
+    monitor.started(job_id)
+    for attempt in range(1, max(policy.attempts, 1) + 1):
+        try:
+            body(rt)
+        except Exception as exc:
+            monitor.failed(job_id, exc)
+            message = describe(exc)
+            if not store_error(exc):
+                trace = redact("".join(traceback.format_exception(exc)))
+                log.error("job %s failed; its next run is scheduled: %s\n%s", job_id, message, trace)
+                return
+            if attempt >= policy.attempts:
+                log.error(
+                    "job %s: store error on try %d, giving up until its next run: %s",
+                    job_id,
+                    attempt,
+                    message,
+                )
+                return
+            delay = policy.delay(attempt)
+            log.warning(
+                "job %s: store error on try %d, retrying in %.1f s: %s", job_id, attempt, delay, message
+            )
+            rt.sleep(delay)
+        else:
+            monitor.succeeded(job_id)
+            return
+
+
 def poll_job(target_id: int) -> None:
-    rt = _rt()
-    try:
-        poll_target(rt.store, rt.vault, rt.settings, target_id)
-    except Exception:  # the store itself failed; the next run tries again
-        log.exception("poll job for target %s could not record its outcome", target_id)
+    """A target that cannot be read is recorded and backed off by poll_target (the job succeeds);
+    only a store error is retried here."""
+    _guard(f"poll:{target_id}", lambda rt: poll_target(rt.store, rt.vault, rt.settings, target_id))
 
 
-def rollup_job() -> None:
-    rt = _rt()
+def _rollup(rt: Runtime) -> None:
     with rt.store.session() as s:
         n = roll_up(s)
     log.info("rolled up %d intervals", n)
 
 
-def retention_job() -> None:
-    rt = _rt()
+def rollup_job() -> None:
+    _guard("rollup", _rollup)
+
+
+def _retention(rt: Runtime) -> None:
     with rt.store.session() as s:
         r = apply_retention(
             s,
@@ -76,32 +288,52 @@ def retention_job() -> None:
     log.info("retention removed %d samples, %d intervals, %d roll-ups", r.samples, r.intervals, r.rollups)
 
 
-def reports_job() -> None:
+def retention_job() -> None:
+    _guard("retention", _retention)
+
+
+def _reports(rt: Runtime) -> None:
     from app.mail.service import run_due
 
-    rt = _rt()
     run_due(rt.store, rt.settings, now=datetime.now(UTC))
 
 
-def evaluate_job() -> None:
+def reports_job() -> None:
+    _guard("reports", _reports)
+
+
+def _evaluate(rt: Runtime) -> None:
     from app.evaluate import evaluate
     from app.store.policies import current_policy
 
-    rt = _rt()
     with rt.store.session() as s:
         policy = current_policy(s, rt.settings.policy_file)
     evaluate(rt.store, policy, now=datetime.now(UTC))
 
 
-def verify_job() -> None:
-    """Verify after change: open verifications for seen relocations, judge those whose window passed."""
+def evaluate_job() -> None:
+    _guard("evaluate", _evaluate)
+
+
+def _verify(rt: Runtime) -> None:
     from app.store.policies import current_policy
     from app.verify import run_verification
 
-    rt = _rt()
     with rt.store.session() as s:
         policy = current_policy(s, rt.settings.policy_file)
     run_verification(rt.store, policy, now=datetime.now(UTC))
+
+
+def sync_job() -> None:
+    """Poll jobs follow the targets: those added with `tierwise targets add` while the service runs,
+    or whose sync after a change met a locked store."""
+    if _scheduler is not None:
+        _guard("sync", lambda rt: _scheduler._sync_targets() if _scheduler is not None else None)
+
+
+def verify_job() -> None:
+    """Verify after change: open verifications for seen relocations, judge those whose window passed."""
+    _guard("verify", _verify)
 
 
 class SchedulerLock:
@@ -144,77 +376,153 @@ class SchedulerLock:
             self._file = None
 
 
+class _TolerantJobStore(SQLAlchemyJobStore):  # type: ignore[misc]
+    """The persistent job store, whose write of a job's next run time may fail on a locked or
+    unreachable store. APScheduler 3 writes it right after submitting a due job and lets an error
+    escape its loop: that pass is abandoned (the jobs after it are not started) and the error ends
+    the scheduler thread for good. Here the error is recorded and the pass goes on; the job stays
+    due in the store and is started again (or skipped while it still runs) on a later pass."""
+
+    def __init__(self, monitor: JobMonitor, **options: Any) -> None:
+        self._monitor = monitor
+        self.write_failed = False
+        super().__init__(**options)
+
+    def update_job(self, job: Any) -> None:
+        try:
+            super().update_job(job)
+        except Exception as exc:
+            if not store_error(exc):
+                raise
+            self.write_failed = True
+            self._monitor.failed(LOOP, exc)
+            log.warning("scheduler: could not store the next run of %s: %s", job.id, describe(exc))
+
+
+class _ResilientScheduler(BackgroundScheduler):  # type: ignore[misc]
+    """A loop pass that hits a store error is not the end of the thread: it is logged, recorded and
+    the next pass comes after `loop_retry_s` (no busy loop on jobs that stay due meanwhile)."""
+
+    def __init__(self, monitor: JobMonitor, jobstore: _TolerantJobStore, loop_retry_s: float,
+                 **options: Any) -> None:  # fmt: skip
+        self._monitor = monitor
+        self._store = jobstore
+        self._loop_retry_s = loop_retry_s
+        super().__init__(jobstores={"default": jobstore}, **options)
+
+    def _process_jobs(self) -> float | None:
+        self._store.write_failed = False
+        try:
+            wait: float | None = super()._process_jobs()
+        except Exception as exc:
+            self._monitor.failed(LOOP, exc)
+            log.warning("scheduler loop: %s; next pass in %.1f s", describe(exc), self._loop_retry_s)
+            return self._loop_retry_s
+        if self._store.write_failed:
+            return self._loop_retry_s if wait is None else max(wait, self._loop_retry_s)
+        self._monitor.succeeded(LOOP)
+        return wait
+
+    @property
+    def thread_alive(self) -> bool:
+        thread = getattr(self, "_thread", None)
+        return thread is not None and thread.is_alive()
+
+
 class Scheduler:
     def __init__(self, runtime: Runtime) -> None:
-        global _runtime
-        _runtime = runtime
+        global _runtime, _scheduler
+        _runtime, _scheduler = runtime, self
         self.runtime = runtime
+        self.monitor = runtime.monitor
         self.lock = SchedulerLock(runtime.store)
-        self.scheduler: BackgroundScheduler | None = None
+        self.scheduler: _ResilientScheduler | None = None
+        self.started = False
 
     def start(self) -> bool:
         if not self.lock.acquire():
             log.warning("another tierwise scheduler holds the lock; this process will not schedule jobs")
             return False
-        jobstore = SQLAlchemyJobStore(engine=self.runtime.store.engine, tablename="scheduler_job")
-        self.scheduler = BackgroundScheduler(
-            jobstores={"default": jobstore},
+        jobstore = _TolerantJobStore(
+            self.monitor, engine=self.runtime.store.engine, tablename="scheduler_job"
+        )
+        self.monitor.register(LOOP, interval_s=None)
+        self.scheduler = _ResilientScheduler(
+            self.monitor,
+            jobstore,
+            self.runtime.retry.loop_retry_s,
             executors={"default": ThreadPoolExecutor(max_workers=8)},
             job_defaults={"coalesce": True, "max_instances": 1},
+            jobstore_retry_interval=self.runtime.retry.loop_retry_s,
             timezone=UTC,
         )
         self.scheduler.start(paused=True)
         self.sync_targets()
         s = self.runtime.settings
-        self.scheduler.add_job(
-            rollup_job,
-            IntervalTrigger(minutes=10),
-            id="rollup",
-            replace_existing=True,
-            misfire_grace_time=600,
-        )
+        self._add(rollup_job, "rollup", minutes=10, misfire_grace_time=600)
         # every minute; a run missed while the service was down is due at once, and sent once
-        self.scheduler.add_job(
+        self._add(
             reports_job,
-            IntervalTrigger(minutes=1),
-            id="reports",
-            replace_existing=True,
+            "reports",
+            minutes=1,
             misfire_grace_time=60,
             next_run_time=datetime.now(UTC),
+            stale_after_s=REPORTS_STALE_S,
         )
-        self.scheduler.add_job(
-            evaluate_job,
-            IntervalTrigger(minutes=s.evaluate_interval_minutes),
-            id="evaluate",
-            replace_existing=True,
-            misfire_grace_time=3600,
-        )
-        self.scheduler.add_job(
-            verify_job,
-            IntervalTrigger(hours=1),
-            id="verify",
-            replace_existing=True,
-            misfire_grace_time=3600,
-        )
-        self.scheduler.add_job(
-            retention_job,
-            IntervalTrigger(hours=6),
-            id="retention",
-            replace_existing=True,
-            misfire_grace_time=3600,
-        )
+        # at start too: imported files or a restart must not wait an hour for advice (the demo is
+        # advised synchronously before the scheduler starts)
+        self._add(evaluate_job, "evaluate", minutes=s.evaluate_interval_minutes, misfire_grace_time=3600,
+                  next_run_time=None if s.demo else datetime.now(UTC))  # fmt: skip
+        self._add(verify_job, "verify", hours=1, misfire_grace_time=3600)
+        self._add(retention_job, "retention", hours=6, misfire_grace_time=3600)
+        self._add(sync_job, "sync", minutes=SYNC_MINUTES, misfire_grace_time=SYNC_MINUTES * 60)
         log.info(
             "scheduler started (retention: samples %d days, roll-ups %d days)",
             s.sample_retention_days,
             s.rollup_retention_days,
         )
         self.scheduler.resume()
+        self.started = True
+        metrics.watch_scheduler(self.status)
         return True
 
+    def _add(
+        self,
+        func: Callable[[], None],
+        job_id: str,
+        *,
+        misfire_grace_time: int,
+        next_run_time: datetime | None = None,
+        stale_after_s: float | None = None,
+        **interval: float,
+    ) -> None:
+        assert self.scheduler is not None
+        trigger = IntervalTrigger(**interval)
+        self.monitor.register(
+            job_id, interval_s=trigger.interval.total_seconds(), stale_after_s=stale_after_s
+        )
+        extra: dict[str, Any] = {} if next_run_time is None else {"next_run_time": next_run_time}
+        self.scheduler.add_job(
+            func, trigger, id=job_id, replace_existing=True, misfire_grace_time=misfire_grace_time, **extra
+        )
+
     def sync_targets(self) -> list[str]:
-        """One poll job per enabled target; jobs of removed or disabled targets are dropped.
+        """One poll job per enabled target; jobs of removed or disabled targets are dropped. Called
+        after a change in the web UI and every SYNC_MINUTES (targets added with the CLI, or a sync
+        that met a locked store): a store error is recorded and left to the next sync.
 
         With TIERWISE_POLLING=workers the collector workers poll (app/workers.py): no poll jobs."""
+        try:
+            return self._sync_targets()
+        except Exception as exc:
+            if not store_error(exc):
+                raise
+            self.monitor.failed("sync", exc)
+            log.warning("could not sync the poll jobs with the targets (next try in %d min): %s",
+                        SYNC_MINUTES, describe(exc))  # fmt: skip
+            return []
+
+    def _sync_targets(self) -> list[str]:
         assert self.scheduler is not None
         s = self.runtime.settings
         with self.runtime.store.session() as session:
@@ -224,24 +532,52 @@ class Scheduler:
                 else [(t.id, t.name, t.poll_interval_s) for t in pollable(session)]
             )
         wanted = {f"poll:{tid}" for tid, _, _ in targets}
+        existing = {}
         for job in self.scheduler.get_jobs():
             if job.id.startswith("poll:") and job.id not in wanted:
                 job.remove()
+            existing[job.id] = job
+        for known in self.monitor.snapshot():
+            if known.kind == "poll" and known.job_id not in wanted:
+                self.monitor.forget(known.job_id)
         for tid, name, interval in targets:
+            job_id = f"poll:{tid}"
+            self.monitor.register(job_id, interval_s=interval, target=name)
+            job = existing.get(job_id)
+            if (
+                job is not None
+                and job.name == f"poll {name}"
+                and job.trigger.interval.total_seconds() == interval
+            ):
+                continue  # unchanged: keep its place in the schedule
             self.scheduler.add_job(
                 poll_job,
                 IntervalTrigger(seconds=interval, jitter=min(s.poll_jitter_s, interval // 4)),
                 args=[tid],
-                id=f"poll:{tid}",
+                id=job_id,
                 name=f"poll {name}",
                 replace_existing=True,
                 misfire_grace_time=interval,
                 next_run_time=datetime.now(UTC),
             )
+        self.monitor.succeeded("sync")
         return sorted(wanted)
 
+    def status(self, now: datetime | None = None) -> SchedulerStatus:
+        """running: the thread is alive and every job succeeded within its allowance (STALE_FACTOR
+        x its interval); degraded: alive, but some job is late; stopped: the thread has ended."""
+        now = now or self.monitor.clock()
+        jobs = self.monitor.snapshot()
+        stale = [j.job_id for j in jobs if j.stale(now)]
+        failing = [j.job_id for j in jobs if j.consecutive_failures]
+        alive = self.started and self.scheduler is not None and self.scheduler.thread_alive
+        state: SchedulerState = "stopped" if not alive else "degraded" if stale else "running"
+        return SchedulerStatus(state, stale, failing, jobs)
+
     def shutdown(self) -> None:
+        self.started = False
         if self.scheduler is not None:
-            self.scheduler.shutdown(wait=True)
+            if self.scheduler.running:  # else it was stopped already (its thread has ended)
+                self.scheduler.shutdown(wait=True)
             self.scheduler = None
         self.lock.release()

@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy import func, select
@@ -25,12 +25,13 @@ from app.store.db import Store
 from app.store.models import DbObject, IoInterval, Sample, Target
 from app.store.policies import current_policy
 from app.web.admin import router as admin_router
-from app.web.auth import LoginRequired, session_secret
+from app.web.auth import LoginRequired, api_user, session_secret
 from app.web.objects import router as objects_router
 from app.web.pages import router as pages_router
 from app.web.plans import router as plans_router
 from app.web.reports import router as reports_router
 from app.web.scripts_pages import router as scripts_router
+from app.web.security import install as install_security
 from app.web.state import AppState
 
 log = logging.getLogger("tierwise")
@@ -64,7 +65,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 state.scheduler.shutdown()
             store.dispose()
 
-    app = FastAPI(title="tierwise", version="0.1.0", lifespan=lifespan)
+    # the API docs and schema are served by app.web.security, behind login
+    app = FastAPI(title="tierwise", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None,
+                  openapi_url=None)  # fmt: skip
     app.add_middleware(
         SessionMiddleware,
         secret_key=session_secret(key),
@@ -73,6 +76,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         https_only=settings.secure_cookies,
         max_age=settings.session_hours * 3600,
     )
+    install_security(app)  # headers, body limit, short 422s, /docs and /openapi.json behind login
     app.mount("/static", StaticFiles(directory=str(Path(__file__).parent / "web" / "static")), name="static")
     app.include_router(api_router)
     app.include_router(admin_router)
@@ -94,8 +98,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return RedirectResponse("/login", status_code=303)
 
     @app.get("/api/health")
-    def health() -> dict[str, object]:
-        """Liveness and a count of what the store holds (no login: nothing sensitive)."""
+    def health(request: Request) -> JSONResponse:
+        """Liveness, the scheduler's state and a count of what the store holds (no login: nothing
+        sensitive). The scheduler is running (thread alive, every job succeeded within 3 of its
+        intervals), degraded (some job late: named in `stale`; `failing` names jobs whose last try
+        failed) or stopped (its thread ended: answered with 503, restart the service); off when this
+        process schedules nothing. The late or failing jobs' details (target names, last errors)
+        only for a logged-in caller or an API token."""
         state: AppState = app.state.tierwise
         with state.store.session() as s:
             counts = {
@@ -104,12 +113,28 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 "samples": s.scalar(select(func.count()).select_from(Sample)),
                 "intervals": s.scalar(select(func.count()).select_from(IoInterval)),
             }
-        return {
+        body: dict[str, object] = {
             "status": "ok",
             "store": state.store.engine.dialect.name,
-            "scheduler": "running" if state.scheduler is not None else "off",
-            "demo": state.settings.demo,
-            **counts,
+            "scheduler": "off",
         }
+        if state.scheduler is not None:
+            sched = state.scheduler.status()
+            body["scheduler"] = sched.state
+            body["status"] = "ok" if sched.state == "running" else "degraded"
+            body["stale"], body["failing"] = sched.stale, sched.failing
+            if _signed_in(request):
+                body["jobs"] = [j.as_dict() for j in sched.jobs if j.job_id in {*sched.stale, *sched.failing}]
+        body.update({"demo": state.settings.demo, **counts})
+        return JSONResponse(body, status_code=503 if body["scheduler"] == "stopped" else 200)
 
     return app
+
+
+def _signed_in(request: Request) -> bool:
+    """A session or a valid API token (as api_user accepts), without answering 401."""
+    try:
+        api_user(request)
+    except HTTPException:
+        return False
+    return True

@@ -1,8 +1,12 @@
-"""Prometheus metrics: poll outcomes and durations (process counters) plus store-derived gauges."""
+"""Prometheus metrics: poll outcomes and durations, scheduled jobs' outcomes and the scheduler's
+state (process metrics) plus store-derived gauges."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from sqlalchemy import func, select, tuple_
@@ -17,6 +21,64 @@ POLL_SECONDS = Histogram(
     "tierwise_poll_duration_seconds", "Time to read and store one target's counters", ["engine"],
     buckets=(0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
 )  # fmt: skip
+
+
+JOB_LAST_SUCCESS = Gauge(
+    "tierwise_job_last_success_timestamp_seconds",
+    "When a scheduled job last succeeded (Unix time); target is set for poll jobs",
+    ["job", "target"],
+)
+JOB_FAILURES = Counter(
+    "tierwise_job_failures_total",
+    "Failed tries of a scheduled job since the process started (each retry counts)",
+    ["job", "target"],
+)
+JOB_CONSECUTIVE_FAILURES = Gauge(
+    "tierwise_job_consecutive_failures", "Failed tries of a scheduled job since its last success",
+    ["job", "target"],
+)  # fmt: skip
+SCHEDULER_STATES = ("running", "degraded", "stopped")
+SCHEDULER_STATE = Gauge(
+    "tierwise_scheduler_state",
+    "1 for the scheduler's current state: running, degraded (a job is late) or stopped (its thread "
+    "ended); all 0 when this process runs no scheduler",
+    ["state"],
+)
+SCHEDULER_STALE_JOBS = Gauge(
+    "tierwise_scheduler_stale_jobs", "Scheduled jobs that have not succeeded for 3 of their intervals"
+)
+_consecutive: dict[tuple[str, str], int] = {}
+
+
+def record_job(job: str, target: str, *, ok: bool, at: datetime | None = None) -> None:
+    """One try of a scheduled job (called by app.jobs.JobMonitor)."""
+    key = (job, target)
+    if ok:
+        JOB_LAST_SUCCESS.labels(job=job, target=target).set((at or datetime.now(UTC)).timestamp())
+        _consecutive[key] = 0
+    else:
+        JOB_FAILURES.labels(job=job, target=target).inc()
+        _consecutive[key] = _consecutive.get(key, 0) + 1
+    JOB_CONSECUTIVE_FAILURES.labels(job=job, target=target).set(_consecutive[key])
+
+
+def forget_job(job: str, target: str) -> None:
+    """A removed target's poll job: drop its series."""
+    _consecutive.pop((job, target), None)
+    for metric in (JOB_LAST_SUCCESS, JOB_FAILURES, JOB_CONSECUTIVE_FAILURES):
+        with contextlib.suppress(KeyError):
+            metric.remove(job, target)
+
+
+def watch_scheduler(status: Callable[[], Any] | None) -> None:
+    """Read the scheduler's state at scrape time (a dead thread sends no event); None: no scheduler."""
+
+    def is_state(state: str) -> Callable[[], float]:
+        return lambda: 1.0 if status is not None and status().state == state else 0.0
+
+    for state in SCHEDULER_STATES:
+        SCHEDULER_STATE.labels(state=state).set_function(is_state(state))
+    SCHEDULER_STALE_JOBS.set_function(lambda: float(len(status().stale)) if status is not None else 0.0)
 
 
 def record_poll(engine: str, ok: bool, seconds: float) -> None:

@@ -14,10 +14,7 @@ from pathlib import Path
 from cryptography.fernet import Fernet, InvalidToken
 
 from app.settings import Settings
-
-_SECRET_KEYS = re.compile(
-    r"(?i)\b(pwd|password|passwd|secret|token|authentication|access\s*token)\s*=\s*(\{[^}]*\}|[^;]*)"
-)
+from connectors.sqlserver import redact_text
 
 
 class SecretError(Exception):
@@ -63,9 +60,10 @@ _URL_PASSWORD = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^:/@\s]+:)[^@\s]+@")
 
 
 def redact(connection_string: str) -> str:
-    """Mask every password-like value (PWD=…, Password={…}) in an ODBC/CLI connection string."""
-    masked = _SECRET_KEYS.sub(lambda m: f"{m.group(1)}=***", connection_string)
-    return _URL_PASSWORD.sub(r"\1***@", masked)
+    """Mask every credential in a connection string or any text that may hold one: attribute
+    values by the ODBC grammar (connectors.sqlserver.redact_text: braces, quotes, `;` inside
+    values) and URL passwords."""
+    return _URL_PASSWORD.sub(r"\1***@", redact_text(connection_string))
 
 
 def scrub(message: str, *secrets: str | None) -> str:

@@ -60,6 +60,11 @@ class Settings(BaseSettings):
     smtp_port: int = 25
     smtp_starttls: bool = Field(default=False, description="upgrade the connection with STARTTLS")
     smtp_ssl: bool = Field(default=False, description="connect with implicit TLS (usually port 465)")
+    smtp_ca_file: Path | None = Field(
+        default=None,
+        description="PEM file of the CA(s) that sign the SMTP server's certificate (an internal CA); "
+        "the system's trusted CAs when unset. The certificate and host name are always verified",
+    )
     smtp_username: str | None = None
     smtp_password: str | None = Field(default=None, repr=False)
     smtp_from: str = "tierwise@localhost"

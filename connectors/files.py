@@ -7,21 +7,22 @@ Snapshot records a live poll yields, using the live connectors' mappers, so a fi
 the same server are indistinguishable downstream.
 
 A file is accepted whole or not at all: any problem raises ImportFileError naming the file, the
-line and the column, so a DBA can fix or re-collect it. The file is streamed (it can be large);
-what stays in memory is the parsed samples and, per row, the values needed to spot a repeated or
-contradicting reading.
+line and the column, so a DBA can fix or re-collect it. The file is streamed (it can be large):
+snapshots are yielded as each sample's rows end (iter_import_file); what stays in memory is, per
+object, its latest reading and, per row, two hashes to spot a repeated or contradicting reading.
 """
 
 from __future__ import annotations
 
 import codecs
 import csv
+import io
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import IO, Any, BinaryIO, NoReturn, cast
 
 from connectors.records import Engine, ImportFileError, ObjectKind, ObjectSample, Snapshot, SourceError
 from connectors.shapes import ALL_SHAPES, ColumnType, Shape, shape_for_header
@@ -33,6 +34,10 @@ Mapper = Callable[[Row], ObjectSample]
 Progress = Callable[[int], None]
 
 _PROGRESS_STEP = 1 << 16  # report progress at most every 64 KiB
+BIGINT_MAX = 2**63 - 1  # the store's counters are BIGINT (SQL Server and Db2 counters are too)
+FUTURE_SKEW = timedelta(minutes=5)  # clock difference tolerated between collector and importer
+START_SKEW = timedelta(seconds=60)  # a start time converted to UTC may be rounded
+MAX_OPEN_SAMPLES = 256  # samples (server, time) held open while their rows may still come
 _WHOLE = re.compile(r"[+-]?[0-9]+")
 _TIMESTAMP = re.compile(
     r"(?P<date>[0-9]{4}-[0-9]{2}-[0-9]{2})[T ]"
@@ -46,8 +51,11 @@ _FALSE = frozenset({"0", "false", "n"})
 # Lines a failed collection leaves in its output file (sqlcmd -o writes errors there too; the
 # db2 CLP prints SQLnnnnN messages): recognised only to give a better hint.
 _TOOL_MESSAGE = re.compile(
-    r"\s*(Msg [0-9]+, Level [0-9]+|Sqlcmd: |HResult |SQL[0-9]{4,5}[NWC]\b|DB[0-9]{5}[EIW]\b)"
+    r"\s*(Msg [0-9]+, Level [0-9]+|Sqlcmd: |HResult |SQL[0-9]{4,5}[NWC]\b|DB[0-9]{5}[EIW]\b"
+    r"|Login failed|Communication link failure|TCP Provider:|Named Pipes Provider:)"
 )
+_LOGIN_FAILED = re.compile(r"Login failed|Communication link failure|SQL30082N|SQL1013N|SQL30081N")
+_ROWS_AFFECTED = re.compile(r"\(\s*[0-9]+ rows? affected\s*\)", re.IGNORECASE)
 
 
 class _BadValue(ValueError):
@@ -61,6 +69,16 @@ def parse_value(text: str, ctype: ColumnType) -> str | int | bool | datetime | N
     kept exactly, since SQL Server and DB2 names may begin or end with spaces.
     """
     if ctype is ColumnType.TEXT:
+        if "\x00" in text:
+            raise _BadValue(
+                f"contains a NUL character (character {text.index(chr(0)) + 1}): the file is damaged, "
+                "or UTF-16 read as UTF-8"
+            )
+        if text == "NULL":
+            raise _BadValue(
+                "NULL: the collection scripts write an empty value for a missing one; a file with "
+                "NULL comes from another query or tool (sqlcmd prints NULL for missing values)"
+            )
         return text if text != "" else None
     s = text.strip()
     if s == "":
@@ -68,9 +86,15 @@ def parse_value(text: str, ctype: ColumnType) -> str | int | bool | datetime | N
     if ctype in (ColumnType.INT, ColumnType.COUNTER, ColumnType.GAUGE):
         if not _WHOLE.fullmatch(s):
             raise _BadValue(f"expected a whole number, got {text!r}")
+        if len(s.lstrip("+-0")) > 19:  # checked before int(): 2**63 has 19 digits
+            raise _BadValue(
+                f"{s[:40]} is too large: the store keeps whole numbers up to {BIGINT_MAX} (2^63-1)"
+            )
         n = int(s)
         if ctype in (ColumnType.COUNTER, ColumnType.GAUGE) and n < 0:
             raise _BadValue(f"negative counter {n}: cumulative counters start at 0 and only grow")
+        if not -BIGINT_MAX - 1 <= n <= BIGINT_MAX:
+            raise _BadValue(f"{n} is too large: the store keeps whole numbers up to {BIGINT_MAX} (2^63-1)")
         return n
     if ctype is ColumnType.BOOL:
         low = s.lower()
@@ -121,8 +145,9 @@ class _Lines:
     """Decoded lines of a binary file, with exact line numbers for bad UTF-8 and byte progress.
 
     Decoding line by line (b"\\n" never occurs inside a UTF-8 sequence) rather than through one
-    TextIOWrapper is what lets a decoding error name its line. Keeps the raw text of the record
-    being parsed so errors can quote it.
+    TextIOWrapper is what lets a decoding error name its line. A file starting with a UTF-16
+    byte-order mark (sqlcmd -u, PowerShell 5.1 `>` and Out-File) is decoded as UTF-16 instead.
+    Keeps the raw text of the record being parsed so errors can quote it.
     """
 
     def __init__(self, fh: BinaryIO, path: str, progress: Progress | None) -> None:
@@ -135,13 +160,27 @@ class _Lines:
         self.record: list[str] = []
 
     def __iter__(self) -> Iterator[str]:
+        head = self._fh.read(4)
+        self._fh.seek(0)
+        texts = self._utf16() if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) else self._utf8()
+        for text in texts:
+            self.record.append(text)
+            if self._progress is not None and self.bytes_read - self._reported >= _PROGRESS_STEP:
+                self._reported = self.bytes_read
+                self._progress(self.bytes_read)
+            yield text
+        if self._progress is not None and self._reported != self.bytes_read:
+            self._reported = self.bytes_read
+            self._progress(self.bytes_read)
+
+    def _utf8(self) -> Iterator[str]:
         for raw in self._fh:
             self.line += 1
             self.bytes_read += len(raw)
-            if self.line == 1:
-                raw = self._strip_bom(raw)
+            if self.line == 1 and raw.startswith(codecs.BOM_UTF8):
+                raw = raw[len(codecs.BOM_UTF8) :]
             try:
-                text = raw.decode("utf-8", errors="strict")
+                yield raw.decode("utf-8", errors="strict")
             except UnicodeDecodeError as exc:
                 good = raw[: exc.start].decode("utf-8")
                 raise ImportFileError(
@@ -152,41 +191,76 @@ class _Lines:
                     f"{len(good) + 1} of the line). Save the file as UTF-8: run sqlcmd with "
                     "-f o:65001, or EXPORT with MODIFIED BY CODEPAGE=1208",
                 ) from None
-            self.record.append(text)
-            if self._progress is not None and self.bytes_read - self._reported >= _PROGRESS_STEP:
-                self._reported = self.bytes_read
-                self._progress(self.bytes_read)
-            yield text
-        if self._progress is not None and self._reported != self.bytes_read:
-            self._reported = self.bytes_read
-            self._progress(self.bytes_read)
 
-    def _strip_bom(self, raw: bytes) -> bytes:
-        if raw.startswith(codecs.BOM_UTF8):
-            return raw[len(codecs.BOM_UTF8) :]
-        if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+    def _utf16(self) -> Iterator[str]:
+        text = io.TextIOWrapper(cast(IO[bytes], self._fh), encoding="utf-16", errors="strict", newline="")
+        try:
+            for line in text:
+                self.line += 1
+                self.bytes_read = self._fh.tell()
+                yield line.removeprefix("\ufeff") if self.line == 1 else line
+        except UnicodeDecodeError as exc:
             raise ImportFileError(
                 self._path,
-                1,
+                self.line + 1,
                 None,
-                "the file is UTF-16 (sqlcmd -u writes that); import needs UTF-8: re-run sqlcmd "
-                "without -u and with -f o:65001, or convert the file to UTF-8",
-            )
-        return raw
+                f"not valid UTF-16 ({exc.reason}): the file starts with a UTF-16 byte-order mark but "
+                "is cut or mixes encodings; collect it again",
+            ) from None
+        finally:
+            text.detach()
 
 
 @dataclass
 class _Group:
     """The rows of one snapshot (one server at one sample_time) while the file is read."""
 
+    engine: Engine
+    server: str
+    sample_time: datetime
     instance_start: datetime | None
-    first_line: int
     samples: list[ObjectSample] = field(default_factory=list)
+    lines: list[int] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class FileSnapshot:
+    """A snapshot read from a file and the line of each of its samples (to name ignored ones)."""
+
+    snapshot: Snapshot
+    lines: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class StoreLimits:
+    """What the store can hold, checked while reading so a file is refused with its line and
+    column instead of failing (or, on SQLite, passing silently) when it is written.
+    `text`: ObjectRef field -> most characters; `whole`: ObjectRef int field -> largest value."""
+
+    text: Mapping[str, int] = field(default_factory=dict)
+    whole: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class ReadStats:
+    """What reading a file skipped or cut, for the import report."""
+
+    rows: int = 0
+    duplicates: int = 0
+    skipped_lines: int = 0  # blank or dashed headings, "(N rows affected)", repeated headers
+    cut_at_line: int | None = None  # --partial: where the failed collection's output begins
+    cut_reason: str = ""
+    dropped_samples: int = 0  # --partial: rows of the samples open at the cut, not kept
 
 
 @dataclass
 class _Reader:
-    """State for one file: header layout, snapshots so far, and what each object last showed."""
+    """State for one file: header layout and what each object last showed.
+
+    Memory stays bounded by the number of objects and samples, not rows: per row only a hash of
+    (server, object, sample_time) and of its values is kept (about 100 bytes), enough to accept an
+    identical repeat (a file appended to itself) and refuse a contradicting one.
+    """
 
     path: str
     shape: Shape
@@ -194,28 +268,38 @@ class _Reader:
     width: int  # number of fields in the header
     header_names: list[str]
     mapper: Mapper
-    groups: dict[tuple[str, datetime], _Group] = field(default_factory=dict)
-    # (server, object key, sample_time) -> (line, parsed values): duplicates and contradictions
-    seen: dict[tuple[str, tuple[Any, ...], datetime], tuple[int, tuple[Any, ...]]] = field(
+    now: datetime | None
+    limits: StoreLimits | None
+    # (server, sample_time) -> (instance start, first line): one sample has one start time
+    starts: dict[tuple[str, datetime], tuple[datetime | None, int]] = field(default_factory=dict)
+    # hash(server, object key, sample_time) -> hash of the values << 32 | line
+    seen: dict[int, int] = field(default_factory=dict)
+    # (server, object key) -> latest sample_time, its line and values: time must not run backwards
+    latest: dict[tuple[str, tuple[Any, ...]], tuple[datetime, int, tuple[Any, ...]]] = field(
         default_factory=dict
     )
-    # (server, object key) -> latest sample_time seen and its line: time must not run backwards
-    latest: dict[tuple[str, tuple[Any, ...]], tuple[datetime, int]] = field(default_factory=dict)
 
-    def row(self, fields: list[str], line: int, raw: str) -> None:
-        """Validate one data row and add its sample to its snapshot."""
+    def row(
+        self, fields: list[str], line: int, raw: str
+    ) -> tuple[str, datetime, datetime | None, ObjectSample] | None:
+        """Validate one data row: its server, sample time, start time and sample, or None for an
+        identical repeat of an earlier row."""
         if len(fields) != self.width:
-            self._wrong_width(fields, line, raw)
+            self.wrong_width(fields, line, raw, partial_hint=False)
         parsed = self._parse(fields, line)
         server = parsed["server_name"]
         when: datetime = parsed["sample_time"]
+        start = parsed[self.shape.start_column]
         key = tuple(parsed[c] for c in self.shape.object_key)
         values = tuple(parsed[c.name] for c in self.shape.columns)
-        seen_at = self.seen.get((server, key, when))
-        if seen_at is not None:
-            self._check_duplicate(seen_at, values, parsed, key, line)
-            return  # an identical repeat: idempotent, counted once
+        ident = hash((server, key, when))
+        digest = hash(values) & 0x7FFFFFFF
+        seen_at = self.seen.get(ident)
         previous = self.latest.get((server, key))
+        if seen_at is not None:
+            if seen_at >> 32 == digest:
+                return None  # an identical repeat: idempotent, counted once
+            self._contradiction(seen_at & 0xFFFFFFFF, previous, values, parsed, key, line)
         if previous is not None and when < previous[0]:
             raise ImportFileError(
                 self.path,
@@ -225,27 +309,84 @@ class _Reader:
                 f"{_iso(previous[0])} already on line {previous[1]}. Samples of one object must be "
                 "in time order (were two files joined in the wrong order?)",
             )
-        if previous is None or when > previous[0]:
-            self.latest[(server, key)] = (when, line)
-        self.seen[(server, key, when)] = (line, values)
-        start = parsed[self.shape.start_column]
-        group = self.groups.get((server, when))
-        if group is None:
-            group = self.groups[(server, when)] = _Group(start, line)
-        elif group.instance_start != start:
+        self._check_times(when, start, fields, line)
+        self.latest[(server, key)] = (when, line, values)
+        self.seen[ident] = digest << 32 | (line & 0xFFFFFFFF)
+        first = self.starts.get((server, when))
+        if first is None:
+            self.starts[(server, when)] = (start, line)
+        elif first[0] != start:
             raise ImportFileError(
                 self.path,
                 line,
                 self.shape.start_column,
                 f"server {server!r} at {_iso(when)} has {self.shape.start_column} "
-                f"{_iso(start)} here but {_iso(group.instance_start)} on line {group.first_line}; "
+                f"{_iso(start)} here but {_iso(first[0])} on line {first[1]}; "
                 "one sample of one server has one start time (for DB2, collect one database per file)",
             )
         try:
             sample = self.mapper(parsed)
         except (ValueError, SourceError) as exc:
             raise ImportFileError(self.path, line, None, f"the row cannot be used: {exc}") from None
-        group.samples.append(sample)
+        if self.limits is not None:
+            self._check_limits(sample, parsed, fields, line)
+        return server, when, start, sample
+
+    def _check_times(self, when: datetime, start: datetime | None, fields: list[str], line: int) -> None:
+        """A sample from the future would make every later, correct sample of its objects look
+        old; a start after the sample is impossible. Both come from a wrong clock or time zone."""
+        if self.now is not None and when > self.now + FUTURE_SKEW:
+            raise ImportFileError(
+                self.path,
+                _line_of(fields, self.positions["sample_time"], line),
+                "sample_time",
+                f"{_iso(when)} is in the future (it is now {_iso(self.now)}); the collecting "
+                "server's clock or time zone is wrong. Times without an offset are read as UTC",
+            )
+        if start is not None and start > when + START_SKEW:
+            column = self.shape.start_column
+            raise ImportFileError(
+                self.path,
+                _line_of(fields, self.positions[column], line),
+                column,
+                f"{_iso(start)} is after the sample_time {_iso(when)}: the server cannot have "
+                "started after it was sampled (a start time in local time rather than UTC?)",
+            )
+
+    def _check_limits(self, sample: ObjectSample, parsed: Row, fields: list[str], line: int) -> None:
+        assert self.limits is not None
+        ref = sample.ref
+        for name, most in self.limits.text.items():
+            value = getattr(ref, name, None)
+            if isinstance(value, str) and len(value) > most:
+                column = self._source_column(value, parsed)
+                raise ImportFileError(
+                    self.path,
+                    line if column is None else _line_of(fields, self.positions[column], line),
+                    column,
+                    f"too long: the object's {name} would be {len(value)} characters, the store keeps "
+                    f"at most {most}. No SQL Server or Db2 name is that long; the file is damaged",
+                )
+        for name, largest in self.limits.whole.items():
+            value = getattr(ref, name, None)
+            if isinstance(value, int) and not -largest - 1 <= value <= largest:
+                raise ImportFileError(
+                    self.path,
+                    line,
+                    name if name in self.positions else None,
+                    f"{value} is out of range for the object's {name} (the store keeps "
+                    f"-{largest + 1}..{largest})",
+                )
+
+    def _source_column(self, value: str, parsed: Row) -> str | None:
+        """The file column a too-long object field came from: the longest text value within it."""
+        best: tuple[int, str] | None = None
+        for col in self.shape.columns:
+            v = parsed.get(col.name)
+            found = col.type is ColumnType.TEXT and isinstance(v, str) and v in value
+            if found and col.name in self.positions and (best is None or len(str(v)) > best[0]):
+                best = (len(str(v)), col.name)
+        return None if best is None else best[1]
 
     def _parse(self, fields: list[str], line: int) -> Row:
         out: Row = {}
@@ -262,15 +403,29 @@ class _Reader:
                 raise ImportFileError(
                     self.path, _line_of(fields, pos, line), col.name, "empty value; this column must have one"
                 )
+            if col.name == "server_name" and isinstance(value, str) and not value.strip():
+                raise ImportFileError(
+                    self.path, _line_of(fields, pos, line), col.name, "blank server name; it names the target"
+                )
             out[col.name] = value
         return out
 
-    def _wrong_width(self, fields: list[str], line: int, raw: str) -> None:
+    def wrong_width(self, fields: list[str], line: int, raw: str, *, partial_hint: bool) -> NoReturn:
         hint = ""
         if _TOOL_MESSAGE.match(raw):
             hint = (
                 f" The line looks like an error message from the collection run ({raw.strip()[:120]!r}):"
-                " the collection failed; fix the cause (often a missing permission) and collect again."
+                " the collection failed; fix the cause (often a missing permission) and collect again,"
+                " or import the complete samples before it with `tierwise import --partial`."
+            )
+        elif partial_hint:
+            hint = (
+                " With --partial only a cut-off last line, followed by the tool's error message, is dropped."
+            )
+        elif len(fields) < self.width:
+            hint = (
+                " If the collection was interrupted there, `tierwise import --partial` keeps the "
+                "complete samples before this line."
             )
         if len(fields) < self.width:
             missing = self.header_names[len(fields)]
@@ -289,44 +444,37 @@ class _Reader:
             f"field {self.width + 1} on (an unquoted comma in a value?).{hint}",
         )
 
-    def _check_duplicate(
+    def _contradiction(
         self,
-        seen_at: tuple[int, tuple[Any, ...]],
+        first_line: int,
+        previous: tuple[datetime, int, tuple[Any, ...]] | None,
         values: tuple[Any, ...],
         parsed: Row,
         key: tuple[Any, ...],
         line: int,
-    ) -> None:
-        first_line, first_values = seen_at
-        if first_values == values:
-            return
-        for col, old, new in zip(self.shape.columns, first_values, values, strict=True):
-            if old != new:
-                raise ImportFileError(
-                    self.path,
-                    line,
-                    col.name,
-                    f"{self._describe(parsed['server_name'], key)} at {_iso(parsed['sample_time'])} "
-                    f"already appeared on line {first_line} with {col.name}={_show(old)}; this line "
-                    f"has {_show(new)}. One object has one reading per sample_time",
-                )
+    ) -> NoReturn:
+        where = f"{self._describe(parsed['server_name'], key)} at {_iso(parsed['sample_time'])}"
+        if previous is not None and previous[0] == parsed["sample_time"]:
+            for col, old, new in zip(self.shape.columns, previous[2], values, strict=True):
+                if old != new:
+                    raise ImportFileError(
+                        self.path,
+                        line,
+                        col.name,
+                        f"{where} already appeared on line {previous[1]} with {col.name}={_show(old)}; "
+                        f"this line has {_show(new)}. One object has one reading per sample_time",
+                    )
+        raise ImportFileError(
+            self.path,
+            line,
+            None,
+            f"{where} already appeared on line {first_line} with other values. One object has one "
+            "reading per sample_time",
+        )
 
     def _describe(self, server: str, key: tuple[Any, ...]) -> str:
         parts = ", ".join(f"{n}={v!r}" for n, v in zip(self.shape.object_key, key, strict=True))
         return f"{parts} on server {server!r}"
-
-    def snapshots(self) -> list[Snapshot]:
-        ordered = sorted(self.groups.items(), key=lambda kv: (kv[0][1], kv[0][0]))
-        return [
-            Snapshot(
-                engine=self.shape.engine,
-                server=server,
-                sample_time=when,
-                instance_start=group.instance_start,
-                samples=tuple(group.samples),
-            )
-            for (server, when), group in ordered
-        ]
 
 
 def _line_of(fields: list[str], pos: int, first_line: int) -> int:
@@ -352,16 +500,56 @@ def _is_underline(fields: list[str]) -> bool:
     return bool(cells) and all(_DASHES.fullmatch(c) for c in cells)
 
 
-def _open_header(path: str, header: list[str], line: int) -> tuple[Shape, dict[str, int], list[str]]:
+def _is_noise(fields: list[str], raw: str) -> bool:
+    """Lines real tools add around the data: blank lines, sqlcmd's blank padded heading and its
+    dashed underline (run without -h -1) and `(N rows affected)` (run without SET NOCOUNT ON)."""
+    if not fields or (len(fields) == 1 and not fields[0].strip()):
+        return True
+    return _is_underline(fields) or _ROWS_AFFECTED.fullmatch(raw.strip()) is not None
+
+
+def _header_hint(names: list[str], raw: str) -> str:
+    """Why line 1 is not a header, when the cause is recognisable."""
+    text = raw.strip()
+    if _TOOL_MESSAGE.match(text) or _LOGIN_FAILED.search(text):
+        return (
+            f"line 1 is an error message from the collection run ({text[:160]!r}), not a header: "
+            "the collection failed before writing any data; fix the cause (login, permission, "
+            "network) and collect again"
+        )
+    if len(names) == 1 and ";" in text:
+        split = [n.strip().strip('"').lower() for n in text.split(";")]
+        if shape_for_header(split) is not None:
+            return (
+                "the fields are separated by ';', not ',' (Excel in a language with decimal commas "
+                "saves CSV that way): save as 'CSV UTF-8 (Comma delimited)' or, better, import the "
+                "file the collection script wrote, unopened"
+            )
+    if names and _TIMESTAMP.fullmatch(names[0].strip().strip('"')) is not None:
+        widths = [s for s in ALL_SHAPES if len(s.columns) == len(names)]
+        headers = " or ".join(",".join(c.name for c in s.columns) for s in widths)
+        return (
+            "line 1 is data, not a header (Db2 `EXPORT ... OF DEL` writes no header; db2_collect.sh "
+            "adds one). Put the header line of the file's kind first"
+            + (f", for example: {headers}" if headers else "")
+        )
+    return ""
+
+
+def _open_header(
+    path: str, header: list[str], line: int, raw: str
+) -> tuple[Shape, dict[str, int], list[str]]:
     """The shape a header names and where each of its columns sits; the header is checked fully."""
     names = [h.strip().lower() for h in header]
     shape = shape_for_header(names)
     if shape is None:
+        hint = _header_hint(names, raw)
         raise ImportFileError(
             path,
             line,
             None,
-            "the header matches no known file; each file must come from one of our collection "
+            (f"{hint}. " if hint else "")
+            + "The header matches no known file; each file must come from one of our collection "
             f"scripts. Known files and the columns that identify them: {_describe_shapes()}",
         )
     known = {c.name for c in shape.columns}
@@ -388,13 +576,28 @@ def _open_header(path: str, header: list[str], line: int) -> tuple[Shape, dict[s
     return shape, positions, names
 
 
-def read_import_file(path: str | Path, *, progress: Progress | None = None) -> list[Snapshot]:
-    """All snapshots in one collection-script CSV file, ordered by sample_time then server.
+def iter_import_file(
+    path: str | Path,
+    *,
+    now: datetime | None = None,
+    partial: bool = False,
+    limits: StoreLimits | None = None,
+    progress: Progress | None = None,
+    stats: ReadStats | None = None,
+) -> Iterator[FileSnapshot]:
+    """The snapshots of one collection-script CSV file, streamed: each is yielded once its server
+    moves on to a later sample_time (the collection scripts write one sample's rows together),
+    the rest at the end. Raises ImportFileError (file, line, column) at the first problem, so a
+    caller wanting all-or-nothing reads the file through once before using what it yields.
 
-    Raises ImportFileError (file, line, column) on the first problem; nothing is returned unless
-    the whole file is valid. `progress`, if given, is called with the bytes read so far.
+    Rows of one sample that are not together are still right: at most MAX_OPEN_SAMPLES samples
+    are held open, and a sample closed too early continues as a second snapshot with the same
+    time (each object still has one reading per time). `now` refuses samples dated in the future;
+    `partial` stops, without error, at a collection tool's error message (and a cut-off line just
+    before it), dropping the samples still open there; `limits` checks values against the store.
     """
     name = str(path)
+    stats = stats if stats is not None else ReadStats()
     try:
         fh = open(path, "rb")  # noqa: SIM115 - closed below; open errors are reported as ours
     except OSError as exc:
@@ -403,7 +606,9 @@ def read_import_file(path: str | Path, *, progress: Progress | None = None) -> l
         lines = _Lines(fh, name, progress)
         rows = csv.reader(lines, strict=True)
         reader: _Reader | None = None
-        expect_underline = False
+        open_groups: dict[tuple[str, datetime], _Group] = {}
+        newest: dict[str, datetime] = {}  # server -> its latest sample_time so far
+        cut: tuple[int, list[str], str] | None = None  # --partial: a short line, if the end follows
         end = 0  # line number where the previous record ended
         while True:
             lines.record = []
@@ -412,24 +617,106 @@ def read_import_file(path: str | Path, *, progress: Progress | None = None) -> l
             except StopIteration:
                 break
             except csv.Error as exc:
+                if partial and reader is not None and "end of data" in str(exc):
+                    _cut(stats, end + 1, "a quoted value cut off at the end of the file")
+                    break
                 raise _csv_problem(name, reader, lines, end + 1, exc) from None
             start, end = end + 1, rows.line_num
             raw = "".join(lines.record)
-            if not fields:
-                continue  # a blank line (sqlcmd prints one between result sets)
-            if reader is None:
-                shape, positions, names = _open_header(name, fields, start)
-                reader = _Reader(name, shape, positions, len(fields), names, _mapper_for(shape))
-                expect_underline = True
+            if _is_noise(fields, raw):
+                stats.skipped_lines += 1
                 continue
-            if expect_underline:
-                expect_underline = False
-                if _is_underline(fields):
-                    continue
-            reader.row(fields, start, raw)
-    if reader is None:
-        raise ImportFileError(name, 1, None, "the file is empty: expected a header line naming the columns")
-    return reader.snapshots()
+            if reader is None:
+                shape, positions, names = _open_header(name, fields, start, raw)
+                reader = _Reader(name, shape, positions, len(fields), names, _mapper_for(shape), now, limits)
+                continue
+            if [f.strip().lower() for f in fields] == reader.header_names:
+                stats.skipped_lines += 1  # the header again: a file appended to itself
+                continue
+            if partial and _TOOL_MESSAGE.match(raw):
+                _cut(stats, cut[0] if cut else start, raw.strip()[:200])
+                break
+            if cut is not None:
+                reader.wrong_width(cut[1], cut[0], cut[2], partial_hint=True)
+            if partial and len(fields) < reader.width:
+                cut = (start, fields, raw)  # dropped if only the tool's message or the end follows
+                continue
+            got = reader.row(fields, start, raw)
+            stats.rows += 1
+            if got is None:
+                stats.duplicates += 1
+                continue
+            server, when, instance_start, sample = got
+            before = newest.get(server)
+            if before is None or when > before:
+                if before is not None:  # the server moved on: its earlier samples are complete
+                    yield from _close(open_groups, [k for k in open_groups if k[0] == server and k[1] < when])
+                newest[server] = when
+            group = open_groups.get((server, when))
+            if group is None:
+                if len(open_groups) >= MAX_OPEN_SAMPLES:
+                    yield from _close(open_groups, [next(iter(open_groups))])
+                group = open_groups[(server, when)] = _Group(
+                    reader.shape.engine, server, when, instance_start
+                )
+            group.samples.append(sample)
+            group.lines.append(start)
+        if reader is None:
+            raise ImportFileError(
+                name, 1, None, "the file is empty: expected a header line naming the columns"
+            )
+        if cut is not None and stats.cut_at_line is None:
+            _cut(stats, cut[0], "a cut-off last line")
+        if stats.cut_at_line is not None:
+            stats.dropped_samples = sum(len(g.samples) for g in open_groups.values())
+            return
+        yield from _close(open_groups, list(open_groups))
+
+
+def _cut(stats: ReadStats, line: int, reason: str) -> None:
+    stats.cut_at_line, stats.cut_reason = line, reason
+
+
+def _close(
+    open_groups: dict[tuple[str, datetime], _Group], keys: list[tuple[str, datetime]]
+) -> Iterator[FileSnapshot]:
+    """Remove the given open samples and yield them as snapshots, oldest first."""
+    for key in sorted(keys, key=lambda k: (k[1], k[0])):
+        group = open_groups.pop(key)
+        yield FileSnapshot(
+            Snapshot(
+                engine=group.engine,
+                server=group.server,
+                sample_time=group.sample_time,
+                instance_start=group.instance_start,
+                samples=tuple(group.samples),
+            ),
+            tuple(group.lines),
+        )
+
+
+def read_import_file(
+    path: str | Path,
+    *,
+    progress: Progress | None = None,
+    now: datetime | None = None,
+    partial: bool = False,
+    limits: StoreLimits | None = None,
+) -> list[Snapshot]:
+    """All snapshots in one collection-script CSV file, ordered by sample_time then server (the
+    rows of one server and time merged into one snapshot, wherever they are in the file).
+
+    Raises ImportFileError (file, line, column) on the first problem; nothing is returned unless
+    the whole file is valid. `progress`, if given, is called with the bytes read so far. Holds
+    the whole file's samples: `tierwise import` streams with iter_import_file instead.
+    """
+    merged: dict[tuple[str, datetime], Snapshot] = {}
+    for item in iter_import_file(path, progress=progress, now=now, partial=partial, limits=limits):
+        snap = item.snapshot
+        key = (snap.server, snap.sample_time)
+        before = merged.get(key)
+        merged[key] = snap if before is None else replace(before, samples=before.samples + snap.samples)
+    return [merged[k] for k in sorted(merged, key=lambda k: (k[1], k[0]))]
 
 
 def _csv_problem(
@@ -439,9 +726,20 @@ def _csv_problem(
     text = "".join(lines.record)
     column: str | None = None
     if reader is not None:
-        partial = next(csv.reader([text], strict=False), [])
+        try:
+            partial = next(csv.reader([text], strict=False), [])
+        except csv.Error:  # the same problem again (a field over the limit): no column then
+            partial = []
         if partial and len(partial) <= len(reader.header_names):
             column = reader.header_names[len(partial) - 1] or None
+    if "field larger than field limit" in str(exc):
+        return ImportFileError(
+            path,
+            line,
+            column,
+            f"a value longer than {csv.field_size_limit()} characters: no value our scripts write is "
+            "near that long (a stray double quote that swallowed the rest of the file, or a damaged file)",
+        )
     if "end of data" in str(exc):
         return ImportFileError(
             path,

@@ -39,13 +39,62 @@ NO_COUNTERS: dict[str, int | None] = dict.fromkeys(
 # the same syntax, so db2.py imports these helpers.
 
 SECRET_KEYS = frozenset(
-    {"pwd", "password", "uid", "user", "user id", "userid", "username", "accesstoken", "access token"}
+    {
+        "pwd",
+        "password",
+        "passwd",
+        "uid",
+        "user",
+        "user id",
+        "userid",
+        "username",
+        "accesstoken",
+        "access token",
+        "secret",
+        "token",
+    }
 )
 MASK = "***"
-_SECRET_RE = re.compile(
-    r"(?i)\b(pwd|password|uid|user id|userid|username|user|accesstoken|access token)\s*=\s*"
-    r"(\{(?:[^}]|\}\})*\}?|[^;]*)"
+# a secret key followed by '=' anywhere in free text (a log line, a driver's error message)
+_SECRET_KEY_RE = re.compile(
+    r"(?i)\b(" + "|".join(sorted((re.escape(k) for k in SECRET_KEYS), key=len, reverse=True)) + r")\s*=[ \t]*"
 )
+
+
+def _value_end(text: str, start: int) -> int:
+    """Where the value starting at `start` ends, by the ODBC grammar: `{...}` with `}}` for a
+    literal brace, a quoted value with doubled quotes, else up to `;` or the end of the line.
+    An unterminated brace or quote runs to the end of the text: masking too much is safe."""
+    n = len(text)
+    if start < n and text[start] in "{\"'":
+        close = "}" if text[start] == "{" else text[start]
+        k = start + 1
+        while k < n:
+            if text[k] == close:
+                if text.startswith(close * 2, k):
+                    k += 2
+                    continue
+                return k + 1
+            k += 1
+        return n
+    ends = [e for e in (text.find(";", start), text.find("\n", start)) if e >= 0]
+    return min(ends) if ends else n
+
+
+def redact_text(text: str) -> str:
+    """`text` with the value of every secret attribute (PWD=, Password={..}, UID=, ...) masked,
+    wherever it stands: the one redactor for connection strings, log lines and error messages."""
+    out: list[str] = []
+    pos = 0
+    for m in _SECRET_KEY_RE.finditer(text):
+        if m.start() < pos:  # inside a value already masked
+            continue
+        end = _value_end(text, m.end())
+        out.append(text[pos : m.end()])
+        out.append(MASK)
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def _spans(connection_string: str) -> list[tuple[str, str, int, int]]:
@@ -100,15 +149,7 @@ def redact(connection_string: str) -> str:
     User names are masked too: a login name is half a credential and must not reach logs or UI
     error text. Everything else is kept character for character.
     """
-    try:
-        spans = _spans(connection_string)
-    except ValueError:
-        return _SECRET_RE.sub(lambda m: f"{m.group(1)}={MASK}", connection_string)
-    out = connection_string
-    for key, _, start, end in reversed(spans):
-        if key.lower() in SECRET_KEYS:
-            out = out[:start] + MASK + out[end:]
-    return out
+    return redact_text(connection_string)
 
 
 def scrub(message: str, connection_string: str) -> str:
@@ -118,7 +159,10 @@ def scrub(message: str, connection_string: str) -> str:
     try:
         secrets = [v for k, v in parse_connection_string(connection_string) if k.lower() in SECRET_KEYS]
     except ValueError:
-        secrets = [m.group(2).strip("{}") for m in _SECRET_RE.finditer(connection_string)]
+        secrets = [
+            connection_string[m.end() : _value_end(connection_string, m.end())].strip("{}\"'")
+            for m in _SECRET_KEY_RE.finditer(connection_string)
+        ]
     for value in sorted({s for s in secrets if s}, key=len, reverse=True):
         pattern = re.escape(value)
         if len(value) < 4:  # a very short secret is masked where it stands alone, not inside words

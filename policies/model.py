@@ -242,7 +242,7 @@ class VerificationPolicy(_Strict):
 
     window_days: int = Field(default=7, ge=1, le=60, description="days compared on each side of the change")
     min_hours: float = Field(
-        default=24, gt=0, description="covered hours needed on each side, in the hours of day both have"
+        default=24, gt=0, description="paired hours needed in all (same weekday and hour on both sides)"
     )
     min_ios: int = Field(default=1000, ge=1, description="I/Os a side needs before its latency is judged")
     regression_pct: float = Field(default=20, ge=0, description="object latency rise that is a regression, %")
@@ -250,16 +250,36 @@ class VerificationPolicy(_Strict):
     tier_regression_pct: float = Field(default=20, ge=0, description="joined tier's latency rise, %")
     tier_regression_ms: float = Field(default=1.0, ge=0)
     max_volume_change_pct: float = Field(
-        default=50, gt=0, description="I/O per second changed more than this: inconclusive"
+        default=50, gt=0, description="no longer used: the per-day load guards replace it"
     )
     max_io_size_change_pct: float = Field(
-        default=30, gt=0, description="average I/O size changed more than this: inconclusive"
+        default=30, gt=0, description="a day whose average I/O size changed more is not blamed"
     )
     max_read_share_change_points: float = Field(
-        default=20, gt=0, description="read share of I/O moved more than this many points: inconclusive"
+        default=20, gt=0, description="no longer used: latency is compared at the before read/write mix"
     )
     success_share: float = Field(
         default=0.8, gt=0, le=1, description="share of the predicted gain a successful move achieves"
+    )
+    min_days: int = Field(default=4, ge=2, le=60, description="paired days the interval needs")
+    min_day_hours: int = Field(
+        default=12, ge=1, le=24, description="paired hours (same weekday and hour) a day needs to count"
+    )
+    interval_level: float = Field(default=0.95, gt=0.5, lt=1, description="two-sided level of the interval")
+    equivalence_pct: float = Field(
+        default=10, gt=0, description="an interval within ±this % of no change: no measurable effect"
+    )
+    credit_min_load: float = Field(
+        default=0.8, gt=0, le=1, description="a gain counts only from days with >= this x the before load"
+    )
+    blame_max_load: float = Field(
+        default=1.25, ge=1, description="a regression counts only from days with <= this x the before load"
+    )
+    warmup_hours: float = Field(
+        default=6, ge=0, le=72, description="hours after the move left out (caches warming up)"
+    )
+    extend_to_days: int = Field(
+        default=14, ge=1, le=60, description="days an inconclusive verdict is measured on before it is final"
     )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request, status
 from pydantic import BaseModel, Field
@@ -33,6 +33,13 @@ from app.web.auth import CurrentUser, api_user, check_csrf, require
 from app.web.state import AppState, app_state
 
 router = APIRouter(prefix="/api")
+
+# the values a filter can take: an unknown one is a 422, not an empty list
+RecommendationStatus = Literal[
+    "open", "approved", "rejected", "deferred", "executed", "superseded", "withdrawn"
+]
+Engine = Literal["sqlserver", "db2"]
+VerificationStatus = Literal["waiting", "verified", "regressed", "inconclusive"]
 
 
 def _iso(t: datetime | None) -> str | None:
@@ -98,9 +105,9 @@ def targets(
 
 @router.get("/recommendations")
 def recommendations(
-    engine: str | None = None,
+    engine: Engine | None = None,
     server: str | None = None,
-    status_filter: str | None = Query(None, alias="status"),
+    status_filter: RecommendationStatus | None = Query(None, alias="status"),
     to_tier: str | None = None,
     target: str | None = None,
     limit: int = Query(100, ge=1, le=1000),
@@ -125,7 +132,7 @@ def recommendations(
 
 
 class ReviewBody(BaseModel):
-    action: str = Field(description="approve, reject, defer or reopen")
+    action: Literal["approve", "reject", "defer", "reopen"]
     comment: str | None = Field(default=None, max_length=4000)
 
 
@@ -208,7 +215,7 @@ def executed_recommendation(
     require(user, "approver")
     now = datetime.now(UTC)
     when = body.executed_at if body is not None and body.executed_at is not None else now
-    when = when if when.tzinfo else when.replace(tzinfo=UTC)
+    when = (when if when.tzinfo else when.replace(tzinfo=UTC)).astimezone(UTC)  # keep the offset given
     if when > now:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, "executed_at is in the future")
     try:
@@ -285,9 +292,7 @@ def session_info(request: Request, user: CurrentUser = Depends(api_user)) -> dic
 
 @router.get("/verifications")
 def verifications(
-    status_filter: str | None = Query(
-        None, alias="status", description="waiting, verified, regressed, inconclusive"
-    ),
+    status_filter: VerificationStatus | None = Query(None, alias="status"),
     limit: int = Query(100, ge=1, le=1000),
     offset: int = Query(0, ge=0),
     user: CurrentUser = Depends(api_user),

@@ -1,7 +1,9 @@
 """SMTP delivery with STARTTLS or implicit TLS, optional login, and retries with back-off.
 
 A temporary failure (connection refused or dropped, a 4xx reply) is retried; a permanent one
-(5xx, authentication refused) is not. The caller records every outcome: nothing fails silently.
+(5xx, authentication refused, a certificate that does not verify) is not. The caller records every
+outcome: nothing fails silently. TLS always verifies the server's certificate and host name,
+against TIERWISE_SMTP_CA_FILE when set (an internal CA), else the system's trusted CAs.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ class SendOutcome:
 
 
 def _transient(exc: BaseException) -> bool:
+    if isinstance(exc, ssl.SSLCertVerificationError):  # untrusted or wrong name: a retry won't help
+        return False
     if isinstance(exc, smtplib.SMTPResponseException):
         return 400 <= exc.smtp_code < 500
     if isinstance(exc, smtplib.SMTPRecipientsRefused):
@@ -45,8 +49,13 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def _send_once(message: EmailMessage, settings: Settings) -> None:
-    context = ssl.create_default_context()
+def tls_context(settings: Settings) -> ssl.SSLContext:
+    """Certificate and host name verified; the CA file, when set, replaces the system's CAs."""
+    cafile = str(settings.smtp_ca_file) if settings.smtp_ca_file else None
+    return ssl.create_default_context(cafile=cafile)
+
+
+def _send_once(message: EmailMessage, settings: Settings, context: ssl.SSLContext) -> None:
     smtp: smtplib.SMTP
     if settings.smtp_ssl:
         smtp = smtplib.SMTP_SSL(
@@ -65,11 +74,15 @@ def _send_once(message: EmailMessage, settings: Settings) -> None:
 def send(
     message: EmailMessage, settings: Settings, *, sleep: Callable[[float], None] = time.sleep
 ) -> SendOutcome:
+    try:
+        context = tls_context(settings)
+    except (OSError, ValueError) as exc:  # a missing or unreadable CA file: nothing was tried
+        return SendOutcome(False, 0, f"TIERWISE_SMTP_CA_FILE: {_describe(exc)}")
     delay = settings.smtp_backoff_s
     last: str | None = None
     for attempt in range(1, max(settings.smtp_attempts, 1) + 1):
         try:
-            _send_once(message, settings)
+            _send_once(message, settings, context)
             return SendOutcome(True, attempt, None)
         except Exception as exc:  # every failure is classified and recorded
             last = _describe(exc)

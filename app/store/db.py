@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import psycopg
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
+
+# Errors that come from the store, not from the data or a target: SQLAlchemy's wrapped ones and
+# the drivers' own, which bulk paths (PostgreSQL COPY, raw SQLite connections) raise unwrapped.
+STORE_ERRORS: tuple[type[BaseException], ...] = (DBAPIError, sqlite3.Error, psycopg.Error)
 
 ALEMBIC_DIR = Path(__file__).parent / "alembic"
 
@@ -71,6 +78,17 @@ class Store:
     def session(self) -> Iterator[Session]:
         """A transaction: committed on success, rolled back on any error (the store stays consistent)."""
         with self._sessions() as session, session.begin():
+            yield session
+
+    @contextmanager
+    def write_session(self) -> Iterator[Session]:
+        """A transaction that will write counters of targets: on SQLite it takes the database's
+        write lock first (BEGIN IMMEDIATE), so reading the latest samples and inserting the next
+        ones cannot interleave with another writer (an import chunk, a poll); busy_timeout makes
+        the second writer wait. On PostgreSQL the callers lock their target rows (FOR UPDATE)."""
+        with self.session() as session:
+            if not self.is_postgres:
+                session.connection().exec_driver_sql("BEGIN IMMEDIATE")
             yield session
 
     def dispose(self) -> None:

@@ -46,6 +46,20 @@ _LOCATION_FIELDS = (
 )
 
 
+IGNORED_LISTED = 10  # ignored samples named one by one; the rest are only counted
+
+
+@dataclass(frozen=True)
+class IgnoredSample:
+    """A sample not stored: older than its series' newest stored sample, or its interval would
+    overlap a stored one (the same I/O counted twice)."""
+
+    server: str
+    key: str
+    sample_time: datetime
+    reason: str
+
+
 @dataclass
 class IngestResult:
     snapshots: int = 0
@@ -53,8 +67,14 @@ class IngestResult:
     intervals: int = 0
     duplicates: int = 0
     out_of_order: int = 0
+    overlapping: int = 0
     new_series: int = 0
     notes: list[str] = field(default_factory=list)
+    ignored: list[IgnoredSample] = field(default_factory=list)  # the first IGNORED_LISTED
+
+    @property
+    def ignored_count(self) -> int:
+        return self.out_of_order + self.overlapping
 
     def add(self, other: IngestResult) -> None:
         self.snapshots += other.snapshots
@@ -62,8 +82,14 @@ class IngestResult:
         self.intervals += other.intervals
         self.duplicates += other.duplicates
         self.out_of_order += other.out_of_order
+        self.overlapping += other.overlapping
         self.new_series += other.new_series
         self.notes.extend(other.notes)
+        self.ignored.extend(other.ignored[: IGNORED_LISTED - len(self.ignored)])
+
+    def ignore(self, sample: IgnoredSample) -> None:
+        if len(self.ignored) < IGNORED_LISTED:
+            self.ignored.append(sample)
 
 
 def bulk_insert(session: Session, table: Table, rows: list[dict[str, Any]]) -> None:
@@ -115,10 +141,14 @@ def load_series(session: Session, target_ids: list[int]) -> tuple[list[DbObject]
                 .order_by(Sample.object_id, Sample.sample_time.desc())
             )
         else:
+            # one index probe per object on (object_id, sample_time); a GROUP BY over the samples
+            # would read every stored sample, on each chunk of an import (quadratic)
+            newest_time = (
+                select(func.max(Sample.sample_time)).where(Sample.object_id == DbObject.id).scalar_subquery()
+            )
             newest = (
-                select(Sample.object_id, func.max(Sample.sample_time).label("t"))
-                .where(Sample.object_id.in_(ids))
-                .group_by(Sample.object_id)
+                select(DbObject.id.label("object_id"), newest_time.label("t"))
+                .where(DbObject.id.in_(ids))
                 .subquery()
             )
             query = head.join(
@@ -134,6 +164,15 @@ def load_series(session: Session, target_ids: list[int]) -> tuple[list[DbObject]
     return objects, latest
 
 
+def interval_ends(session: Session, target_id: int) -> dict[int, datetime]:
+    """The end of each object's newest stored interval (one index probe per object)."""
+    newest = (
+        select(func.max(IoInterval.end_time)).where(IoInterval.object_id == DbObject.id).scalar_subquery()
+    )
+    rows = session.execute(select(DbObject.id, newest).where(DbObject.target_id == target_id))
+    return {object_id: end for object_id, end in rows if end is not None}
+
+
 class SeriesCache:
     """Objects and the latest sample per object of one target, loaded once per ingest (or given,
     when several targets' series are loaded together: ingest_batch)."""
@@ -144,12 +183,15 @@ class SeriesCache:
         target: Target,
         *,
         series: tuple[list[DbObject], dict[int, CounterPoint]] | None = None,
+        guard_overlap: bool = False,
     ) -> None:
         self.session = session
         self.target = target
         objects, self.latest = series if series is not None else load_series(session, [target.id])
         self.objects: dict[str, DbObject] = {o.key: o for o in objects}
         self.last_seen: dict[int, datetime] = {o.id: o.last_seen for o in self.objects.values()}
+        # object id -> end of its newest stored interval: a new interval must not start before it
+        self.interval_ends: dict[int, datetime] = interval_ends(session, target.id) if guard_overlap else {}
 
     def _new_object(self, ref: ObjectRef, seen: datetime) -> dict[str, Any]:
         return {
@@ -270,7 +312,28 @@ def ingest_snapshot(
                 result.duplicates += 1
             else:
                 result.out_of_order += 1
+                result.ignore(
+                    IgnoredSample(
+                        snapshot.server, item.ref.key, snapshot.sample_time, "older than the stored series"
+                    )
+                )
             continue
+        interval = judged.interval
+        stored_end = cache.interval_ends.get(obj.id)
+        if interval is not None and stored_end is not None and interval.start < stored_end:
+            # a stored interval already covers part of this one: storing it would count that I/O
+            # twice. The sample is kept (later intervals start from it), the interval is not.
+            result.overlapping += 1
+            result.ignore(
+                IgnoredSample(
+                    snapshot.server,
+                    item.ref.key,
+                    snapshot.sample_time,
+                    f"its interval from {interval.start.isoformat()} overlaps one stored up to "
+                    f"{stored_end.isoformat()}; the sample is stored without it",
+                )
+            )
+            interval = None
         if judged.outcome in (Outcome.RESTART, Outcome.RESET):
             result.new_series += 1
             if judged.outcome is Outcome.RESET:
@@ -285,8 +348,8 @@ def ingest_snapshot(
                 **point.counters,
             }
         )
-        if judged.interval is not None:
-            iv = judged.interval
+        if interval is not None:
+            iv = interval
             intervals.append(
                 {
                     "object_id": obj.id,
@@ -298,6 +361,8 @@ def ingest_snapshot(
                 }
             )
         cache.latest[obj.id] = point
+        if interval is not None and obj.id in cache.interval_ends:
+            cache.interval_ends[obj.id] = interval.end
     result.samples, result.intervals = len(samples), len(intervals)
     if deferred is not None:
         deferred.samples.extend(samples)
@@ -311,9 +376,12 @@ def ingest_snapshot(
     return result
 
 
-def ingest_snapshots(session: Session, target: Target, snapshots: Iterable[Snapshot]) -> IngestResult:
-    """Store snapshots of one target in time order, in the caller's transaction."""
-    cache = SeriesCache(session, target)
+def ingest_snapshots(
+    session: Session, target: Target, snapshots: Iterable[Snapshot], *, guard_overlap: bool = False
+) -> IngestResult:
+    """Store snapshots of one target in time order, in the caller's transaction. `guard_overlap`
+    also refuses an interval overlapping a stored one (imports: one more query per call)."""
+    cache = SeriesCache(session, target, guard_overlap=guard_overlap)
     total = IngestResult()
     for snap in sorted(snapshots, key=lambda s: s.sample_time):
         total.add(ingest_snapshot(cache, snap))

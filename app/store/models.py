@@ -439,3 +439,20 @@ class Suppression(Base):
     expires_at: Mapped[datetime]
     lifted_by: Mapped[str | None] = mapped_column(String(100), default=None)
     lifted_at: Mapped[datetime | None] = mapped_column(default=None)
+
+
+class WebSession(Base):
+    """A login of the web UI. The cookie holds only a random id; this row holds its SHA-256, so a stolen
+    database gives no usable cookie, and deleting the row ends the login however many copies exist."""
+
+    __tablename__ = "web_session"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    id_sha256: Mapped[str] = mapped_column(String(64), unique=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("app_user.id", ondelete="CASCADE"), index=True)
+    # the role at login, for the record only: each request reads the user's role afresh
+    role_at_login: Mapped[str] = mapped_column(String(20))
+    csrf: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime]
+    last_seen_at: Mapped[datetime]
+    expires_at: Mapped[datetime] = mapped_column(index=True)

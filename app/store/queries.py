@@ -304,10 +304,13 @@ def _current_recs(
     return out
 
 
-def _target(session: Session, name: str) -> Target:
-    t = None if "\x00" in name else session.scalar(select(Target).where(Target.name == name))
+def _target(session: Session, ref: str) -> Target:
+    """By id or name (app.store.targets.find_target)."""
+    from app.store.targets import find_target
+
+    t = find_target(session, ref)
     if t is None:
-        raise NotFound(f"no target named {name!r}")
+        raise NotFound(f"no target named {ref[:200]!r}")
     return t
 
 
@@ -661,6 +664,7 @@ class UnitMember:
 class ObjectDetail:
     id: int
     target: str
+    target_id: int
     engine: str
     server: str
     database: str
@@ -785,6 +789,7 @@ def object_detail(
     return ObjectDetail(
         id=o.id,
         target=target.name,
+        target_id=target.id,
         engine=o.engine,
         server=o.server,
         database=o.database,
@@ -859,6 +864,7 @@ class Savings:
 @dataclass(frozen=True)
 class HeatMap:
     target: str | None
+    target_id: int | None
     since: datetime
     until: datetime
     hours: list[datetime]
@@ -1059,6 +1065,7 @@ def heat_map(
     ]
     return HeatMap(
         target=t.name if t is not None else None,
+        target_id=t.id if t is not None else None,
         since=since,
         until=now,
         hours=hours,

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import cast
 
-from sqlalchemy import func, select
+from sqlalchemy import Executable, Table, func, select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from app.store.models import DbObject, Target
@@ -18,10 +21,26 @@ class TargetError(Exception):
 ENGINES = ("sqlserver", "db2")
 
 
-def get_by_name(session: Session, name: str) -> Target:
-    target = session.scalar(select(Target).where(Target.name == name))
+MAX_TARGET_ID = 2**31 - 1
+
+
+def find_target(session: Session, ref: str) -> Target | None:
+    """A target by its id (digits: what links and forms use, since a name may hold "/") or its
+    name (what people type)."""
+    if "\x00" in ref:
+        return None
+    if ref.isascii() and ref.isdigit() and int(ref) <= MAX_TARGET_ID:
+        target = session.get(Target, int(ref))
+        if target is not None:
+            return target
+    return session.scalar(select(Target).where(Target.name == ref))
+
+
+def get_target(session: Session, ref: str) -> Target:
+    """`find_target`, or a TargetError naming what was asked for."""
+    target = find_target(session, ref)
     if target is None:
-        raise TargetError(f"no target named {name!r} (see `tierwise targets list`)")
+        raise TargetError(f"no target named {ref[:200]!r} (see `tierwise targets list`)")
     return target
 
 
@@ -60,22 +79,50 @@ def add_target(
     return target
 
 
+IMPORT_PREFIX = "import:{engine}:"
+
+
+def import_target_name(server: str, engine: str) -> str:
+    return IMPORT_PREFIX.format(engine=engine) + server
+
+
 def import_target(session: Session, *, server: str, engine: str, now: datetime) -> Target:
-    """The target that imported files of `server` belong to (created on first import)."""
-    name = f"import:{engine}:{server}"
+    """The target that imported files of `server` belong to, created on first import.
+
+    Insert-or-get: two imports of a new server at the same time both get the one target (INSERT
+    … ON CONFLICT DO NOTHING waits for the other transaction, then the SELECT sees its row)."""
+    name = import_target_name(server, engine)
     target = session.scalar(select(Target).where(Target.name == name))
     if target is not None:
         return target
-    return add_target(
-        session,
-        name=name,
-        engine=engine,
-        source="import",
-        connection_encrypted=None,
-        password_env=None,
-        poll_interval_s=300,
-        now=now,
+    if engine not in ENGINES:
+        raise TargetError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
+    if not server.strip():
+        raise TargetError("server name must not be empty")
+    values = {
+        "name": name,
+        "engine": engine,
+        "source": "import",
+        "connection_encrypted": None,
+        "password_env": None,
+        "poll_interval_s": 300,
+        "enabled": True,
+        "created_at": now,
+        "consecutive_failures": 0,
+    }
+    table = cast(Table, Target.__table__)
+    stmt: Executable
+    if session.get_bind().dialect.name == "postgresql":
+        stmt = pg_insert(table).values(values).on_conflict_do_nothing(index_elements=["name"])
+    else:
+        stmt = sqlite_insert(table).values(values).on_conflict_do_nothing(index_elements=["name"])
+    session.execute(stmt)
+    target = session.scalar(
+        select(Target).where(Target.name == name).execution_options(populate_existing=True)
     )
+    if target is None:  # pragma: no cover - the row exists once the INSERT returned
+        raise TargetError(f"could not create the import target {name!r}")
+    return target
 
 
 def pollable(session: Session) -> list[Target]:

@@ -1,17 +1,32 @@
-"""API tokens: shown once at creation, stored only as a SHA-256 digest."""
+"""API tokens: shown once at creation, stored only as a SHA-256 digest.
+
+`last_used_at` is bookkeeping, not part of authentication: it is written at most once a minute per
+token, in its own short transaction that gives up at once when another writer holds the store (a
+large import on SQLite), so a read with a token never waits for, or fails on, the store's write lock.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import secrets
-from datetime import datetime
+import threading
+from datetime import datetime, timedelta
 
-from sqlalchemy import select
+from sqlalchemy import Engine, select, update
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
+from app.secrets import redact
 from app.store.models import ApiToken, User
 
 PREFIX = "tw_"
+TOUCH_EVERY = timedelta(minutes=1)  # last_used_at is kept to the minute
+TOUCH_WAIT_MS = 100  # how long the bookkeeping write may wait for another writer
+
+log = logging.getLogger("tierwise.tokens")
+_tried: dict[tuple[str, int], datetime] = {}  # (store, token id) -> this process's last try
+_tried_lock = threading.Lock()
 
 
 def _digest(token: str) -> str:
@@ -28,11 +43,54 @@ def create_token(session: Session, *, user: User, name: str, now: datetime) -> s
 
 
 def user_for_token(session: Session, token: str, *, now: datetime) -> User | None:
+    """The token's user, or None for an unknown or revoked token or a disabled user. Reads only:
+    `last_used_at` is written on the side (`touch`)."""
     row = session.scalar(select(ApiToken).where(ApiToken.token_sha256 == _digest(token)))
     if row is None or row.revoked:
         return None
     user = session.get(User, row.user_id)
     if user is None or user.disabled:
         return None
-    row.last_used_at = now
+    bind = session.get_bind()
+    if isinstance(bind, Engine) and _due((str(bind.url), row.id), row.last_used_at, now):
+        touch(bind, row.id, now)
     return user
+
+
+def _due(key: tuple[str, int], last_used_at: datetime | None, now: datetime) -> bool:
+    """At most one try a minute per token in this process, and none while the stored value is fresh."""
+    if last_used_at is not None and now - last_used_at < TOUCH_EVERY:
+        return False
+    with _tried_lock:
+        tried = _tried.get(key)
+        if tried is not None and now - tried < TOUCH_EVERY:
+            return False
+        _tried[key] = now
+    return True
+
+
+def touch(engine: Engine, token_id: int, now: datetime) -> bool:
+    """Best effort: set the token's last_used_at in a separate short transaction. A store that is
+    locked, busy or unreachable is logged and skipped (the next try is a minute later)."""
+    try:
+        with engine.connect() as conn:
+            sqlite = conn.dialect.name == "sqlite"
+            before = 0
+            if sqlite:  # the pooled connection's own wait (busy_timeout) is restored afterwards
+                before = int(conn.exec_driver_sql("PRAGMA busy_timeout").scalar() or 0)
+                conn.exec_driver_sql(f"PRAGMA busy_timeout={TOUCH_WAIT_MS}")
+                conn.commit()
+            try:
+                with conn.begin():
+                    if not sqlite:
+                        conn.exec_driver_sql(f"SET LOCAL lock_timeout = '{TOUCH_WAIT_MS}ms'")
+                    conn.execute(update(ApiToken).where(ApiToken.id == token_id).values(last_used_at=now))
+            finally:
+                if sqlite:
+                    conn.exec_driver_sql(f"PRAGMA busy_timeout={before}")
+                    conn.commit()
+    except DBAPIError as exc:
+        log.warning("could not record the use of API token #%d (skipped): %s", token_id,
+                    redact(f"{type(exc).__name__}: {exc.orig}")[:300])  # fmt: skip
+        return False
+    return True

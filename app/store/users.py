@@ -1,15 +1,17 @@
-"""Local accounts: argon2 password hashes, three roles."""
+"""Local accounts (argon2 password hashes, three roles) and their web sessions."""
 
 from __future__ import annotations
 
-from datetime import datetime
+import hashlib
+import secrets
+from datetime import datetime, timedelta
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import select
+from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from app.store.models import User
+from app.store.models import ApiToken, User, WebSession
 
 ROLES = ("viewer", "approver", "admin")
 _hasher = PasswordHasher()
@@ -53,3 +55,90 @@ def authenticate(session: Session, username: str, password: str) -> User | None:
     if _hasher.check_needs_rehash(user.password_hash):
         user.password_hash = _hasher.hash(password)
     return user
+
+
+# ---- web sessions --------------------------------------------------------------------------
+# The cookie carries a random session id; the store keeps its SHA-256 (a copy of the database holds no
+# usable cookie). Deleting the row ends the login for every copy of the cookie.
+
+LAST_SEEN_EVERY = timedelta(minutes=1)  # last_seen_at is written at most this often (not every request)
+
+
+def _digest(sid: str) -> str:
+    return hashlib.sha256(sid.encode()).hexdigest()
+
+
+def start_session(
+    session: Session, *, user_id: int, role: str, now: datetime, lifetime: timedelta
+) -> tuple[str, str]:
+    """A new login: (session id for the cookie, its CSRF token). Expired rows are cleared here too."""
+    session.execute(delete(WebSession).where(WebSession.expires_at <= now))
+    sid, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
+    session.add(WebSession(id_sha256=_digest(sid), user_id=user_id, role_at_login=role, csrf=csrf,
+                           created_at=now, last_seen_at=now, expires_at=now + lifetime))  # fmt: skip
+    session.flush()
+    return sid, csrf
+
+
+def session_user(session: Session, sid: str, *, now: datetime) -> tuple[User, WebSession] | None:
+    """The user and row behind a session id while it is live: not ended, not expired, user enabled.
+    The caller takes the role from the User (read now), never from the row."""
+    row = session.scalar(select(WebSession).where(WebSession.id_sha256 == _digest(sid)))
+    if row is None or row.expires_at <= now:
+        return None
+    user = session.get(User, row.user_id)
+    if user is None or user.disabled:
+        return None
+    if now - row.last_seen_at >= LAST_SEEN_EVERY:
+        row.last_seen_at = now
+    return user, row
+
+
+def end_session(session: Session, sid: str) -> None:
+    """Logout: this login ends for every copy of its cookie."""
+    session.execute(delete(WebSession).where(WebSession.id_sha256 == _digest(sid)))
+
+
+def revoke_sessions(session: Session, user_id: int, *, keep_sid: str | None = None) -> int:
+    """End the user's logins (all, or all but `keep_sid`); returns how many ended."""
+    q = delete(WebSession).where(WebSession.user_id == user_id)
+    if keep_sid is not None:
+        q = q.where(WebSession.id_sha256 != _digest(keep_sid))
+    return session.execute(q).rowcount or 0  # type: ignore[attr-defined]
+
+
+def _user(session: Session, username: str) -> User:
+    user = session.scalar(select(User).where(User.username == username))
+    if user is None:
+        raise UserError(f"no user named {username!r}")
+    return user
+
+
+def set_role(session: Session, *, username: str, role: str) -> User:
+    """Change a user's role; their logins end (a session must never outlive the role it was given)."""
+    if role not in ROLES:
+        raise UserError(f"role must be one of {', '.join(ROLES)}, not {role!r}")
+    user = _user(session, username)
+    user.role = role
+    revoke_sessions(session, user.id)
+    return user
+
+
+def set_password(session: Session, *, username: str, password: str, keep_sid: str | None = None) -> User:
+    """Change a user's password; their other logins end (a stolen cookie dies with the old password),
+    the one that made the change (`keep_sid`) stays."""
+    if len(password) < 8:
+        raise UserError("password must be at least 8 characters")
+    user = _user(session, username)
+    user.password_hash = _hasher.hash(password)
+    revoke_sessions(session, user.id, keep_sid=keep_sid)
+    return user
+
+
+def delete_user(session: Session, *, username: str) -> None:
+    """Delete a user, their API tokens and their logins (explicitly: not every store enforces cascades)."""
+    user = _user(session, username)
+    revoke_sessions(session, user.id)
+    session.execute(delete(ApiToken).where(ApiToken.user_id == user.id))
+    session.delete(user)
+    session.flush()

@@ -1,4 +1,4 @@
-"""Targets (add/test/remove, credentials write-only), policy view/edit, exports and /metrics."""
+"""Targets (add/test/remove, credentials write-only), policy view/edit, your password, exports and /metrics."""
 
 from __future__ import annotations
 
@@ -11,13 +11,14 @@ from fastapi import APIRouter, Depends, Form, Query, Request, status
 from fastapi.responses import HTMLResponse, Response
 from openpyxl import Workbook
 
-from app.api.routes import recommendation_json
+from app.api.routes import Engine, RecommendationStatus, recommendation_json
 from app.collect import read_target
 from app.metrics import render as render_metrics
 from app.store.policies import current_policy_text, history, save_policy
 from app.store.recommendations import RecommendationFilter, audit, list_recommendations
-from app.store.targets import TargetError, add_target, get_by_name, statuses
-from app.web.auth import CurrentUser, api_user, form_user, page_user
+from app.store.targets import TargetError, add_target, get_target, statuses
+from app.store.users import UserError, authenticate, set_password
+from app.web.auth import CurrentUser, api_user, form_user, page_user, session_id
 from app.web.pages import _back, render
 from app.web.state import AppState, app_state
 from connectors.records import SourceError
@@ -69,34 +70,39 @@ def add_target_form(
     return _back("/targets", f"added {name}; the connection string is stored encrypted and will not be shown")
 
 
-@router.post("/targets/{name}/test")
+@router.post("/targets/{ref}/test")
 def test_target_form(
-    name: str,
+    ref: str,
     user: CurrentUser = Depends(form_user("admin")),
     state: AppState = Depends(app_state),
 ) -> Response:
+    """`ref`: the target's id (what the page links) or its name."""
     try:
         with state.store.session() as s:
-            target = get_by_name(s, name)
+            target = get_target(s, ref)
             s.expunge(target)
         snap = read_target(
             target, state.vault, now=datetime.now(UTC), timeout_s=state.settings.poll_timeout_s
         )
-    except (TargetError, SourceError) as exc:
-        return _back("/targets", f"{name}: test failed: {exc}")
-    return _back("/targets", f"{name}: ok, server {snap.server}, {len(snap.samples)} objects")
+    except TargetError as exc:
+        return _back("/targets", str(exc))
+    except SourceError as exc:
+        return _back("/targets", f"{target.name}: test failed: {exc}")
+    return _back("/targets", f"{target.name}: ok, server {snap.server}, {len(snap.samples)} objects")
 
 
-@router.post("/targets/{name}/remove")
+@router.post("/targets/{ref}/remove")
 def remove_target_form(
-    name: str,
+    ref: str,
     user: CurrentUser = Depends(form_user("admin")),
     state: AppState = Depends(app_state),
 ) -> Response:
     now = datetime.now(UTC)
     try:
         with state.store.session() as s:
-            s.delete(get_by_name(s, name))
+            target = get_target(s, ref)
+            name = target.name
+            s.delete(target)
             audit(s, at=now, username=user.username, action="remove_target", subject_type="target",
                   subject_id=name, summary=f"removed target {name} and its samples")  # fmt: skip
     except TargetError as exc:
@@ -104,6 +110,52 @@ def remove_target_form(
     if state.scheduler is not None:
         state.scheduler.sync_targets()
     return _back("/targets", f"removed {name}")
+
+
+# ---- your account --------------------------------------------------------------------------
+
+
+@router.get("/account", response_class=HTMLResponse)
+def account_page(request: Request, user: CurrentUser = Depends(page_user)) -> HTMLResponse:
+    return render(request, "account.html", user, message=request.query_params.get("message"), error=None)
+
+
+@router.post("/account/password", response_model=None)
+def change_password_form(
+    request: Request,
+    current: str = Form(...),
+    new: str = Form(...),
+    again: str = Form(...),
+    user: CurrentUser = Depends(form_user("viewer")),
+    state: AppState = Depends(app_state),
+) -> Response:
+    """Your own password; your other sessions end (a stolen cookie dies with the old password), this
+    one stays."""
+    error = None
+    client = request.client.host if request.client else "?"
+    if state.limiter.blocked(user.username, client):
+        # the same limiter as the login: a stolen cookie cannot be used to guess the password here
+        return render(request, "account.html", user, message=None, status_code=status.HTTP_429_TOO_MANY_REQUESTS,
+                      error="Too many wrong passwords: wait five minutes.")  # fmt: skip
+    if new != again:
+        error = "The two new passwords differ."
+    else:
+        try:
+            with state.store.session() as s:
+                if authenticate(s, user.username, current) is None:
+                    state.limiter.failed(user.username, client)
+                    error = "The current password is wrong."
+                else:
+                    set_password(s, username=user.username, password=new, keep_sid=session_id(request))
+                    audit(s, at=datetime.now(UTC), username=user.username, action="change_password",
+                          subject_type="user", subject_id=user.username,
+                          summary="changed their password; their other sessions ended")  # fmt: skip
+        except UserError as exc:
+            error = str(exc)
+    if error is not None:
+        return render(request, "account.html", user, message=None, error=error,
+                      status_code=status.HTTP_422_UNPROCESSABLE_CONTENT)  # fmt: skip
+    return _back("/account", "password changed; your other sessions have ended")
 
 
 # ---- policy --------------------------------------------------------------------------------
@@ -162,9 +214,9 @@ def _filter(engine: str | None, server: str | None, status_: str | None, to_tier
 
 @router.get("/api/recommendations.csv")
 def export_csv(
-    engine: str | None = None,
+    engine: Engine | None = None,
     server: str | None = None,
-    status_filter: str | None = Query(None, alias="status"),
+    status_filter: RecommendationStatus | None = Query(None, alias="status"),
     to_tier: str | None = None,
     target: str | None = None,
     user: CurrentUser = Depends(api_user),
@@ -188,9 +240,9 @@ def _cell(v: Any) -> Any:
 
 @router.get("/api/recommendations.xlsx")
 def export_xlsx(
-    engine: str | None = None,
+    engine: Engine | None = None,
     server: str | None = None,
-    status_filter: str | None = Query(None, alias="status"),
+    status_filter: RecommendationStatus | None = Query(None, alias="status"),
     to_tier: str | None = None,
     target: str | None = None,
     user: CurrentUser = Depends(api_user),

@@ -1,4 +1,7 @@
-"""Sessions, roles, CSRF and the login rate limit for the web UI and the JSON API."""
+"""Sessions, roles, CSRF and the login rate limit for the web UI and the JSON API.
+
+A login is a row in the store (app.store.users); the signed cookie carries only its random id, so
+logout and revocation end it for every copy of the cookie, and the role is read afresh per request."""
 
 from __future__ import annotations
 
@@ -10,14 +13,14 @@ import time
 from collections import defaultdict, deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
 from fastapi import Depends, Form, HTTPException, Request, status
 
-from app.store.users import role_at_least
+from app.store.users import end_session, role_at_least, session_user, start_session
 
-SESSION_USER = "user"
-SESSION_ROLE = "role"
-SESSION_CSRF = "csrf"
+SESSION_ID = "sid"  # the only thing the cookie holds once logged in
+SESSION_CSRF = "csrf"  # before login only: the login form's CSRF token
 
 
 def session_secret(fernet_key: bytes) -> str:
@@ -32,18 +35,74 @@ class CurrentUser:
     via_token: bool = False  # bearer-token requests carry no cookie, so no CSRF check applies
 
 
+@dataclass(frozen=True)
+class _Login:
+    user: CurrentUser
+    csrf: str
+
+
 class LoginRequired(Exception):
     """Raised for pages: the handler redirects to the login page."""
 
 
+def _login(request: Request) -> _Login | None:
+    """The live login behind the request's cookie, looked up once per request. The role is the user's
+    role now, not the one at login; an ended, expired or disabled login drops the id from the cookie."""
+    if hasattr(request.state, "tw_login"):
+        cached: _Login | None = request.state.tw_login
+        return cached
+    found: _Login | None = None
+    sid = request.session.get(SESSION_ID)
+    if sid:
+        with request.app.state.tierwise.store.session() as s:
+            live = session_user(s, str(sid), now=datetime.now(UTC))
+            if live is not None:
+                found = _Login(CurrentUser(live[0].username, live[0].role), live[1].csrf)
+        if found is None:
+            request.session.pop(SESSION_ID, None)
+    request.state.tw_login = found
+    return found
+
+
 def current_user(request: Request) -> CurrentUser | None:
-    user, role = request.session.get(SESSION_USER), request.session.get(SESSION_ROLE)
-    if not user or not role:
-        return None
-    return CurrentUser(str(user), str(role))
+    login = _login(request)
+    return None if login is None else login.user
+
+
+def log_in(request: Request, *, user_id: int, username: str, role: str, now: datetime) -> None:
+    """Start a server-side session for the user (a fresh id and CSRF token at every login; the login this
+    browser had before, if any, ends). Call it outside other store sessions (SQLite has one writer)."""
+    state = request.app.state.tierwise
+    old = request.session.get(SESSION_ID)
+    with state.store.session() as s:
+        if old:
+            end_session(s, str(old))
+        lifetime = timedelta(hours=state.settings.session_hours)
+        sid, csrf = start_session(s, user_id=user_id, role=role, now=now, lifetime=lifetime)
+    request.session.clear()
+    request.session[SESSION_ID] = sid
+    request.state.tw_login = _Login(CurrentUser(username, role), csrf)
+
+
+def log_out(request: Request) -> None:
+    """End this login in the store, so a copy of the cookie taken before stops working too."""
+    sid = request.session.get(SESSION_ID)
+    if sid:
+        with request.app.state.tierwise.store.session() as s:
+            end_session(s, str(sid))
+    request.session.clear()
+    request.state.tw_login = None
+
+
+def session_id(request: Request) -> str | None:
+    """This request's session id (to keep it when its user changes their password)."""
+    return None if _login(request) is None else str(request.session.get(SESSION_ID))
 
 
 def csrf_token(request: Request) -> str:
+    login = _login(request)
+    if login is not None:
+        return login.csrf
     token = request.session.get(SESSION_CSRF)
     if not token:
         token = secrets.token_urlsafe(32)
@@ -52,7 +111,8 @@ def csrf_token(request: Request) -> str:
 
 
 def check_csrf(request: Request, submitted: str | None) -> None:
-    expected = request.session.get(SESSION_CSRF)
+    login = _login(request)
+    expected = login.csrf if login is not None else request.session.get(SESSION_CSRF)
     if not expected or not submitted or not hmac.compare_digest(str(expected), submitted):
         raise HTTPException(
             status.HTTP_403_FORBIDDEN, "missing or wrong CSRF token; reload the page and try again"
@@ -70,8 +130,6 @@ def api_user(request: Request) -> CurrentUser:
     """A session (cookie) or an API token (`Authorization: Bearer tw_…`)."""
     header = request.headers.get("authorization", "")
     if header.lower().startswith("bearer "):
-        from datetime import UTC, datetime
-
         from app.store.tokens import user_for_token
 
         with request.app.state.tierwise.store.session() as s:

@@ -25,8 +25,8 @@ from markupsafe import Markup
 from sqlalchemy import bindparam, select, text
 from sqlalchemy.orm import Session
 
-from app.settings import Settings
 from app.store.models import AdviceSnapshot, DbObject, Target
+from app.store.policies import current_policy_text
 from app.store.queries import (
     PAGE_SIZE,
     SORT_KEYS,
@@ -46,6 +46,7 @@ from app.store.queries import (
     unit_key_of,
     window_start,
 )
+from app.store.targets import find_target
 from app.web.auth import CurrentUser, api_user, csrf_token, page_user
 from app.web.charts import (
     PALETTE,
@@ -62,7 +63,7 @@ from app.web.charts import (
     line_chart,
 )
 from app.web.state import AppState, app_state
-from policies.loader import load_policy
+from policies.loader import parse_policy
 from policies.model import Policy
 
 templates = Jinja2Templates(directory=str(FilePath(__file__).parent / "templates"))
@@ -100,17 +101,18 @@ templates.env.filters.update(
     bytes=_bytes, fixed=_fixed, num=_num, when=_when, path=lambda s: quote(str(s), safe="")
 )
 
-_policies: dict[tuple[str, float], Policy] = {}
+_policies: dict[str, Policy] = {}
 
 
-def _policy(settings: Settings) -> Policy:
-    """The configured policy, re-read only when its file changes."""
-    path = settings.policy_file
-    key = (str(path), path.stat().st_mtime if path is not None and path.exists() else 0.0)
-    if key not in _policies:
+def _policy(state: AppState) -> Policy:
+    """The policy in force (the newest stored version, as the advice uses), parsed once per text."""
+    with state.store.session() as s:
+        text, source = current_policy_text(s, state.settings.policy_file)
+    policy = _policies.get(text)
+    if policy is None:
         _policies.clear()
-        _policies[key] = load_policy(path)
-    return _policies[key]
+        policy = _policies[text] = parse_policy(text, source=source)
+    return policy
 
 
 def _render(request: Request, name: str, user: CurrentUser, **context: Any) -> HTMLResponse:
@@ -126,8 +128,9 @@ def _iso(t: datetime | None) -> str | None:
     return None if t is None else t.astimezone(UTC).isoformat()
 
 
-def _target_url(target: str, database: str | None = None) -> str:
-    url = f"/targets/{quote(target, safe='')}"
+def _target_url(target_id: int, database: str | None = None) -> str:
+    """Targets are addressed by id: a name may hold "/" (every DB2 import is host/instance)."""
+    url = f"/targets/{target_id}"
     return url if database is None else f"{url}/{quote(database, safe='')}"
 
 
@@ -215,7 +218,7 @@ def _objects_page(
         PAGE_SIZE,
         clamp=True,
     )
-    policy = _policy(state.settings)
+    policy = _policy(state)
     try:
         with state.store.session() as s:
             objects = list_objects(
@@ -230,7 +233,7 @@ def _objects_page(
         objects=objects,
         filters=f,
         tiers=[t.name for t in policy.tiers],
-        base_url=_target_url(target, database),
+        base_url=_target_url(objects.target_id, database),
         query={k: v for k, v in query.items() if v},
         note=note,
     )
@@ -339,7 +342,7 @@ def target_objects_json(
                 session=s,
                 target=target_name,
                 database=database,
-                policy=_policy(state.settings),
+                policy=_policy(state),
                 now=datetime.now(UTC),
                 filters=f,
             )
@@ -445,8 +448,8 @@ def object_page(
         latency,
         size,
         hours,
-        _target_url(d.target),
-        _target_url(d.target, d.database),
+        _target_url(d.target_id),
+        _target_url(d.target_id, d.database),
         _duration(d.bucket_seconds),
         object_evidence(state, object_id),
     )
@@ -456,9 +459,7 @@ def object_page(
 def _detail(state: AppState, object_id: int) -> ObjectDetail:
     try:
         with state.store.session() as s:
-            return object_detail(
-                session=s, object_id=object_id, policy=_policy(state.settings), now=datetime.now(UTC)
-            )
+            return object_detail(session=s, object_id=object_id, policy=_policy(state), now=datetime.now(UTC))
     except NotFound as exc:
         raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from None
 
@@ -566,7 +567,7 @@ def _heatmap(state: AppState, target: str | None) -> HeatMap:
             return heat_map(
                 session=s,
                 target=target or None,
-                policy=_policy(state.settings),
+                policy=_policy(state),
                 now=now,
                 days=HEATMAP_DAYS,
                 totals=totals,
@@ -612,7 +613,7 @@ def heatmap_page(
         y_label="share of I/O",
         marker=marker,
     )
-    tier = _policy(state.settings).tiers[0].name
+    tier = _policy(state).tiers[0].name
     flash = sorted(
         flash_curves(state, target),
         key=lambda c: -float((c.curve.get("savings") or {}).get("io_ms_per_s_now") or 0.0),
@@ -854,12 +855,10 @@ def flash_curves(state: AppState, target: str | None) -> list[DatabaseFlash]:
             AdviceSnapshot, AdviceSnapshot.target_id == Target.id
         )
         if target:
-            tid = None if "\x00" in target else s.scalar(select(Target.id).where(Target.name == target))
-            if tid is None and target.isascii() and target.isdigit() and int(target) <= MAX_ID:
-                tid = s.scalar(select(Target.id).where(Target.id == int(target)))
-            if tid is None:
-                raise HTTPException(status.HTTP_404_NOT_FOUND, f"no target named {target!r}")
-            q = q.where(Target.id == tid)
+            found = find_target(s, target)
+            if found is None:
+                raise HTTPException(status.HTTP_404_NOT_FOUND, f"no target named {target[:200]!r}")
+            q = q.where(Target.id == found.id)
         rows = s.execute(q.order_by(Target.name)).all()
     return [DatabaseFlash(r.name, r.evaluated_at, c) for r in rows for c in (r.flash_curve or [])]
 
@@ -874,6 +873,6 @@ def flash_curve_json(
     return {
         "target": curves[0].target if curves else target,
         "evaluated_at": _iso(curves[0].evaluated_at) if curves else None,
-        "flash_tier": _policy(state.settings).tiers[0].name,
+        "flash_tier": _policy(state).tiers[0].name,
         "databases": [c.curve for c in curves],
     }

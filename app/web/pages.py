@@ -29,12 +29,12 @@ from app.store.suppressions import SuppressionError, active_for, describe, lift,
 from app.store.targets import statuses
 from app.store.users import authenticate
 from app.web.auth import (
-    SESSION_ROLE,
-    SESSION_USER,
     CurrentUser,
     check_csrf,
     csrf_token,
     form_user,
+    log_in,
+    log_out,
     page_user,
 )
 from app.web.state import AppState, app_state
@@ -100,17 +100,16 @@ def login(
             return render(request, "login.html", None, error="Wrong user name or password.")
         audit(s, at=now, username=user.username, action="login", subject_type="user", subject_id=user.username,
               summary=f"logged in from {client}")  # fmt: skip
-        name, role = user.username, user.role
+        user_id, name, role = user.id, user.username, user.role
     state.limiter.succeeded(username, client)
-    request.session.clear()  # a fresh session (and CSRF token) at every login
-    request.session[SESSION_USER], request.session[SESSION_ROLE] = name, role
+    log_in(request, user_id=user_id, username=name, role=role, now=now)  # a fresh session and CSRF token
     return RedirectResponse("/", status_code=status.HTTP_303_SEE_OTHER)
 
 
 @router.post("/logout")
 def logout(request: Request, csrf_token_field: str = Form(..., alias="csrf_token")) -> Response:
     check_csrf(request, csrf_token_field)
-    request.session.clear()
+    log_out(request)  # ends the session in the store: a copy of the cookie stops working too
     return RedirectResponse("/login", status_code=status.HTTP_303_SEE_OTHER)
 
 

@@ -23,7 +23,7 @@ from app.web.pages import _back, render
 from app.web.state import AppState, app_state
 
 router = APIRouter()
-_formatter = HtmlFormatter(noclasses=True, style="friendly", nowrap=False)
+_formatter = HtmlFormatter(cssclass="highlight", nowrap=False)  # colours in /static/highlight.css (CSP)
 
 
 def _highlighted(row: ScriptRecord) -> Markup:
@@ -84,9 +84,13 @@ def executed_form(
 ) -> Response:
     now = datetime.now(UTC)
     try:
-        when = datetime.fromisoformat(executed_at).replace(tzinfo=UTC) if executed_at else now
+        when = datetime.fromisoformat(executed_at) if executed_at else now
     except ValueError:
         return _back("/scripts", f"not a date and time: {executed_at!r}")
+    # an offset given is kept (converted to UTC); a time without one is UTC, as the form says
+    when = (when if when.tzinfo else when.replace(tzinfo=UTC)).astimezone(UTC)
+    if when > now:
+        return _back("/scripts", "the execution time is in the future")
     try:
         with state.store.session() as s:
             mark_executed(s, rec_id, username=user.username, when=when, now=now)

@@ -13,15 +13,6 @@ from app.settings import get_settings
 runner = CliRunner()
 
 
-@pytest.fixture
-def cli_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("TIERWISE_DATABASE_URL", f"sqlite:///{tmp_path / 'tw.db'}")
-    monkeypatch.setenv("TIERWISE_SECRET_KEY_FILE", str(tmp_path / "tw.key"))
-    get_settings.cache_clear()
-    yield tmp_path
-    get_settings.cache_clear()
-
-
 def test_add_list_remove_without_echoing_the_connection(cli_env: Path) -> None:
     conn = "DRIVER={FreeTDS};SERVER=127.0.0.1;PORT=1;UID=tw;PWD=VerySecret42"
     r = runner.invoke(app, ["targets", "add", "SQLPROD01", "--engine", "sqlserver", "--connection", conn])

@@ -183,3 +183,32 @@ def test_scheduler_polls_every_target_despite_a_dead_one(
     lock = SchedulerLock(store)
     assert lock.acquire() is True  # released on shutdown
     lock.release()
+
+
+def test_a_store_error_is_raised_for_retry_and_never_blamed_on_the_target(
+    store: Store, store_url: str, vault: Vault
+) -> None:
+    """A store that cannot take the samples is our problem, not the target's: the poll raises (the
+    scheduler's job wrapper retries it) and the target is neither marked failing nor backed off.
+    The store error is real: the sample table is renamed away while the target table stays
+    writable, as a store locked for the ingest and free again a moment later would be."""
+    from sqlalchemy import text
+
+    from app.store.db import STORE_ERRORS
+
+    origin = datetime.now(UTC) - timedelta(hours=1)
+    tid = _add(store, vault, "sim1", "sqlserver", simulator_connection("SQLPROD01", origin))
+    settings = Settings(database_url=store_url)
+    with store.session() as s:
+        s.execute(text("ALTER TABLE sample RENAME TO sample_away"))
+    try:
+        with pytest.raises(STORE_ERRORS):
+            poll_target(store, vault, settings, tid)
+    finally:
+        with store.session() as s:
+            s.execute(text("ALTER TABLE sample_away RENAME TO sample"))
+    with store.session() as s:
+        t = s.get(Target, tid)
+        assert t is not None
+        assert (t.consecutive_failures, t.last_error, t.next_attempt_at) == (0, None, None)
+    assert poll_target(store, vault, settings, tid).ok

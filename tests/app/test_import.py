@@ -80,3 +80,31 @@ def test_cli_import_reports_each_file_and_fails_on_a_bad_one(
     check = Store(f"sqlite:///{tmp_path / 'tw.db'}")
     assert _count(check, Sample) == 24
     check.dispose()
+
+
+def test_files_of_a_polled_server_join_its_target(store: Store) -> None:
+    """A server that is polled and also imported is one target with one series per object, not
+    two targets holding the same files (the advice would count their I/O and GB twice)."""
+    from datetime import UTC, datetime, timedelta
+
+    from cryptography.fernet import Fernet
+
+    from app.collect import poll_target, simulator_connection
+    from app.secrets import Vault
+    from app.settings import Settings
+    from app.store.targets import add_target
+
+    vault = Vault(Fernet.generate_key())
+    origin = datetime(2024, 1, 1, tzinfo=UTC)
+    with store.session() as s:
+        live = add_target(s, name="prod-a", engine="sqlserver", source="live",
+                          connection_encrypted=vault.encrypt(simulator_connection("SQLPROD01", origin)),
+                          password_env=None, poll_interval_s=300, now=origin).id  # fmt: skip
+    settings = Settings(database_url=str(store.engine.url.render_as_string(hide_password=False)))
+    assert poll_target(store, vault, settings, live, now=origin + timedelta(hours=1)).ok
+    import_file(store, FILE_STATS)
+    with store.session() as s:
+        names = set(s.scalars(select(Target.name)))
+        servers = {srv: tid for srv, tid in s.execute(select(DbObject.server, DbObject.target_id).distinct())}
+    assert names == {"prod-a", "import:sqlserver:SQLPROD02\\OLTP"}
+    assert servers["SQLPROD01"] == live

@@ -80,3 +80,67 @@ def test_log_lines_and_tracebacks_are_redacted(capsys: pytest.CaptureFixture[str
     assert "RuntimeError" in err and "Traceback" in err  # the traceback is still there
     assert "hunter2" not in err and "p;w" not in err
     assert err.count("***") >= 2
+
+
+# Passwords as ODBC and DB2 CLI allow them: braces with `}}` for a literal brace, `;` and `=`
+# inside braces, quotes. Each must vanish whole from every path text takes to a log or a page.
+HARD_PASSWORDS = [
+    ("UID=tw;PWD={ab}}c;d};SERVER=db1", ["ab}}c;d", "ab}c;d", "c;d"]),
+    ("Server=db1;Password={x=y;z}}};Encrypt=yes", ["x=y;z", "z}"]),
+    ('DATABASE=S;PWD="a;b""c";HOSTNAME=h', ['a;b""c', "a;b", 'b""c']),
+    ("DSN=x;pwd='p;q';UID=u", ["p;q"]),
+    ("SERVER=db1;UID=svc_tw;PWD=plain-1", ["plain-1", "svc_tw"]),
+]
+
+
+@pytest.mark.parametrize(("conn", "fragments"), HARD_PASSWORDS)
+def test_braced_quoted_and_semicolon_passwords_never_leak(
+    conn: str, fragments: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    import logging
+
+    from app.secrets import RedactingFormatter
+    from connectors import sqlserver
+
+    message = f"poll failed: [Microsoft][ODBC Driver 18]Login failed ({conn}) at step 2"
+    outputs = {
+        "app.redact": redact(conn),
+        "app.redact(message)": redact(message),
+        "app.scrub": scrub(message),
+        "connectors.redact": sqlserver.redact(conn),
+        "connectors.scrub": sqlserver.scrub(message, conn),
+    }
+    log = logging.getLogger("tierwise.test.redact.hard")
+    handler = logging.StreamHandler()
+    handler.setFormatter(RedactingFormatter("%(message)s"))
+    log.addHandler(handler)
+    log.propagate = False
+    try:
+        log.error("target %s failed: %s", "db1", message)
+    finally:
+        log.removeHandler(handler)
+    outputs["log line"] = capsys.readouterr().err
+    for where, text in outputs.items():
+        for fragment in fragments:
+            assert fragment not in text, f"{where} leaks {fragment!r}: {text!r}"
+        assert "***" in text, where
+
+
+@pytest.mark.parametrize(
+    ("conn", "expected"),
+    [
+        ("UID=tw;PWD={ab}}c;d};SERVER=db1", "UID=***;PWD=***;SERVER=db1"),
+        ('DATABASE=S;PWD="a;b""c";HOSTNAME=h', "DATABASE=S;PWD=***;HOSTNAME=h"),
+        ("could not log in: Password={p}}w} for x", "could not log in: Password=*** for x"),
+    ],
+)
+def test_redaction_keeps_what_is_not_secret(conn: str, expected: str) -> None:
+    assert redact(conn) == expected
+
+
+def test_one_redactor_for_app_and_connectors() -> None:
+    """The service's log redaction and the connectors' are the same grammar."""
+    from connectors import sqlserver
+
+    for conn, _ in HARD_PASSWORDS:
+        assert redact(conn) == sqlserver.redact(conn)

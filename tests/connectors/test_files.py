@@ -485,13 +485,25 @@ def test_non_utf8_bytes_name_the_line(tmp_path: Path) -> None:
     assert "UTF-8" in str(err) and "0xe9" in str(err)
 
 
-def test_utf16_file_is_refused_with_a_hint(tmp_path: Path) -> None:
-    path = tmp_path / "unicode.csv"
+def test_utf16_with_bom_is_read_like_utf8(tmp_path: Path) -> None:
+    """sqlcmd -u and PowerShell 5.1 `>` / Out-File write UTF-16 LE with a byte-order mark."""
+    text = ",".join(FS_HEADER) + "\r\n" + ",".join(fs_row(database_name="Ventes_été_販売")) + "\r\n"
+    utf8 = tmp_path / "utf8.csv"
+    utf8.write_bytes(text.encode("utf-8"))
+    for bom, codec in ((codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be")):
+        path = tmp_path / f"{codec}.csv"
+        path.write_bytes(bom + text.encode(codec))
+        snaps = read_import_file(path)
+        assert snaps == read_import_file(utf8)
+        assert snaps[0].samples[0].ref.database == "Ventes_été_販売"
+
+
+def test_utf16_cut_in_the_middle_of_a_character_names_the_line(tmp_path: Path) -> None:
     text = ",".join(FS_HEADER) + "\r\n" + ",".join(fs_row()) + "\r\n"
-    path.write_bytes(codecs.BOM_UTF16_LE + text.encode("utf-16-le"))
+    path = tmp_path / "cut.csv"
+    path.write_bytes(codecs.BOM_UTF16_LE + text.encode("utf-16-le") + b"2")
     err = refused(path)
-    assert_place(err, path, 1, None)
-    assert "UTF-16" in str(err)
+    assert err.line == 3 and "UTF-16" in str(err)
 
 
 def test_truncated_last_line_with_fewer_fields(tmp_path: Path) -> None:
@@ -653,15 +665,26 @@ def test_every_shape_has_an_object_key_of_its_columns() -> None:
 _special = st.sampled_from(
     [",", '"', "\n", "\r\n", "\r", " ", "'", ";", "\t", "é", "日本", "\U0001f4be", "---"]
 )
-_names = st.lists(
-    st.one_of(_special, st.text(alphabet=st.characters(exclude_categories=["Cs"]), min_size=1, max_size=8)),
-    min_size=1,
-    max_size=6,
-).map("".join)
+_names = (
+    st.lists(
+        st.one_of(
+            _special,
+            st.text(
+                alphabet=st.characters(exclude_categories=["Cs"], exclude_characters="\x00"),
+                min_size=1,
+                max_size=8,
+            ),
+        ),
+        min_size=1,
+        max_size=6,
+    )
+    .map("".join)
+    .filter(lambda n: n != "NULL")
+)  # NUL and a bare NULL are refused (tests below)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(server=_names, database=_names, file_name=_names, filegroup=_names, physical=_names)
+@given(server=_names.filter(str.strip), database=_names, file_name=_names, filegroup=_names, physical=_names)
 def test_any_names_survive_the_round_trip(
     tmp_path: Path, server: str, database: str, file_name: str, filegroup: str, physical: str
 ) -> None:
@@ -722,3 +745,95 @@ def test_import_schema_and_table_names_with_dots_quotes_and_brackets(
     path = _renamed(fixture, tmp_path / "hostile.csv", schema_col, table_col, schema, table)
     refs = [s.ref for snap in read_import_file(path) for s in snap.samples]
     assert refs and {(r.schema_name, r.table_name) for r in refs} == {(schema, f"{schema}.{table}")}
+
+
+# ---------------------------------------------------------------------------------------------
+# What real tools write (issue #16)
+
+
+def test_sqlcmd_blank_heading_rows_affected_and_a_repeated_header_are_skipped(tmp_path: Path) -> None:
+    """sqlcmd without -h -1 prints a blank padded heading and dashes; without SET NOCOUNT ON a
+    `(N rows affected)` footer; a file appended to itself repeats the header."""
+    header = ",".join(FS_HEADER)
+    row1 = ",".join(fs_row())
+    row2 = ",".join(fs_row(sample_time="2024-05-01T10:05:00Z", num_of_reads=150))
+    text = f"{' ' * 60}\r\n{'-' * 60}\r\n{header}\r\n{row1}\r\n\r\n(1 rows affected)\r\n{row2}\r\n"
+    path = tmp_path / "sqlcmd_h.csv"
+    path.write_text(text + header + "\r\n" + row1 + "\r\n" + row2 + "\r\n", encoding="utf-8")
+    snaps = read_import_file(path)
+    assert [s.samples[0].counters["reads"] for s in snaps] == [100, 150]
+
+
+@pytest.mark.parametrize(
+    ("line1", "expect"),
+    [
+        (
+            "Sqlcmd: Error: Microsoft ODBC Driver 18 for SQL Server : Login failed for user 'x'.",
+            "collection failed",
+        ),
+        ("Msg 297, Level 16, State 1, Server SQL01, Line 1", "collection failed"),
+        (
+            'SQL30082N  Security processing failed with reason "24" ("USERNAME AND/OR PASSWORD INVALID").',
+            "collection failed",
+        ),
+        (";".join(FS_HEADER), "separated by ';'"),
+        (",".join(fs_row()), "Db2 `EXPORT"),
+    ],
+)
+def test_line_1_problems_get_a_specific_hint(tmp_path: Path, line1: str, expect: str) -> None:
+    path = tmp_path / "first.csv"
+    path.write_text(line1 + "\r\n" + ",".join(fs_row()) + "\r\n", encoding="utf-8")
+    err = refused(path)
+    assert_place(err, path, 1, None)
+    assert expect in str(err)
+
+
+def test_partial_keeps_the_complete_samples_before_a_communication_failure(tmp_path: Path) -> None:
+    rows = [fs_row(sample_time=f"2024-05-01T10:{m:02d}:00Z", file_id=f) for m in (0, 5, 10) for f in (1, 2)]
+    path = write_csv(tmp_path / "cut.csv", rows[:5])  # the 10:10 sample has one of its two rows
+    with path.open("a", encoding="utf-8", newline="") as fh:
+        fh.write(",".join(fs_row(sample_time="2024-05-01T10:10:00Z", file_id=2))[:40] + "\r\n")
+        fh.write("Sqlcmd: Error: Microsoft ODBC Driver 18 for SQL Server : Communication link failure.\r\n")
+    err = refused(path)
+    assert err.line == 7 and "--partial" in str(err)
+    snaps = read_import_file(path, partial=True)
+    assert [(s.sample_time.minute, len(s.samples)) for s in snaps] == [(0, 2), (5, 2)]
+
+
+def test_partial_does_not_hide_a_bad_line_in_the_middle(tmp_path: Path) -> None:
+    rows = [fs_row(), fs_row()[:5], fs_row(sample_time="2024-05-01T10:05:00Z")]
+    path = write_csv(tmp_path / "middle.csv", rows)
+    with pytest.raises(ImportFileError) as err:
+        read_import_file(path, partial=True)
+    assert err.value.line == 3
+
+
+def test_future_sample_and_start_after_sample_are_refused_with_their_place(tmp_path: Path) -> None:
+    now = utc(2024, 5, 1, 10, 0)
+    soon = write_csv(tmp_path / "skew.csv", [fs_row(sample_time="2024-05-01T10:04:00Z")])
+    assert len(read_import_file(soon, now=now)) == 1  # within the tolerated clock skew
+    future = write_csv(tmp_path / "future.csv", [fs_row(), fs_row(sample_time="2099-01-01T00:00:00Z")])
+    with pytest.raises(ImportFileError) as err:
+        read_import_file(future, now=now)
+    assert_place(err.value, future, 3, "sample_time")
+    start = write_csv(tmp_path / "start.csv", [fs_row(sqlserver_start_time="2024-05-02T00:00:00Z")])
+    with pytest.raises(ImportFileError) as err:
+        read_import_file(start, now=now)
+    assert_place(err.value, start, 2, "sqlserver_start_time")
+
+
+def test_rows_of_one_sample_apart_are_streamed_as_parts_and_merged_by_read_import_file(
+    tmp_path: Path,
+) -> None:
+    from connectors.files import iter_import_file
+
+    rows = [
+        fs_row(file_id=1),
+        fs_row(sample_time="2024-05-01T10:05:00Z", file_id=1),
+        fs_row(file_id=2),  # 10:00 again, after the server moved on: a second part
+        fs_row(sample_time="2024-05-01T10:05:00Z", file_id=2),
+    ]
+    path = write_csv(tmp_path / "apart.csv", rows)
+    parts = [(p.snapshot.sample_time.minute, p.lines) for p in iter_import_file(path)]
+    assert parts == [(0, (2,)), (0, (4,)), (5, (3, 5))]
+    assert [len(s.samples) for s in read_import_file(path)] == [2, 2]

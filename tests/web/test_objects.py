@@ -80,7 +80,7 @@ def test_target_page_renders_for_a_viewer(client: TestClient) -> None:
     assert "<h1>demo:SQLPROD01" in html
     for name in ("Sales_HotIdx1", "tempdev", "Sales_log"):
         assert name in html
-    assert 'href="/targets/demo%3ASQLPROD01/Sales"' in html  # databases table
+    assert re.search(r'href="/targets/\d+/Sales"', html)  # databases table, the target by id
     assert '→ <span class="tier flash">flash</span>' in html  # advice from a stored recommendation
     assert "page 1 of 2" in html
     db = client.get(T_URL + "/Sales").text
@@ -140,7 +140,7 @@ def test_unknown_sort_key_is_ignored_on_the_page_and_rejected_by_the_api(client:
     assert r.status_code == 200 and "Unknown sort key" in r.text and "sorted by heat" in r.text
     shown = re.findall(r'<a href="/objects/\d+" title="[^"]*">([^<]+)</a>', r.text)
     assert shown == [x["name"] for x in _all(client)][:50]  # the default order: heat, hottest first
-    assert 'href="/targets/demo%3ASQLPROD01?sort=name' in r.text  # headers still offer the real keys
+    assert re.search(r'href="/targets/\d+\?sort=name', r.text)  # headers still offer the real keys
     r = client.get(f"/api/targets/{T}/objects", params={"sort": "password"})
     assert r.status_code == 422 and "heat" in r.json()["detail"]
     assert client.get(f"/api/targets/{T}/objects", params={"dir": "sideways"}).status_code == 422
@@ -185,7 +185,7 @@ def test_pagination(client: TestClient) -> None:
     assert past["items"] == [] and past["total"] == total
     page2 = client.get(T_URL, params={"page": 2}).text
     assert page2.count('<a href="/objects/') == total - 50 and "page 2 of 2" in page2
-    assert 'href="/targets/demo%3ASQLPROD01?page=1"' in page2
+    assert re.search(r'href="/targets/\d+\?page=1"', page2)
     clamped = client.get(T_URL, params={"page": 99}).text
     assert "page 2 of 2" in clamped
     assert client.get(T_URL, params={"page": "x"}).status_code == 422
@@ -577,3 +577,52 @@ def test_odd_query_values_never_fail(client: TestClient) -> None:
     assert client.get(T_URL + "/%00").status_code == 404
     assert client.get(T_URL, params={"page": 10**7}).status_code == 422
     assert client.get("/objects/0").status_code == 422 and client.get(f"/objects/{2**40}").status_code == 422
+
+
+def test_object_pages_judge_tiers_by_the_stored_policy(app_client: TestClient) -> None:
+    """After an admin saves a policy at /policies, the objects list and the flash curve use it,
+    as the recommendations do (they used to re-read the YAML file)."""
+    from policies.loader import DEFAULT_POLICY
+    from tests.web.conftest import csrf_of
+
+    c = login(app_client, "ada")
+    url = "/api/targets/demo%3ASQLPROD01/objects"
+    before = c.get(url, params={"limit": 1000}).json()["items"]
+    assert "fc" in {r["current_tier"] for r in before}
+    assert c.get("/api/targets/demo%3ASQLPROD01/flash-curve").json()["flash_tier"] == "flash"
+    renamed = (
+        DEFAULT_POLICY.read_text()
+        .replace("  - name: flash\n", "  - name: nvme\n", 1)
+        .replace("  - name: fc\n", "  - name: fibre\n", 1)
+        .replace("only: [fc]", "only: [fibre]")
+    )
+    token = csrf_of(c.get("/policies").text)
+    r = c.post("/policies", data={"yaml_text": renamed, "comment": "rename", "csrf_token": token})
+    assert r.status_code == 200 and "policy saved" in r.text
+    after = c.get(url, params={"limit": 1000}).json()["items"]
+    tiers = {r["current_tier"] for r in after}
+    assert "fibre" in tiers and "fc" not in tiers
+    assert c.get("/api/targets/demo%3ASQLPROD01/flash-curve").json()["flash_tier"] == "nvme"
+
+
+def test_a_target_whose_name_holds_a_slash_is_reached_and_removed_by_id(client: TestClient) -> None:
+    """Every DB2 import is `import:db2:host/instance`: its links use the id, so the page opens and
+    the Remove form works (by name, the "/" split the route and gave 404)."""
+    from datetime import UTC, datetime
+
+    from app.store.targets import import_target
+    from tests.web.conftest import csrf_of
+
+    state = client.app.state.tierwise  # type: ignore[attr-defined]
+    with state.store.session() as s:
+        tid = import_target(s, server="db2host01/db2inst1", engine="db2", now=datetime.now(UTC)).id
+    c = login(client, "ada")
+    fleet = c.get("/").text
+    assert f'href="/targets/{tid}"' in fleet
+    page = c.get(f"/targets/{tid}")
+    assert page.status_code == 200 and "import:db2:db2host01/db2inst1" in page.text
+    targets = c.get("/targets").text
+    assert f'action="/targets/{tid}/remove"' in targets
+    r = c.post(f"/targets/{tid}/remove", data={"csrf_token": csrf_of(targets)})
+    assert r.status_code == 200 and "removed import:db2:db2host01/db2inst1" in r.text
+    assert c.get(f"/targets/{tid}").status_code == 404
