@@ -11,16 +11,21 @@ Modules:
 - `plan`: the neutral model (moves, actions, their inverses, the plan checksum);
 - `from_advice` (selection, run order), `advice_read` (validation), `advice_build` (one move);
 - `quoting`: every identifier, literal, path and comment text goes through it;
-- `tsql` (frame, shared checks) with `tsql_files`, `tsql_online`, `tsql_offline`,
-  `tsql_partition` (+ `tsql_partition_sql`), `tsql_readonly`; `db2` for DB2 CLP;
+- `render`: one move to its forward and rollback scripts, through the dialect's dispatcher;
+- `tsql` (dispatch table) over `tsql_frame` (batches, gate, step, fail), `tsql_checks` (shared
+  pre-checks), `tsql_files` (what the file moves share) and the writers `tsql_online`,
+  `tsql_offline`, `tsql_tempdb`, `tsql_partition` (+ `tsql_partition_sql`), `tsql_leading`,
+  `tsql_readonly`;
+- `db2` (dispatch table) over `db2_frame` (the CLP script, checks, storage groups, table spaces),
+  `db2_ranges` (partition ranges and row checks) and the writers `db2_tablespace`,
+  `db2_partition`, `db2_leading`, `db2_temp`, `db2_log`;
+- a dispatcher imports the writers, a writer imports the frames, never back
+  (tests/migrations/test_import_cycles.py checks it);
 - `header`: the header every script starts with.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
-
-from migrations import db2, tsql
 from migrations.from_advice import AdviceError, Dialect, Selection, Skipped, TierSpot, select_moves
 from migrations.plan import (
     AddDataPartition,
@@ -44,8 +49,7 @@ from migrations.plan import (
     Why,
 )
 from migrations.quoting import UnsafeNameError
-
-EXTENSION = {"tsql": ".sql", "db2": ".db2"}
+from migrations.render import EXTENSION, render_pair, render_script
 
 __all__ = [
     "EXTENSION",
@@ -78,38 +82,3 @@ __all__ = [
     "render_script",
     "select_moves",
 ]
-
-
-def render_script(
-    move: Move, dialect: Dialect, options: Options, generated_at: datetime, *, rollback_of: Move | None = None
-) -> str:
-    """One script: `move` forward, or (with `rollback_of`) the inverse move undoing it."""
-    forward = rollback_of or move
-    direction = "rollback" if rollback_of is not None else "forward"
-    if dialect == "tsql":
-        return tsql.render(move, direction, forward, options, generated_at)
-    if dialect == "db2":
-        return db2.render(move, direction, forward, options, generated_at)
-    raise PlanError(f"unknown dialect {dialect!r} (tsql or db2)")
-
-
-def render_pair(
-    move: Move, dialect: Dialect, options: Options, generated_at: datetime
-) -> tuple[Script, Script]:
-    """The forward script and its rollback. Raises Unsupported when either cannot be written
-    safely: a move without a rollback is not scripted."""
-    action = move.action
-    manual = isinstance(action, MoveFiles) and action.mode == "offline"
-    restart = (isinstance(action, MoveFiles) and action.mode == "restart") or isinstance(action, MoveDb2Log)
-    inverse = move.inverse()
-    forward = Script(
-        "forward", render_script(move, dialect, options, generated_at), manual, restart, move.notes
-    )
-    back = Script(
-        "rollback",
-        render_script(inverse, dialect, options, generated_at, rollback_of=move),
-        manual,
-        restart,
-        inverse.notes,
-    )
-    return forward, back

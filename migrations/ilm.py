@@ -21,7 +21,6 @@ from dataclasses import dataclass, replace
 from datetime import date, datetime
 from typing import Any
 
-from migrations import tsql
 from migrations.advice_build import Builder, _db2_suffixed, _schema_table, _suffixed
 from migrations.advice_read import ENGINE, AdviceError, Dialect, TierSpot
 from migrations.from_advice import Skipped, select_moves
@@ -41,6 +40,8 @@ from migrations.plan import (
     Why,
 )
 from migrations.quoting import comment_lines, file_stem
+from migrations.render import render_pair
+from migrations.tsql_frame import part_guard
 
 PKey = tuple[str, str, str, int]  # server, database, table_name, partition number
 
@@ -423,8 +424,6 @@ def month_pair(
     header and checks) and its rollback (the rollbacks in reverse order). A part that stops
     stops the file: DB2 CLP ends at the first error; T-SQL parts after the first start with a
     guard batch that stops when an earlier part stopped."""
-    from migrations import render_pair
-
     parts: list[tuple[Move, str, str]] = []
     skipped: list[Skipped] = []
     restart = manual = False
@@ -456,7 +455,7 @@ def month_pair(
         out = ["\n".join([*first, *head]) + "\n"]
         for i, text in enumerate(texts):
             if dialect == "tsql" and i > 0:
-                out.append("\n".join([*tsql.part_guard(), "GO"]) + "\n")
+                out.append("\n".join([*part_guard(), "GO"]) + "\n")
             out.append(text)
         return "".join(out)
 

@@ -166,10 +166,6 @@ def tsql_str(text: str) -> str:
     return "N'" + text.replace("'", "''") + "'"
 
 
-def tsql_qualified(*names: str) -> str:
-    return ".".join(tsql_ident(n) for n in names)
-
-
 # ---------------------------------------------------------------------------------------------
 # DB2
 

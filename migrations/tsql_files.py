@@ -14,7 +14,7 @@ Three ways to move files (domain.md §3.1–3.3), chosen by the plan (`MoveFiles
 - restart — tempdb: MODIFY FILE only; the instance uses the new files after its next restart.
 
 Every run re-reads the state (sys.master_files, sys.databases) and does only what is left.
-The bodies are in tsql_online.py and tsql_offline.py (offline and restart).
+The bodies are in tsql_online.py, tsql_offline.py and tsql_tempdb.py (restart).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from datetime import datetime
 from migrations.header import Operations
 from migrations.plan import FileMove, Move, MoveFiles, Options
 from migrations.quoting import dirname, path_separator, tsql_ident, tsql_str
-from migrations.tsql import Batches, gate, make_header
+from migrations.tsql_frame import Batches, gate, make_header
 
 MB = 1024 * 1024
 TEMPDB = "N'tempdb'"
@@ -45,6 +45,35 @@ def lower_eq(column: str, path: str) -> str:
 
 def target_dir(files: tuple[FileMove, ...]) -> str:
     return dirname(files[0].to_path)
+
+
+def sizes(files: tuple[FileMove, ...]) -> tuple[int, int]:
+    """Known bytes, and how many files have no size in the plan."""
+    return sum(f.size_bytes or 0 for f in files), sum(1 for f in files if f.size_bytes is None)
+
+
+def gb(size: int) -> str:
+    """Bytes as GB with one decimal."""
+    return f"{size / 1024**3:,.1f} GB"
+
+
+def file_at(db_lit: str, f: FileMove, path: str) -> str:
+    """The catalog has the planned file at `path` (sys.master_files, readable while the database is
+    offline)."""
+    return (
+        f"EXISTS (SELECT 1 FROM sys.master_files WHERE database_id = DB_ID({db_lit}) "
+        f"AND name = {tsql_str(f.to_name)} AND {lower_eq('physical_name', path)})"
+    )
+
+
+def any_old(db_lit: str, files: tuple[FileMove, ...]) -> str:
+    """Any planned file still at its old place."""
+    return " OR ".join(file_at(db_lit, f, f.from_path) for f in files)
+
+
+def all_new(db_lit: str, files: tuple[FileMove, ...]) -> str:
+    """Every planned file at its new place."""
+    return " AND ".join(file_at(db_lit, f, f.to_path) for f in files)
 
 
 def plan_table(action: MoveFiles, options: Options) -> list[str]:

@@ -24,7 +24,8 @@ from datetime import datetime
 from migrations.header import Operations
 from migrations.plan import AddPartition, Move, MovePartition, Options
 from migrations.quoting import tsql_ident, tsql_str
-from migrations.tsql import Batches, backup_check, fail, finish, gate, identity_checks, make_header, say
+from migrations.tsql_checks import backup_check, opening_checks
+from migrations.tsql_frame import Batches, fail, finish, gate, make_header, say
 from migrations.tsql_partition import create_filegroup
 from migrations.tsql_partition_sql import TYPE_AND_STYLE
 
@@ -112,13 +113,16 @@ def _limits(a: AddPartition) -> list[str]:
     ]
 
 
+def _names(move: Move, a: AddPartition) -> tuple[str, str, str, str]:
+    """The database, table, scheme and function, quoted."""
+    table = f"{tsql_ident(a.schema)}.{tsql_ident(a.table)}"
+    return tsql_ident(move.target.database), table, tsql_ident(a.scheme), tsql_ident(a.function)
+
+
 def render_add_partition(
     move: Move, a: AddPartition, direction: str, forward: Move, options: Options, at: datetime
 ) -> str:
-    db = move.target.database
-    qdb = tsql_ident(db)
-    table = f"{tsql_ident(a.schema)}.{tsql_ident(a.table)}"
-    scheme, function = tsql_ident(a.scheme), tsql_ident(a.function)
+    qdb, table, scheme, function = _names(move, a)
     verb = "remove the empty partition starting at" if a.remove else "create the partition starting at"
     what = f"{table} in database {qdb}: {verb} {a.boundary} (function {function}, scheme {scheme})"
     header = make_header(
@@ -145,15 +149,7 @@ def render_add_partition(
     script = Batches(header)
     script.add(gate())
     script.add(
-        "USE [master];",
-        "SET NOCOUNT ON;",
-        "DECLARE @msg nvarchar(2048);",
-        say(f"{direction}: {what}"),
-        identity_checks(move),
-        *fail(
-            f"DATABASEPROPERTYEX({tsql_str(db)}, 'Status') <> N'ONLINE'",
-            tsql_str(f"tierwise: pre-check failed: database {qdb} is not ONLINE. Nothing was changed."),
-        ),
+        *opening_checks(move, f"{direction}: {what}"),
         backup_check(move, options),
     )
     if a.create_filegroup is not None and not a.remove:
@@ -168,6 +164,22 @@ def render_add_partition(
             create_target=a.create_filegroup,
         )
         create_filegroup(script, move, holder, options)
+    script.add(*_pre_checks(move, a))
+    script.add(*(_merge(move, a) if a.remove else _split(move, a)))
+    script.add(*_post_checks(move, a))
+    done = (
+        f"finished: {table} has a partition from {a.boundary} on {tsql_ident(a.filegroup)}."
+        if not a.remove
+        else f"finished: the boundary {a.boundary} of {function} is merged away."
+    )
+    script.add(finish(done))
+    return script.text()
+
+
+def _pre_checks(move: Move, a: AddPartition) -> list[str]:
+    """Before anything changes: the table on the scheme, the function serving it alone and RANGE
+    RIGHT, the boundary convertible; for the split, the leading edge and a writable filegroup."""
+    qdb, table, scheme, function = _names(move, a)
     pre = [
         f"USE {qdb};",
         "SET NOCOUNT ON;",
@@ -241,47 +253,59 @@ def render_add_partition(
         "WHERE dds.partition_scheme_id = @scheme_id AND dds.destination_id = @partition;",
     ]
     if not a.remove:
-        pre += [
-            *fail(
-                "@exists = 0 AND @above = 1",
-                tsql_str(
-                    f"tierwise: pre-check failed: {function} already has boundaries above {a.boundary}; this is not "
-                    "the leading edge: review. Nothing was changed."
-                ),
+        pre += _leading_edge_checks(a)
+    return pre
+
+
+def _leading_edge_checks(a: AddPartition) -> list[str]:
+    """The split only: no boundary above the new one, an existing boundary on the planned
+    filegroup, the filegroup with files and writable; a NEXT USED set by someone else is said."""
+    function = tsql_ident(a.function)
+    return [
+        *fail(
+            "@exists = 0 AND @above = 1",
+            tsql_str(
+                f"tierwise: pre-check failed: {function} already has boundaries above {a.boundary}; this is not "
+                "the leading edge: review. Nothing was changed."
             ),
-            *fail(
-                "@exists = 1 AND @partition_fg <> @fg",
-                f"{tsql_str(f'tierwise: pre-check failed: {function} already has the boundary {a.boundary}, but its partition is on ')}"
-                f" + QUOTENAME(@partition_fg) + {tsql_str(f', not on {tsql_ident(a.filegroup)}: review. Nothing was changed.')}",
+        ),
+        *fail(
+            "@exists = 1 AND @partition_fg <> @fg",
+            f"{tsql_str(f'tierwise: pre-check failed: {function} already has the boundary {a.boundary}, but its partition is on ')}"
+            f" + QUOTENAME(@partition_fg) + {tsql_str(f', not on {tsql_ident(a.filegroup)}: review. Nothing was changed.')}",
+        ),
+        *fail(
+            "@exists = 0 AND (FILEGROUP_ID(@fg) IS NULL OR NOT EXISTS (SELECT 1 FROM sys.database_files "
+            "WHERE data_space_id = FILEGROUP_ID(@fg)))",
+            tsql_str(
+                f"tierwise: pre-check failed: filegroup {tsql_ident(a.filegroup)} does not exist or has no files. "
+                "Nothing was changed."
             ),
-            *fail(
-                "@exists = 0 AND (FILEGROUP_ID(@fg) IS NULL OR NOT EXISTS (SELECT 1 FROM sys.database_files "
-                "WHERE data_space_id = FILEGROUP_ID(@fg)))",
-                tsql_str(
-                    f"tierwise: pre-check failed: filegroup {tsql_ident(a.filegroup)} does not exist or has no files. "
-                    "Nothing was changed."
-                ),
+        ),
+        *fail(
+            "@exists = 0 AND EXISTS (SELECT 1 FROM sys.filegroups WHERE name = @fg AND is_read_only = 1)",
+            tsql_str(
+                f"tierwise: pre-check failed: filegroup {tsql_ident(a.filegroup)} is READ_ONLY; the new period's "
+                "rows could not be written. Nothing was changed."
             ),
-            *fail(
-                "@exists = 0 AND EXISTS (SELECT 1 FROM sys.filegroups WHERE name = @fg AND is_read_only = 1)",
-                tsql_str(
-                    f"tierwise: pre-check failed: filegroup {tsql_ident(a.filegroup)} is READ_ONLY; the new period's "
-                    "rows could not be written. Nothing was changed."
-                ),
-            ),
-            # a NEXT USED filegroup someone else set (sys.destination_data_spaces lists it after the partitions)
-            "SELECT @next_used = fg.name FROM sys.destination_data_spaces AS dds",
-            "JOIN sys.filegroups AS fg ON fg.data_space_id = dds.data_space_id",
-            "WHERE dds.partition_scheme_id = @scheme_id AND dds.destination_id = @fanout + 1;",
-            "IF @exists = 0 AND @next_used <> @fg",
-            "BEGIN",
-            "    SET @msg = N'tierwise: warning: the scheme''s NEXT USED filegroup is ' + QUOTENAME(@next_used)"
-            f" + {tsql_str(f'; this script sets it to {tsql_ident(a.filegroup)}.')};",
-            "    RAISERROR(N'%s', 0, 1, @msg) WITH NOWAIT;",
-            "END;",
-        ]
-    script.add(*pre)
-    step = [
+        ),
+        # a NEXT USED filegroup someone else set (sys.destination_data_spaces lists it after the partitions)
+        "SELECT @next_used = fg.name FROM sys.destination_data_spaces AS dds",
+        "JOIN sys.filegroups AS fg ON fg.data_space_id = dds.data_space_id",
+        "WHERE dds.partition_scheme_id = @scheme_id AND dds.destination_id = @fanout + 1;",
+        "IF @exists = 0 AND @next_used <> @fg",
+        "BEGIN",
+        "    SET @msg = N'tierwise: warning: the scheme''s NEXT USED filegroup is ' + QUOTENAME(@next_used)"
+        f" + {tsql_str(f'; this script sets it to {tsql_ident(a.filegroup)}.')};",
+        "    RAISERROR(N'%s', 0, 1, @msg) WITH NOWAIT;",
+        "END;",
+    ]
+
+
+def _step_start(move: Move, a: AddPartition) -> list[str]:
+    """The step batch's start: the names, the column's type, and whether the boundary exists."""
+    qdb = tsql_ident(move.target.database)
+    return [
         f"USE {qdb};",
         "SET NOCOUNT ON;",
         "SET XACT_ABORT ON;",
@@ -296,119 +320,124 @@ def render_add_partition(
         "EXEC sys.sp_executesql @sql, N'@t nvarchar(4000), @f int, @exists bit OUTPUT', @t = @boundary_text,",
         "    @f = @function_id, @exists = @exists OUTPUT;",
     ]
-    # the rows of the range the split or merge re-maps: exact (COUNT_BIG), with partition elimination
-    count_range = (
-        "    SET @sql = N'DECLARE @v ' + @type + N' = CONVERT(' + @type + N', @t, ' + CAST(@style AS nvarchar(5)) + N');"
-        " SELECT @rows = COUNT_BIG(*) FROM ' + QUOTENAME(@schema) + N'.' + QUOTENAME(@table) + N' WHERE '"
-        " + QUOTENAME(@column) + N' >= @v;';"
-    )
-    count_partition = (
-        "    SET @sql = N'DECLARE @v ' + @type + N' = CONVERT(' + @type + N', @t, ' + CAST(@style AS nvarchar(5)) + N');"
-        " SELECT @p = $PARTITION.' + QUOTENAME(@function) + N'(@v); SELECT @rows = COUNT_BIG(*) FROM '"
-        " + QUOTENAME(@schema) + N'.' + QUOTENAME(@table) + N' WHERE $PARTITION.' + QUOTENAME(@function) + N'('"
-        " + QUOTENAME(@column) + N') = @p;';"
-    )
-    count_args = (
-        "    EXEC sys.sp_executesql @sql, N'@t nvarchar(4000), @rows bigint OUTPUT, @p int OUTPUT', @t = @boundary_text,"
-        " @rows = @rows OUTPUT, @p = @partition OUTPUT;"
-    )
-    if not a.remove:
-        step += [
-            "IF @exists = 1",
-            "BEGIN",
-            say(f"step 2: already done: {function} has the boundary {a.boundary}", "    "),
-            "END",
-            "ELSE",
-            "BEGIN",
-            count_range,
-            "    EXEC sys.sp_executesql @sql, N'@t nvarchar(4000), @rows bigint OUTPUT', @t = @boundary_text, @rows = @rows OUTPUT;",
-            *fail(
-                "@rows IS NULL OR @rows > 0",
-                f"{tsql_str('tierwise: pre-check failed: ')} + COALESCE(CAST(@rows AS nvarchar(20)), N'an unknown number of') + "
-                f"{tsql_str(f' rows are already at or above {a.boundary}; the split would move them: run it before the period starts, or review. Nothing was changed.')}",
-                "    ",
-            ),
-            f"    SET LOCK_TIMEOUT {LOCK_TIMEOUT_MS};",
-            say(
-                f"step 2: NEXT USED {tsql_ident(a.filegroup)} on {scheme}, SPLIT RANGE at {a.boundary}",
-                "    ",
-            ),
-            "    BEGIN TRY",
-            "        BEGIN TRANSACTION;",
-            "        SET @sql = N'ALTER PARTITION SCHEME ' + QUOTENAME(@scheme) + N' NEXT USED ' + QUOTENAME(@fg) + N';"
-            " DECLARE @v ' + @type + N' = CONVERT(' + @type + N', @t, ' + CAST(@style AS nvarchar(5)) + N');"
-            " ALTER PARTITION FUNCTION ' + QUOTENAME(@function) + N'() SPLIT RANGE (@v);';",
-            "        EXEC sys.sp_executesql @sql, N'@t nvarchar(4000)', @t = @boundary_text;",
-            # in the same transaction (the table is locked): the new partition is on @fg and empty,
-            # so a row that arrived between the count and the split rolls the split back
-            "    " + count_partition,
-            "    " + count_args,
-            "        SELECT @partition_fg = fg.name FROM sys.destination_data_spaces AS dds",
-            "        JOIN sys.filegroups AS fg ON fg.data_space_id = dds.data_space_id",
-            "        WHERE dds.partition_scheme_id = @scheme_id AND dds.destination_id = @partition;",
-            "        IF @partition_fg IS NULL OR @partition_fg <> @fg",
-            "            RAISERROR(N'%s', 16, 1, N'after the SPLIT the new partition is not on the planned filegroup');",
-            "        IF @rows <> 0",
-            "            RAISERROR(N'%s', 16, 1, N'rows reached the new partition during the split');",
-            "        COMMIT TRANSACTION;",
-            "    END TRY",
-            "    BEGIN CATCH",
-            "        IF @@TRANCOUNT > 0 ROLLBACK TRANSACTION;",
-            "        SET @msg = N'tierwise: the split failed and was rolled back, nothing changed: ' + ERROR_MESSAGE();",
-            "        RAISERROR(N'%s', 16, 1, @msg);",
-            "        SET NOEXEC ON;",
-            "        RETURN;",
-            "    END CATCH;",
-            "END;",
-        ]
-    else:
-        step += [
-            "IF @exists = 0",
-            "BEGIN",
-            say(f"step 2: already done: {function} has no boundary {a.boundary}", "    "),
-            "END",
-            "ELSE",
-            "BEGIN",
-            count_partition,
-            count_args,
-            *fail(
-                "@rows IS NULL OR @rows > 0",
-                f"{tsql_str(f'tierwise: pre-check failed: the partition starting at {a.boundary} holds ')} + "
-                "COALESCE(CAST(@rows AS nvarchar(20)), N'an unknown number of') + N' rows; MERGE would move them: review. "
-                "Nothing was changed.'",
-                "    ",
-            ),
-            f"    SET LOCK_TIMEOUT {LOCK_TIMEOUT_MS};",
-            say(f"step 2: MERGE RANGE at {a.boundary} of {function}", "    "),
-            "    BEGIN TRY",
-            "        BEGIN TRANSACTION;",
-            # the table first, exclusively, until the commit: no row can arrive after the recount
-            "        SET @sql = N'SELECT TOP (0) 1 FROM ' + QUOTENAME(@schema) + N'.' + QUOTENAME(@table)"
-            " + N' WITH (TABLOCKX, HOLDLOCK);';",
-            "        EXEC sys.sp_executesql @sql;",
-            "    " + count_partition,
-            "    " + count_args,
-            "        IF @rows IS NULL OR @rows <> 0",
-            "        BEGIN",
-            f"            SET @msg = {tsql_str(f'the partition starting at {a.boundary} now holds ')} + "
-            "COALESCE(CAST(@rows AS nvarchar(20)), N'an unknown number of') + N' rows; MERGE would move them: review';",
-            "            RAISERROR(N'%s', 16, 1, @msg);",
-            "        END;",
-            "        SET @sql = N'DECLARE @v ' + @type + N' = CONVERT(' + @type + N', @t, ' + CAST(@style AS nvarchar(5)) + N');"
-            " ALTER PARTITION FUNCTION ' + QUOTENAME(@function) + N'() MERGE RANGE (@v);';",
-            "        EXEC sys.sp_executesql @sql, N'@t nvarchar(4000)', @t = @boundary_text;",
-            "        COMMIT TRANSACTION;",
-            "    END TRY",
-            "    BEGIN CATCH",
-            "        IF @@TRANCOUNT > 0 ROLLBACK TRANSACTION;",
-            "        SET @msg = N'tierwise: the merge was not done and was rolled back, nothing changed: ' + ERROR_MESSAGE();",
-            "        RAISERROR(N'%s', 16, 1, @msg);",
-            "        SET NOEXEC ON;",
-            "        RETURN;",
-            "    END CATCH;",
-            "END;",
-        ]
-    script.add(*step)
+
+
+# the rows of the range the split or merge re-maps: exact (COUNT_BIG), with partition elimination
+COUNT_RANGE = (
+    "    SET @sql = N'DECLARE @v ' + @type + N' = CONVERT(' + @type + N', @t, ' + CAST(@style AS nvarchar(5)) + N');"
+    " SELECT @rows = COUNT_BIG(*) FROM ' + QUOTENAME(@schema) + N'.' + QUOTENAME(@table) + N' WHERE '"
+    " + QUOTENAME(@column) + N' >= @v;';"
+)
+COUNT_PARTITION = (
+    "    SET @sql = N'DECLARE @v ' + @type + N' = CONVERT(' + @type + N', @t, ' + CAST(@style AS nvarchar(5)) + N');"
+    " SELECT @p = $PARTITION.' + QUOTENAME(@function) + N'(@v); SELECT @rows = COUNT_BIG(*) FROM '"
+    " + QUOTENAME(@schema) + N'.' + QUOTENAME(@table) + N' WHERE $PARTITION.' + QUOTENAME(@function) + N'('"
+    " + QUOTENAME(@column) + N') = @p;';"
+)
+COUNT_ARGS = (
+    "    EXEC sys.sp_executesql @sql, N'@t nvarchar(4000), @rows bigint OUTPUT, @p int OUTPUT', @t = @boundary_text,"
+    " @rows = @rows OUTPUT, @p = @partition OUTPUT;"
+)
+
+
+def _split(move: Move, a: AddPartition) -> list[str]:
+    """Step 2 forward: count the rows at or above the boundary (none may be there), then NEXT USED
+    and SPLIT in one transaction that checks the new partition's filegroup and emptiness."""
+    function = tsql_ident(a.function)
+    scheme = tsql_ident(a.scheme)
+    return [
+        *_step_start(move, a),
+        "IF @exists = 1",
+        "BEGIN",
+        say(f"step 2: already done: {function} has the boundary {a.boundary}", "    "),
+        "END",
+        "ELSE",
+        "BEGIN",
+        COUNT_RANGE,
+        "    EXEC sys.sp_executesql @sql, N'@t nvarchar(4000), @rows bigint OUTPUT', @t = @boundary_text, @rows = @rows OUTPUT;",
+        *fail(
+            "@rows IS NULL OR @rows > 0",
+            f"{tsql_str('tierwise: pre-check failed: ')} + COALESCE(CAST(@rows AS nvarchar(20)), N'an unknown number of') + "
+            f"{tsql_str(f' rows are already at or above {a.boundary}; the split would move them: run it before the period starts, or review. Nothing was changed.')}",
+            "    ",
+        ),
+        f"    SET LOCK_TIMEOUT {LOCK_TIMEOUT_MS};",
+        say(
+            f"step 2: NEXT USED {tsql_ident(a.filegroup)} on {scheme}, SPLIT RANGE at {a.boundary}",
+            "    ",
+        ),
+        "    BEGIN TRY",
+        "        BEGIN TRANSACTION;",
+        "        SET @sql = N'ALTER PARTITION SCHEME ' + QUOTENAME(@scheme) + N' NEXT USED ' + QUOTENAME(@fg) + N';"
+        " DECLARE @v ' + @type + N' = CONVERT(' + @type + N', @t, ' + CAST(@style AS nvarchar(5)) + N');"
+        " ALTER PARTITION FUNCTION ' + QUOTENAME(@function) + N'() SPLIT RANGE (@v);';",
+        "        EXEC sys.sp_executesql @sql, N'@t nvarchar(4000)', @t = @boundary_text;",
+        # in the same transaction (the table is locked): the new partition is on @fg and empty,
+        # so a row that arrived between the count and the split rolls the split back
+        "    " + COUNT_PARTITION,
+        "    " + COUNT_ARGS,
+        "        SELECT @partition_fg = fg.name FROM sys.destination_data_spaces AS dds",
+        "        JOIN sys.filegroups AS fg ON fg.data_space_id = dds.data_space_id",
+        "        WHERE dds.partition_scheme_id = @scheme_id AND dds.destination_id = @partition;",
+        "        IF @partition_fg IS NULL OR @partition_fg <> @fg",
+        "            RAISERROR(N'%s', 16, 1, N'after the SPLIT the new partition is not on the planned filegroup');",
+        "        IF @rows <> 0",
+        "            RAISERROR(N'%s', 16, 1, N'rows reached the new partition during the split');",
+        "        COMMIT TRANSACTION;",
+        *_rolled_back("the split failed and was rolled back"),
+        "END;",
+    ]
+
+
+def _merge(move: Move, a: AddPartition) -> list[str]:
+    """Step 2 of the rollback: MERGE the boundary away while the new partition is empty, recounted
+    under an exclusive table lock inside the MERGE's transaction."""
+    function = tsql_ident(a.function)
+    return [
+        *_step_start(move, a),
+        "IF @exists = 0",
+        "BEGIN",
+        say(f"step 2: already done: {function} has no boundary {a.boundary}", "    "),
+        "END",
+        "ELSE",
+        "BEGIN",
+        COUNT_PARTITION,
+        COUNT_ARGS,
+        *fail(
+            "@rows IS NULL OR @rows > 0",
+            f"{tsql_str(f'tierwise: pre-check failed: the partition starting at {a.boundary} holds ')} + "
+            "COALESCE(CAST(@rows AS nvarchar(20)), N'an unknown number of') + N' rows; MERGE would move them: review. "
+            "Nothing was changed.'",
+            "    ",
+        ),
+        f"    SET LOCK_TIMEOUT {LOCK_TIMEOUT_MS};",
+        say(f"step 2: MERGE RANGE at {a.boundary} of {function}", "    "),
+        "    BEGIN TRY",
+        "        BEGIN TRANSACTION;",
+        # the table first, exclusively, until the commit: no row can arrive after the recount
+        "        SET @sql = N'SELECT TOP (0) 1 FROM ' + QUOTENAME(@schema) + N'.' + QUOTENAME(@table)"
+        " + N' WITH (TABLOCKX, HOLDLOCK);';",
+        "        EXEC sys.sp_executesql @sql;",
+        "    " + COUNT_PARTITION,
+        "    " + COUNT_ARGS,
+        "        IF @rows IS NULL OR @rows <> 0",
+        "        BEGIN",
+        f"            SET @msg = {tsql_str(f'the partition starting at {a.boundary} now holds ')} + "
+        "COALESCE(CAST(@rows AS nvarchar(20)), N'an unknown number of') + N' rows; MERGE would move them: review';",
+        "            RAISERROR(N'%s', 16, 1, @msg);",
+        "        END;",
+        "        SET @sql = N'DECLARE @v ' + @type + N' = CONVERT(' + @type + N', @t, ' + CAST(@style AS nvarchar(5)) + N');"
+        " ALTER PARTITION FUNCTION ' + QUOTENAME(@function) + N'() MERGE RANGE (@v);';",
+        "        EXEC sys.sp_executesql @sql, N'@t nvarchar(4000)', @t = @boundary_text;",
+        "        COMMIT TRANSACTION;",
+        *_rolled_back("the merge was not done and was rolled back"),
+        "END;",
+    ]
+
+
+def _post_checks(move: Move, a: AddPartition) -> list[str]:
+    """The boundary there (or gone), and the new partition on the planned filegroup."""
+    qdb, _, _, function = _names(move, a)
     want = 1 if not a.remove else 0
     post = [
         f"USE {qdb};",
@@ -449,11 +478,19 @@ def render_add_partition(
             + (f", its partition on {tsql_ident(a.filegroup)}." if want else ".")
         )
     )
-    script.add(*post)
-    done = (
-        f"finished: {table} has a partition from {a.boundary} on {tsql_ident(a.filegroup)}."
-        if not a.remove
-        else f"finished: the boundary {a.boundary} of {function} is merged away."
-    )
-    script.add(finish(done))
-    return script.text()
+    return post
+
+
+def _rolled_back(what: str) -> list[str]:
+    """The end of the step's TRY and its CATCH: roll back, say `what` with the error, stop every
+    later batch."""
+    return [
+        "    END TRY",
+        "    BEGIN CATCH",
+        "        IF @@TRANCOUNT > 0 ROLLBACK TRANSACTION;",
+        f"        SET @msg = N'tierwise: {what}, nothing changed: ' + ERROR_MESSAGE();",
+        "        RAISERROR(N'%s', 16, 1, @msg);",
+        "        SET NOEXEC ON;",
+        "        RETURN;",
+        "    END CATCH;",
+    ]

@@ -1,4 +1,4 @@
-"""T-SQL: offline moves (primary data file and log files) and tempdb (restart).
+"""T-SQL: offline moves (primary data file and log files); tempdb (restart) is tsql_tempdb.
 
 Offline (domain.md §3.1; errors 5020/2555 rule out the online path): one script, run twice.
 Run 1 checks, takes the database offline, records a run marker in msdb (plan checksum, time,
@@ -10,8 +10,6 @@ and clears the marker in that same batch (a marker never outlives its offline pe
 it. Run 2 accepts only a marker of its own direction whose files are still where it recorded them. The state is re-read from sys.master_files and sys.databases
 (both readable while the database is offline) every time, so the same script also resumes after
 any failure, and its inverse (the rollback) undoes any stage.
-
-tempdb (§3.3): MODIFY FILE only; it takes effect at the next restart of the instance.
 """
 
 from __future__ import annotations
@@ -21,26 +19,28 @@ from datetime import datetime
 from migrations.header import Operations
 from migrations.plan import FileMove, Move, MoveFiles, Options
 from migrations.quoting import path_separator, tsql_ident, tsql_str
-from migrations.tsql import (
+from migrations.tsql_checks import (
     backup_check,
     directory_check,
-    fail,
     file_exists_probe,
-    finish,
     free_space_check,
     ha_checks,
     identity_checks,
-    say,
 )
 from migrations.tsql_files import (
     MB,
-    TEMPDB,
+    all_new,
+    any_old,
     describe,
+    file_at,
+    gb,
     lower_eq,
     size_mb,
+    sizes,
     start,
     target_dir,
 )
+from migrations.tsql_frame import fail, finish, say
 
 COPY_MB_PER_S = 200  # a planning figure for a file copy between arrays; real speed varies
 # The run marker. msdb because it survives the database going offline and the session ending;
@@ -50,19 +50,10 @@ MARKER = "msdb.dbo.tierwise_offline_run"
 MARKER_LIT = tsql_str(MARKER)
 
 
-def _sizes(files: tuple[FileMove, ...]) -> tuple[int, int]:
-    """Known bytes, and how many files have no size in the plan."""
-    return sum(f.size_bytes or 0 for f in files), sum(1 for f in files if f.size_bytes is None)
-
-
-def _gb(size: int) -> str:
-    return f"{size / 1024**3:,.1f} GB"
-
-
 def _copy_time(files: tuple[FileMove, ...]) -> str:
-    known, unknown = _sizes(files)
+    known, unknown = sizes(files)
     minutes = max(1, -(-known // (COPY_MB_PER_S * MB * 60)))
-    text = f"about {minutes} min to copy {_gb(known)} at ~{COPY_MB_PER_S} MB/s (copy speed varies with the storage)"
+    text = f"about {minutes} min to copy {gb(known)} at ~{COPY_MB_PER_S} MB/s (copy speed varies with the storage)"
     if unknown:
         text += f", plus {unknown} file(s) of a size the plan does not know"
     return text
@@ -70,13 +61,6 @@ def _copy_time(files: tuple[FileMove, ...]) -> str:
 
 # ---------------------------------------------------------------------------------------------
 # offline: SET OFFLINE / copy by hand / MODIFY FILE / SET ONLINE
-
-
-def _at(db_lit: str, f: FileMove, path: str) -> str:
-    return (
-        f"EXISTS (SELECT 1 FROM sys.master_files WHERE database_id = DB_ID({db_lit}) "
-        f"AND name = {tsql_str(f.to_name)} AND {lower_eq('physical_name', path)})"
-    )
 
 
 def _copy_commands(f: FileMove) -> list[str]:
@@ -206,29 +190,47 @@ def render_offline(
 ) -> str:
     operations = _offline_operations(move, action, direction)
     script = start(move, action, direction, forward, options, at, operations=operations)
-    db = move.target.database
-    ldb, qdb = tsql_str(db), tsql_ident(db)
+    ldb = tsql_str(move.target.database)
+    any_from = any_old(ldb, action.files)
+    script.add(*_where_now(move, action, direction))
+    script.add(*_run1_checks_batch(move, action, options))
+    script.add(*_take_offline(move, action, direction, forward))
+    script.add(_run2_gate(move, action, direction, forward, _state(ldb), any_from))
+    script.add(*_point_at_copies(move, action))
+    script.add(*_bring_online(move, action, direction))
+    script.add(*_offline_post_check(move, action))
+    script.add(finish(f"finished: {describe(move, action)} is on tier {move.to_tier}."))
+    return script.text()
+
+
+def _state(ldb: str) -> str:
+    """The database's state, an expression readable while it is offline."""
+    return f"(SELECT state_desc FROM sys.databases WHERE name = {ldb})"
+
+
+def _where_now(move: Move, action: MoveFiles, direction: str) -> list[str]:
+    """Run 1 and run 2: the right server, no availability group, every file where the plan says (old
+    or new place), the database in a state this script handles."""
+    ldb = tsql_str(move.target.database)
+    qdb = tsql_ident(move.target.database)
     target = target_dir(action.files)
-    plan = tsql_str(forward.checksum())
-    names = ", ".join(tsql_str(f.to_name) for f in action.files)
-    state = f"(SELECT state_desc FROM sys.databases WHERE name = {ldb})"
-    any_from = " OR ".join(_at(ldb, f, f.from_path) for f in action.files)
-    all_to = " AND ".join(_at(ldb, f, f.to_path) for f in action.files)
-    script.add(
+    state = _state(ldb)
+    all_to = all_new(ldb, action.files)
+    return [
         "USE [master];",
         "SET NOCOUNT ON;",
         "DECLARE @msg nvarchar(2048);",
         say(
             f"{direction}: {describe(move, action)}: tier {move.from_tier or 'unknown'} -> {move.to_tier} (offline)"
         ),
-        identity_checks(move),
-        ha_checks(move, "a database in one cannot be taken offline."),
+        *identity_checks(move),
+        *ha_checks(move, "a database in one cannot be taken offline."),
         "-- every planned file is where the plan says: old place, or new place after an earlier run",
         *[
             line
             for f in action.files
             for line in fail(
-                f"NOT ({_at(ldb, f, f.from_path)} OR {_at(ldb, f, f.to_path)})",
+                f"NOT ({file_at(ldb, f, f.from_path)} OR {file_at(ldb, f, f.to_path)})",
                 tsql_str(
                     f"tierwise: pre-check failed: file {tsql_ident(f.to_name)} of {qdb} is neither at {f.from_path} "
                     f"nor at {f.to_path}; the advice is out of date. Nothing was changed."
@@ -243,12 +245,22 @@ def render_offline(
         "BEGIN",
         say(f"already done: {qdb} is online from {target}; the steps below change nothing.", "    "),
         "END;",
-    )
+    ]
+
+
+def _run1_checks_batch(move: Move, action: MoveFiles, options: Options) -> list[str]:
+    """Run 1, while the database is online on the old files: no snapshot, backup or DBCC, a recent
+    backup, the target directory, no stale copy there, free space; the run marker table."""
+    ldb = tsql_str(move.target.database)
+    qdb = tsql_ident(move.target.database)
+    target = target_dir(action.files)
+    state = _state(ldb)
+    any_from = any_old(ldb, action.files)
     # run 1: checks that only make sense while the database is still online on the old files
     probes: list[str] = []
     for f in action.files:
         probes += [
-            f"IF {_at(ldb, f, f.from_path)}",
+            f"IF {file_at(ldb, f, f.from_path)}",
             "BEGIN",
             *[f"    {line}" for line in file_exists_probe(f.to_path, "@file_exists")],
             *fail(
@@ -262,7 +274,7 @@ def render_offline(
             ),
             "END;",
         ]
-    script.add(
+    return [
         "USE [master];",
         "DECLARE @msg nvarchar(2048);",
         f"IF NOT ({state} = N'ONLINE' AND ({any_from}))",
@@ -274,7 +286,7 @@ def render_offline(
             "run 1: checking snapshots, running backups, backups, the target directory, stale copies, free space"
         ),
         *_run1_checks(move, ldb, qdb),
-        backup_check(move, options),
+        *backup_check(move, options),
         *directory_check(target, "target"),
         "DECLARE @fe_probe TABLE (file_exists int, is_directory int, parent_exists int), @file_exists bit;",
         *probes,
@@ -285,8 +297,18 @@ def render_offline(
             f"the copies of the files of {qdb}",
         ),
         *_marker_table(),
-    )
-    script.add(
+    ]
+
+
+def _take_offline(move: Move, action: MoveFiles, direction: str, forward: Move) -> list[str]:
+    """Run 1, step 1: SET OFFLINE, then the run marker of this offline period."""
+    ldb = tsql_str(move.target.database)
+    qdb = tsql_ident(move.target.database)
+    plan = tsql_str(forward.checksum())
+    names = ", ".join(tsql_str(f.to_name) for f in action.files)
+    state = _state(ldb)
+    any_from = any_old(ldb, action.files)
+    return [
         "USE [master];",
         f"IF {state} = N'ONLINE' AND ({any_from})",
         "BEGIN",
@@ -309,26 +331,40 @@ def render_offline(
         ),
         "    END;",
         "END;",
-    )
-    script.add(_run2_gate(move, action, direction, forward, state, any_from))
+    ]
+
+
+def _point_at_copies(move: Move, action: MoveFiles) -> list[str]:
+    """Run 2, step 2: MODIFY FILE each file that does not point at its copy yet."""
+    ldb = tsql_str(move.target.database)
+    qdb = tsql_ident(move.target.database)
+    state = _state(ldb)
     modify: list[str] = []
     for i, f in enumerate(action.files, start=1):
         modify += [
-            f"    IF NOT {_at(ldb, f, f.to_path)}",
+            f"    IF NOT {file_at(ldb, f, f.to_path)}",
             "    BEGIN",
             say(f"step 2.{i}: pointing {tsql_ident(f.to_name)} at {f.to_path}", "        "),
             f"        ALTER DATABASE {qdb} MODIFY FILE (NAME = {tsql_str(f.to_name)}, FILENAME = {tsql_str(f.to_path)});",
             "    END;",
         ]
-    script.add(
+    return [
         "USE [master];",
         f"IF {state} IN (N'OFFLINE', N'RECOVERY_PENDING')",
         "BEGIN",
         *modify,
         "END;",
-    )
+    ]
+
+
+def _bring_online(move: Move, action: MoveFiles, direction: str) -> list[str]:
+    """Run 2, step 3: SET ONLINE from the copies, and clear the run marker."""
+    ldb = tsql_str(move.target.database)
+    qdb = tsql_ident(move.target.database)
+    target = target_dir(action.files)
+    state = _state(ldb)
     other = "rollback" if direction == "forward" else "forward"
-    script.add(
+    return [
         "USE [master];",
         f"IF {state} IN (N'OFFLINE', N'RECOVERY_PENDING')",
         "BEGIN",
@@ -345,9 +381,18 @@ def render_offline(
         f"    IF {state} = N'ONLINE' AND OBJECT_ID({MARKER_LIT}, N'U') IS NOT NULL",
         f"        DELETE FROM {MARKER} WHERE database_name = {ldb};",
         "END;",
-    )
+    ]
+
+
+def _offline_post_check(move: Move, action: MoveFiles) -> list[str]:
+    """Online from the copies; the old files can go once the application is checked."""
+    ldb = tsql_str(move.target.database)
+    qdb = tsql_ident(move.target.database)
+    target = target_dir(action.files)
+    state = _state(ldb)
+    all_to = all_new(ldb, action.files)
     olds = "; ".join(f.from_path for f in action.files)
-    script.add(
+    return [
         "USE [master];",
         "DECLARE @msg nvarchar(2048);",
         *fail(
@@ -362,9 +407,7 @@ def render_offline(
             "",
         ),
         say(f"once the application is checked, delete the old copies: {olds}", ""),
-    )
-    script.add(finish(f"finished: {describe(move, action)} is on tier {move.to_tier}."))
-    return script.text()
+    ]
 
 
 def _run2_gate(
@@ -393,16 +436,6 @@ def _run2_gate(
     plan_sha = forward.checksum()
     plan = tsql_str(plan_sha)
     target = target_dir(action.files)
-    other = (
-        "To give up instead, run the rollback script."
-        if direction == "forward"
-        else "To go ahead with the move instead, run the forward script."
-    )
-    copy_lines: list[str] = []
-    for f in action.files:
-        copy_lines.append(say(f"    copy  {f.from_path}", "        "))
-        copy_lines.append(say(f"      to  {f.to_path}", "        "))
-        copy_lines += [say(f"      {c}", "        ") for c in _copy_commands(f)]
     mine = f"m.database_name = {ldb} AND m.plan_sha256 = {plan} AND m.direction = {tsql_str(direction)}"
     # a file run 2 already pointed at its copy (MODIFY FILE done, SET ONLINE not yet)
     pointed = " OR ".join(
@@ -465,6 +498,27 @@ def _run2_gate(
                 "    IF COALESCE(@copy_exists, 0) = 0 SET @missing = @missing + 1;",
             ]
         ],
+        *_manual_step(move, action, direction),
+        "END;",
+    ]
+
+
+def _manual_step(move: Move, action: MoveFiles, direction: str) -> list[str]:
+    """Run 2 while a copy is missing: what to copy where (with its ACL and a size check), then stop
+    every later batch until the script is run again."""
+    qdb = tsql_ident(move.target.database)
+    target = target_dir(action.files)
+    other = (
+        "To give up instead, run the rollback script."
+        if direction == "forward"
+        else "To go ahead with the move instead, run the forward script."
+    )
+    copy_lines: list[str] = []
+    for f in action.files:
+        copy_lines.append(say(f"    copy  {f.from_path}", "        "))
+        copy_lines.append(say(f"      to  {f.to_path}", "        "))
+        copy_lines += [say(f"      {c}", "        ") for c in _copy_commands(f)]
+    return [
         "    IF @missing > 0",
         "    BEGIN",
         say("======================== MANUAL STEP ========================", "        "),
@@ -485,193 +539,4 @@ def _run2_gate(
         "        SET NOEXEC ON;",
         "        RETURN;",
         "    END;",
-        "END;",
     ]
-
-
-# ---------------------------------------------------------------------------------------------
-# restart: tempdb
-
-
-def _tempdb_operations(action: MoveFiles) -> Operations:
-    known, unknown = _sizes(action.files)
-    size = _gb(known) + (f" (+{unknown} file(s) of unknown size)" if unknown else "")
-    return Operations(
-        duration=(
-            "Seconds now (catalog changes). The move happens at the next restart of the SQL Server service, "
-            f"which recreates these tempdb files ({size}) at their configured size: data files in seconds "
-            "with instant file initialization, a log file is zeroed (minutes for a large one)."
-        ),
-        log_volume="Next to none: MODIFY FILE changes the catalog in master.",
-        blocking="None now. The restart disconnects every session of the instance: plan it in a change window.",
-        backups=(
-            "tempdb is never backed up. Backup and other Agent jobs running at the restart fail: restart "
-            "outside their windows."
-        ),
-        abort=(
-            "Cancel at any point: each MODIFY FILE is checked first, so the script is safe to run again; "
-            "before the restart the rollback script sets the old paths back and nothing else happened."
-        ),
-        recover=(
-            f"If the instance does not start after the restart, start it with {_minimal_start(action)}, "
-            "MODIFY FILE tempdb back to the old paths and restart: the script's last lines print the exact "
-            "statements (Microsoft Learn: Move system databases, failure recovery)."
-        ),
-    )
-
-
-def _minimal_start(action: MoveFiles) -> str:
-    if path_separator(action.files[0].from_path) == "\\":
-        return "NET START MSSQLSERVER /f /T3608"
-    return "sqlservr -f -T3608 (as the mssql user)"
-
-
-def _coverage_check(action: MoveFiles) -> list[str]:
-    """Stop unless the plan names every tempdb file of the kinds it moves (sys.master_files.type of
-    the planned files: data, log). A file the plan misses stays on the old path and keeps taking
-    its share of tempdb I/O (proportional fill), so the move would look done and not be. The
-    advice treats tempdb's data files as one unit and its log as another, so a missed file means
-    one was added after the advice; moving only the data (or only the log) stays possible."""
-    names = ", ".join(sorted({tsql_str(n) for f in action.files for n in (f.from_name, f.to_name)}))
-    return [
-        "DECLARE @missed nvarchar(1024);",
-        "SET @missed = N'';",
-        "-- the planned files' kinds (0 data, 1 log): every tempdb file of those kinds must be in the plan",
-        "SELECT @missed = @missed + N' ' + QUOTENAME(mf.name) + N' (' + mf.type_desc + N') at ' + mf.physical_name + N';'",
-        "FROM sys.master_files AS mf",
-        f"WHERE mf.database_id = DB_ID({TEMPDB}) AND mf.name NOT IN ({names})",
-        f"    AND mf.type IN (SELECT p.type FROM sys.master_files AS p WHERE p.database_id = DB_ID({TEMPDB}) AND p.name IN ({names}));",
-        *fail(
-            "@missed <> N''",
-            "N'tierwise: pre-check failed: the plan does not move every tempdb file of its kind; these would stay "
-            "where they are:' + @missed + N' Regenerate the advice and this script (or move them by hand with the "
-            "same ALTER DATABASE [tempdb] MODIFY FILE). Nothing was changed.'",
-        ),
-    ]
-
-
-def _recovery_lines(move: Move, action: MoveFiles) -> list[str]:
-    """How to get the instance up when tempdb's new location fails at start: Microsoft Learn,
-    "Move system databases", Failure recovery procedure (NET START ... /f /T3608: minimal
-    configuration, master only recovered; then MODIFY FILE back, stop, start)."""
-    windows = path_separator(action.files[0].from_path) == "\\"
-    if windows:
-        start = (
-            "NET START MSSQLSERVER /f /T3608 (a named instance: NET START MSSQL$<instance> /f /T3608; the "
-            "parameters are case sensitive)"
-        )
-        restart = "NET STOP MSSQLSERVER, then NET START MSSQLSERVER"
-    else:
-        start = "sudo systemctl stop mssql-server, then sudo -u mssql /opt/mssql/bin/sqlservr -f -T3608"
-        restart = "stop that sqlservr (Ctrl+C), then sudo systemctl start mssql-server"
-    back = [
-        f"      ALTER DATABASE [tempdb] MODIFY FILE (NAME = {tsql_str(f.to_name)}, FILENAME = {tsql_str(f.from_path)});"
-        for f in action.files
-    ]
-    return [
-        say(
-            "IF THE INSTANCE DOES NOT START after the restart (target directory missing or not writable by the "
-            f"service account; see the error log): start it with {start},",
-            "    ",
-        ),
-        say(
-            f"  connect (single-user: stop SQL Server Agent first) with sqlcmd -S {move.target.server} -E and run:",
-            "    ",
-        ),
-        *[say(b, "    ") for b in back],
-        say(
-            f"  then {restart}. Fix the target and run this script again later "
-            "(Microsoft Learn: Move system databases, failure recovery procedure).",
-            "    ",
-        ),
-    ]
-
-
-def render_restart(
-    move: Move, action: MoveFiles, direction: str, forward: Move, options: Options, at: datetime
-) -> str:
-    script = start(move, action, direction, forward, options, at, operations=_tempdb_operations(action))
-    target = target_dir(action.files)
-    script.add(
-        "USE [master];",
-        "SET NOCOUNT ON;",
-        "DECLARE @msg nvarchar(2048);",
-        say(f"{direction}: {describe(move, action)}: tier {move.from_tier or 'unknown'} -> {move.to_tier}"),
-        say("RESTART REQUIRED: the new locations take effect at the next restart of the SQL Server service."),
-        identity_checks(move),
-        *[
-            line
-            for f in action.files
-            for line in fail(
-                f"NOT ({_at(TEMPDB, f, f.from_path)} OR {_at(TEMPDB, f, f.to_path)})",
-                tsql_str(
-                    f"tierwise: pre-check failed: tempdb file {tsql_ident(f.to_name)} is neither configured at "
-                    f"{f.from_path} nor at {f.to_path}; the advice is out of date. Nothing was changed."
-                ),
-            )
-        ],
-        *_coverage_check(action),
-        *directory_check(target, "target"),
-    )
-    pending = " OR ".join(f"NOT {_at(TEMPDB, f, f.to_path)}" for f in action.files)
-    script.add(
-        "USE [master];",
-        "DECLARE @msg nvarchar(2048);",
-        f"IF NOT ({pending})",
-        "BEGIN",
-        say("every file is configured at the target already: no free-space check needed", "    "),
-        "    RETURN;",
-        "END;",
-        *free_space_check(
-            target,
-            str(sum(size_mb(f, options) for f in action.files)),
-            options.headroom_pct,
-            "tempdb (recreated at its configured size at start)",
-        ),
-    )
-    for i, f in enumerate(action.files, start=1):
-        at_target = _at(TEMPDB, f, f.to_path)
-        script.add(
-            "USE [master];",
-            f"IF {at_target}",
-            "BEGIN",
-            say(f"step {i}: already done: {tsql_ident(f.to_name)} is configured at {f.to_path}", "    "),
-            "END",
-            "ELSE",
-            "BEGIN",
-            say(
-                f"step {i}: configuring {tsql_ident(f.to_name)} at {f.to_path} (used after the restart)",
-                "    ",
-            ),
-            f"    ALTER DATABASE [tempdb] MODIFY FILE (NAME = {tsql_str(f.to_name)}, FILENAME = {tsql_str(f.to_path)});",
-            "END;",
-        )
-    all_to = " AND ".join(_at(TEMPDB, f, f.to_path) for f in action.files)
-    active = " AND ".join(
-        f"EXISTS (SELECT 1 FROM tempdb.sys.database_files WHERE name = {tsql_str(f.to_name)} "
-        f"AND {lower_eq('physical_name', f.to_path)})"
-        for f in action.files
-    )
-    olds = "; ".join(f.from_path for f in action.files)
-    script.add(
-        "USE [master];",
-        "DECLARE @msg nvarchar(2048);",
-        *fail(
-            f"NOT ({all_to})", tsql_str(f"tierwise: post-check failed: tempdb is not configured at {target}.")
-        ),
-        f"IF {active}",
-        "BEGIN",
-        say(f"post-check passed: tempdb is configured at and already running from {target}.", "    "),
-        "END",
-        "ELSE",
-        "BEGIN",
-        say(
-            f"post-check passed: tempdb is configured at {target}. RESTART the SQL Server service in the change",
-            "    ",
-        ),
-        say(f"window for it to take effect; after the restart delete the old files: {olds}", "    "),
-        *_recovery_lines(move, action),
-        "END;",
-    )
-    script.add(finish(f"finished: tempdb is configured on tier {move.to_tier} (takes effect at restart)."))
-    return script.text()

@@ -27,27 +27,21 @@ from datetime import datetime
 from migrations.header import Operations
 from migrations.plan import Move, MoveFiles, Options
 from migrations.quoting import path_separator, tsql_ident, tsql_str
-from migrations.tsql import (
-    MAJOR_VERSION,
+from migrations.tsql_checks import (
     backup_check,
     busy_checks,
     columnstore_check,
     directory_check,
-    fail,
-    fail_if_msg,
-    finish,
     free_space_check,
     ha_checks,
-    identity_checks,
     ifi_note,
     log_room_check,
-    say,
-    say_expr,
+    opening_checks,
     server_state_check,
     snapshot_check,
-    step,
 )
 from migrations.tsql_files import describe, plan_table, size_mb, start, target_dir
+from migrations.tsql_frame import MAJOR_VERSION, fail, fail_if_msg, finish, say, say_expr, step
 
 FAST_MB_PER_S = 200  # planning figures for EMPTYFILE: an idle server between arrays ...
 SLOW_MB_PER_S = 50  # ... and a busy one (page by page, fully logged, behind Sch-M waits)
@@ -113,43 +107,75 @@ def render_online(
     move: Move, action: MoveFiles, direction: str, forward: Move, options: Options, at: datetime
 ) -> str:
     script = start(move, action, direction, forward, options, at, operations(move, action, direction))
-    db, fg = move.target.database, action.filegroup or "PRIMARY"
-    ldb, lfg = tsql_str(db), tsql_str(fg)
+    script.add(*_server_checks(move, action, direction, options))
+    script.add(*_file_checks(move, action, options))
+    script.add(*_target_checks(move, action, options))
+    fg = action.filegroup or "PRIMARY"
+    total = 3 * len(action.files)
+    for i, f in enumerate(action.files, start=1):
+        script.add(
+            _add_file(
+                move,
+                fg,
+                i,
+                total,
+                f.from_name,
+                f.to_name,
+                f.to_path,
+                size_mb(f, options),
+                options.file_growth_mb,
+            )
+        )
+    for i, f in enumerate(action.files, start=1):
+        n = len(action.files) + 2 * i - 1
+        script.add(_empty_file(move, action, fg, n, total, f.from_name))
+        script.add(_remove_file(move, n + 1, total, f.from_name, f.from_path))
+    script.add(*_post_check(move, action))
+    script.add(finish(f"finished: {describe(move, action)} is on tier {move.to_tier}."))
+    return script.text()
+
+
+def _server_checks(move: Move, action: MoveFiles, direction: str, options: Options) -> list[str]:
+    """In master: the server, the database online and writable, no availability group or
+    mirroring, a recent backup, no BACKUP, DBCC or snapshot in the way."""
+    db = move.target.database
+    ldb = tsql_str(db)
     qdb = tsql_ident(db)
-    target = target_dir(action.files)
-    label = f"{tsql_ident(fg)} of {qdb}"
-    script.add(
-        "USE [master];",
-        "SET NOCOUNT ON;",
-        "DECLARE @msg nvarchar(2048);",
-        say(f"{direction}: {describe(move, action)}: tier {move.from_tier or 'unknown'} -> {move.to_tier}"),
-        identity_checks(move),
-        *fail(
-            f"DATABASEPROPERTYEX({ldb}, 'Status') <> N'ONLINE'",
-            tsql_str(f"tierwise: pre-check failed: database {qdb} is not ONLINE. Nothing was changed."),
+    return [
+        *opening_checks(
+            move,
+            f"{direction}: {describe(move, action)}: tier {move.from_tier or 'unknown'} -> {move.to_tier}",
         ),
         *fail(
             f"DATABASEPROPERTYEX({ldb}, 'Updateability') <> N'READ_WRITE'",
             tsql_str(f"tierwise: pre-check failed: database {qdb} is READ_ONLY. Nothing was changed."),
         ),
-        ha_checks(
+        *ha_checks(
             move, "the file added on the primary is replayed on the secondaries, where the path must exist."
         ),
-        backup_check(move, options),
-        server_state_check(),
-        busy_checks(move),
-        snapshot_check(move),
-    )
-    exact_to = (
-        "LOWER(df.physical_name) = LOWER(p.to_path)"
-        if path_separator(target) == "\\"
-        else "df.physical_name = p.to_path"
-    )
+        *backup_check(move, options),
+        *server_state_check(),
+        *busy_checks(move),
+        *snapshot_check(move),
+    ]
+
+
+def _file_checks(move: Move, action: MoveFiles, options: Options) -> list[str]:
+    """In the database: every planned file where the plan says, no file the plan does not know, no
+    path taken; while pages remain to move: the filegroup writable, no columnstore, room in the log."""
+    db = move.target.database
+    fg = action.filegroup or "PRIMARY"
+    ldb = tsql_str(db)
+    lfg = tsql_str(fg)
+    qdb = tsql_ident(db)
+    target = target_dir(action.files)
+    label = f"{tsql_ident(fg)} of {qdb}"
+    exact_to = _exact_to(target)
     exact_from = exact_to.replace("p.to_path", "p.from_path")
-    script.add(
+    return [
         f"USE {tsql_ident(db)};",
         "DECLARE @msg nvarchar(2048);",
-        plan_table(action, options),
+        *plan_table(action, options),
         *fail(
             f"FILEGROUP_ID({lfg}) IS NULL",
             tsql_str(
@@ -164,24 +190,24 @@ def render_online(
         f"WHERE df.data_space_id <> FILEGROUP_ID({lfg})",
         f"    OR (df.name = p.from_name AND NOT ({exact_from}))",
         f"    OR (df.name = p.to_name AND NOT ({exact_to}));",
-        fail_if_msg(),
+        *fail_if_msg(),
         "SELECT TOP (1) @msg = N'tierwise: pre-check failed: file ' + QUOTENAME(p.from_name) + N' is not in the database; the advice is out of date. Nothing was changed.'",
         "FROM #tw_files AS p",
         "WHERE NOT EXISTS (SELECT 1 FROM sys.database_files AS df WHERE df.name IN (p.from_name, p.to_name));",
-        fail_if_msg(),
+        *fail_if_msg(),
         "SELECT TOP (1) @msg = N'tierwise: pre-check failed: filegroup ' + QUOTENAME(FILEGROUP_NAME(df.data_space_id)) + N' has file '",
         "    + QUOTENAME(df.name) + N' that the plan does not know; the advice is out of date. Nothing was changed.'",
         "FROM sys.database_files AS df",
         f"WHERE df.data_space_id = FILEGROUP_ID({lfg})",
         "    AND NOT EXISTS (SELECT 1 FROM #tw_files AS p WHERE df.name IN (p.from_name, p.to_name));",
-        fail_if_msg(),
+        *fail_if_msg(),
         "SELECT TOP (1) @msg = N'tierwise: pre-check failed: ' + mf.physical_name + N' is already used by file '",
         "    + QUOTENAME(mf.name) + N' of database ' + QUOTENAME(DB_NAME(mf.database_id)) + N'. Nothing was changed.'",
         "FROM sys.master_files AS mf",
         "JOIN #tw_files AS p ON "
         + exact_to.replace("df.physical_name", "mf.physical_name COLLATE DATABASE_DEFAULT"),
         f"WHERE NOT (mf.database_id = DB_ID({ldb}) AND mf.name COLLATE DATABASE_DEFAULT = p.to_name);",
-        fail_if_msg(),
+        *fail_if_msg(),
         "IF NOT EXISTS (SELECT 1 FROM #tw_files AS p JOIN sys.database_files AS df ON df.name = p.from_name)",
         "BEGIN",
         say(
@@ -204,24 +230,29 @@ def render_online(
                 "script, then mark it READ_ONLY again. Nothing was changed."
             ),
         ),
-        columnstore_check(
+        *columnstore_check(
             fg,
             "EMPTYFILE cannot move columnstore pages before SQL Server 2025. Move the table (rebuild it on "
             "another filegroup) or move this filegroup offline.",
         ),
-        log_room_check(
+        *log_room_check(
             "SELECT COALESCE(SUM(CAST(FILEPROPERTY(df.name, 'SpaceUsed') AS bigint)), 0) / 128 "
             "FROM #tw_files AS p JOIN sys.database_files AS df ON df.name = p.from_name",
             f"emptying the files of {label}",
             options.headroom_pct,
         ),
-    )
-    # capacity, directory and zeroing only matter while files remain to be added
-    missing = (
-        "SELECT COALESCE(SUM(p.size_mb), 0) FROM #tw_files AS p WHERE NOT EXISTS "
-        "(SELECT 1 FROM sys.database_files AS df WHERE df.name = p.to_name)"
-    )
-    script.add(
+    ]
+
+
+def _target_checks(move: Move, action: MoveFiles, options: Options) -> list[str]:
+    """While files remain to be added: the target directory, its free space, and whether new
+    files are zeroed first."""
+    db = move.target.database
+    fg = action.filegroup or "PRIMARY"
+    qdb = tsql_ident(db)
+    target = target_dir(action.files)
+    label = f"{tsql_ident(fg)} of {qdb}"
+    return [
         f"USE {qdb};",
         "DECLARE @msg nvarchar(2048);",
         "IF NOT EXISTS (SELECT 1 FROM #tw_files AS p WHERE NOT EXISTS (SELECT 1 FROM sys.database_files AS df WHERE df.name = p.to_name))",
@@ -230,29 +261,21 @@ def render_online(
         "    RETURN;",
         "END;",
         *directory_check(target, "target"),
-        *free_space_check(target, missing, options.headroom_pct, f"the new files of {label}"),
-        ifi_note(f"({missing})"),
-    )
-    total = 3 * len(action.files)
-    for i, f in enumerate(action.files, start=1):
-        script.add(
-            _add_file(
-                move,
-                fg,
-                i,
-                total,
-                f.from_name,
-                f.to_name,
-                f.to_path,
-                size_mb(f, options),
-                options.file_growth_mb,
-            )
-        )
-    for i, f in enumerate(action.files, start=1):
-        n = len(action.files) + 2 * i - 1
-        script.add(_empty_file(move, action, fg, n, total, f.from_name))
-        script.add(_remove_file(move, n + 1, total, f.from_name, f.from_path))
-    script.add(
+        *free_space_check(target, MISSING_MB, options.headroom_pct, f"the new files of {label}"),
+        *ifi_note(f"({MISSING_MB})"),
+    ]
+
+
+def _post_check(move: Move, action: MoveFiles) -> list[str]:
+    """Every file of the filegroup is a planned new one, and each planned new file is there."""
+    db = move.target.database
+    fg = action.filegroup or "PRIMARY"
+    lfg = tsql_str(fg)
+    qdb = tsql_ident(db)
+    target = target_dir(action.files)
+    label = f"{tsql_ident(fg)} of {qdb}"
+    exact_to = _exact_to(target)
+    return [
         f"USE {qdb};",
         "DECLARE @msg nvarchar(2048);",
         "SELECT TOP (1) @msg = N'tierwise: post-check failed: file ' + QUOTENAME(df.name) + N' of filegroup '",
@@ -260,17 +283,32 @@ def render_online(
         "FROM sys.database_files AS df",
         f"WHERE df.data_space_id = FILEGROUP_ID({lfg})",
         f"    AND NOT EXISTS (SELECT 1 FROM #tw_files AS p WHERE p.to_name = df.name AND {exact_to});",
-        fail_if_msg(),
+        *fail_if_msg(),
         "SELECT TOP (1) @msg = N'tierwise: post-check failed: the planned file ' + QUOTENAME(p.to_name) + N' is missing.'",
         "FROM #tw_files AS p WHERE NOT EXISTS (SELECT 1 FROM sys.database_files AS df WHERE df.name = p.to_name);",
-        fail_if_msg(),
+        *fail_if_msg(),
         "IF @msg IS NULL",
         "BEGIN",
         say(f"post-check passed: every file of {label} is in {target} (tier {move.to_tier}).", "    "),
         "END;",
+    ]
+
+
+def _exact_to(target: str) -> str:
+    """A catalog file (df) at its planned new path (p.to_path): Windows paths compare
+    case-insensitively."""
+    return (
+        "LOWER(df.physical_name) = LOWER(p.to_path)"
+        if path_separator(target) == "\\"
+        else "df.physical_name = p.to_path"
     )
-    script.add(finish(f"finished: {describe(move, action)} is on tier {move.to_tier}."))
-    return script.text()
+
+
+# capacity, directory and zeroing only matter while files remain to be added: the MB still to add
+MISSING_MB = (
+    "SELECT COALESCE(SUM(p.size_mb), 0) FROM #tw_files AS p WHERE NOT EXISTS "
+    "(SELECT 1 FROM sys.database_files AS df WHERE df.name = p.to_name)"
+)
 
 
 def _add_file(

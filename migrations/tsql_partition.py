@@ -31,23 +31,17 @@ from datetime import datetime
 from migrations.header import Operations
 from migrations.plan import Move, MovePartition, Options
 from migrations.quoting import dirname, tsql_ident, tsql_str
-from migrations.tsql import (
-    Batches,
+from migrations.tsql_checks import (
     backup_check,
     busy_checks,
     directory_check,
-    fail,
-    fail_if_msg,
-    finish,
     free_space_check,
-    gate,
     ha_checks,
-    identity_checks,
     log_room_check,
-    make_header,
-    say,
+    opening_checks,
     server_state_check,
 )
+from migrations.tsql_frame import Batches, fail, fail_if_msg, finish, gate, make_header, say
 from migrations.tsql_partition_sql import DISCOVER, MOVE, TYPE_AND_STYLE
 
 MB = 1024 * 1024
@@ -205,12 +199,45 @@ def _feature_checks(unsupported: Callable[[str, str], list[str]]) -> list[str]:
 def render_partition(
     move: Move, a: MovePartition, direction: str, forward: Move, options: Options, at: datetime
 ) -> str:
-    db = move.target.database
-    qdb = tsql_ident(db)
     table = f"{tsql_ident(a.schema)}.{tsql_ident(a.table)}"
-    what = f"partition {a.partition_number} of {table} in database {qdb} (all its aligned indexes)"
+    script = Batches(_header(move, a, direction, forward, options, at))
+    script.add(gate())
+    script.add(
+        *opening_checks(
+            move, f"{direction}: {_what(move, a)}: tier {move.from_tier or 'unknown'} -> {move.to_tier}"
+        ),
+        backup_check(move, options),
+    )
+    script.add(
+        f"USE {tsql_ident(move.target.database)};",
+        "SET NOCOUNT ON;",
+        "DECLARE @msg nvarchar(2048);",
+        *_where_now(
+            a,
+            f"already done: partition {a.partition_number} of {table} is on {tsql_ident(a.target_filegroup)}; the steps below change nothing.",
+        ),
+    )
+    if a.create_target is not None:
+        create_filegroup(script, move, a, options)
+    script.add(*_move(move, a, options))
+    script.add(*_post_checks(move, a))
+    if a.remove_source is not None:
+        _remove_filegroup(script, move, a)
+    script.add(finish(f"finished: partition {a.partition_number} of {table} is on tier {move.to_tier}."))
+    return script.text()
+
+
+def _what(move: Move, a: MovePartition) -> str:
+    table = f"{tsql_ident(a.schema)}.{tsql_ident(a.table)}"
+    return f"partition {a.partition_number} of {table} in database {tsql_ident(move.target.database)} (all its aligned indexes)"
+
+
+def _header(
+    move: Move, a: MovePartition, direction: str, forward: Move, options: Options, at: datetime
+) -> list[str]:
+    what = _what(move, a)
     rng = f"range {a.range_low or '(open)'} .. {a.range_high or '(open)'}"
-    header = make_header(
+    return make_header(
         move,
         direction,
         forward,
@@ -242,40 +269,30 @@ def render_partition(
         ],
         operations=_operations(forward, a),
     )
-    script = Batches(header)
-    script.add(gate())
-    script.add(
-        "USE [master];",
-        "SET NOCOUNT ON;",
-        "DECLARE @msg nvarchar(2048);",
-        say(f"{direction}: {what}: tier {move.from_tier or 'unknown'} -> {move.to_tier}"),
-        identity_checks(move),
-        *fail(
-            f"DATABASEPROPERTYEX({tsql_str(db)}, 'Status') <> N'ONLINE'",
-            tsql_str(f"tierwise: pre-check failed: database {qdb} is not ONLINE. Nothing was changed."),
-        ),
-        backup_check(move, options),
-    )
-    script.add(
-        f"USE {qdb};",
-        "SET NOCOUNT ON;",
-        "DECLARE @msg nvarchar(2048);",
+
+
+def _where_now(a: MovePartition, done: str) -> list[str]:
+    """Read the partition's place and the table's shape from the catalog; stop the batch, saying
+    `done`, when the partition is on the target already; refuse what the recipe does not cover."""
+    return [
         *_params(a),
         DISCOVER,
         *_state_checks(a),
         "IF @current_fg = @target_fg",
         "BEGIN",
-        say(
-            f"already done: partition {a.partition_number} of {table} is on {tsql_ident(a.target_filegroup)}; the steps below change nothing.",
-            "    ",
-        ),
+        say(done, "    "),
         "    RETURN;",
         "END;",
         *_shape_checks(a),
-    )
-    if a.create_target is not None:
-        create_filegroup(script, move, a, options)
-    script.add(
+    ]
+
+
+def _move(move: Move, a: MovePartition, options: Options) -> list[str]:
+    """Step 2: the checks again in the batch that moves, room in the filegroup and the log, then the
+    move in one transaction (tsql_partition_sql.MOVE)."""
+    table = f"{tsql_ident(a.schema)}.{tsql_ident(a.table)}"
+    qdb = tsql_ident(move.target.database)
+    return [
         f"USE {qdb};",
         "SET NOCOUNT ON;",
         "SET XACT_ABORT ON;",
@@ -283,27 +300,18 @@ def render_partition(
         "SET QUOTED_IDENTIFIER ON;",
         f"SET LOCK_TIMEOUT {LOCK_TIMEOUT_MS};",
         "DECLARE @msg nvarchar(2048);",
-        *_params(a),
-        DISCOVER,
-        *_state_checks(a),
-        "IF @current_fg = @target_fg",
-        "BEGIN",
-        say(
-            f"step 2: already done: partition {a.partition_number} is on {tsql_ident(a.target_filegroup)}",
-            "    ",
+        *_where_now(
+            a, f"step 2: already done: partition {a.partition_number} is on {tsql_ident(a.target_filegroup)}"
         ),
-        "    RETURN;",
-        "END;",
-        *_shape_checks(a),
         *fail(
             "FILEGROUP_ID(@target_fg) IS NULL OR NOT EXISTS (SELECT 1 FROM sys.database_files WHERE data_space_id = FILEGROUP_ID(@target_fg))",
             tsql_str(
                 f"tierwise: pre-check failed: filegroup {tsql_ident(a.target_filegroup)} does not exist or has no files. Nothing was changed."
             ),
         ),
-        _capacity_check(),
+        *_capacity_check(),
         # the header's promise: the rebuild is logged in one transaction, so the log must hold it
-        log_room_check(
+        *log_room_check(
             PARTITION_USED_MB, f"moving partition {a.partition_number} of {table}", options.headroom_pct
         ),
         MOVE.format(
@@ -313,8 +321,14 @@ def render_partition(
             old_lock_timeout_ms=OLD_LOCK_TIMEOUT_MS,
             old_timeout_s=OLD_LOCK_TIMEOUT_MS // 1000,
         ),
-    )
-    script.add(
+    ]
+
+
+def _post_checks(move: Move, a: MovePartition) -> list[str]:
+    """The partition, every page of it, on the target filegroup."""
+    table = f"{tsql_ident(a.schema)}.{tsql_ident(a.table)}"
+    qdb = tsql_ident(move.target.database)
+    return [
         f"USE {qdb};",
         "DECLARE @msg nvarchar(2048);",
         *_params(a),
@@ -336,11 +350,7 @@ def render_partition(
         say(
             f"post-check passed: partition {a.partition_number} of {table} is on {tsql_ident(a.target_filegroup)} (tier {move.to_tier})."
         ),
-    )
-    if a.remove_source is not None:
-        _remove_filegroup(script, move, a)
-    script.add(finish(f"finished: partition {a.partition_number} of {table} is on tier {move.to_tier}."))
-    return script.text()
+    ]
 
 
 def _operations(forward: Move, a: MovePartition) -> Operations:

@@ -7,17 +7,16 @@ from datetime import datetime
 from migrations.header import Operations
 from migrations.plan import Move, Options, SetReadOnly
 from migrations.quoting import tsql_ident, tsql_str
-from migrations.tsql import Batches, fail, finish, gate, identity_checks, make_header, say
+from migrations.tsql_checks import opening_checks
+from migrations.tsql_frame import Batches, fail, finish, gate, make_header, say
 
 
 def render_read_only(
     move: Move, action: SetReadOnly, direction: str, forward: Move, options: Options, at: datetime
 ) -> str:
-    db, fg = move.target.database, action.filegroup
-    qdb, lfg = tsql_ident(db), tsql_str(fg)
+    qdb = tsql_ident(move.target.database)
     mode = "READ_ONLY" if action.read_only else "READ_WRITE"
-    flag = 1 if action.read_only else 0
-    label = f"filegroup {tsql_ident(fg)} of {qdb}"
+    label = f"filegroup {tsql_ident(action.filegroup)} of {qdb}"
     limits = [
         "The script refuses to run while other sessions use the database (it does not disconnect them).",
         "A READ_ONLY filegroup rejects every write: only for data that no longer changes.",
@@ -44,17 +43,29 @@ def render_read_only(
     )
     script = Batches(header)
     script.add(gate())
+    script.add(*_pre_checks(move, action, direction))
+    script.add(*_mark(move, action))
+    script.add(*_post_check(move, action))
+    script.add(finish(f"finished: {label} is {mode}."))
+    return script.text()
+
+
+def _names(move: Move, action: SetReadOnly) -> tuple[str, str, str, int, str, str]:
+    """The database quoted, the filegroup as a literal, the mode, its is_read_only flag, the label,
+    and the expression that reads the flag."""
+    qdb, fg = tsql_ident(move.target.database), action.filegroup
+    lfg = tsql_str(fg)
+    mode, flag = ("READ_ONLY", 1) if action.read_only else ("READ_WRITE", 0)
     fg_flag = f"(SELECT is_read_only FROM {qdb}.sys.filegroups WHERE name = {lfg})"
-    script.add(
-        "USE [master];",
-        "SET NOCOUNT ON;",
-        "DECLARE @msg nvarchar(2048);",
-        say(f"{direction}: {label} -> {mode}"),
-        identity_checks(move),
-        *fail(
-            f"DATABASEPROPERTYEX({tsql_str(db)}, 'Status') <> N'ONLINE'",
-            tsql_str(f"tierwise: pre-check failed: database {qdb} is not ONLINE. Nothing was changed."),
-        ),
+    return qdb, lfg, mode, flag, f"filegroup {tsql_ident(fg)} of {qdb}", fg_flag
+
+
+def _pre_checks(move: Move, action: SetReadOnly, direction: str) -> list[str]:
+    """The right server, the database online, the filegroup there, not PRIMARY or the default, and
+    (for an ILM mark) holding only the partitions the plan froze."""
+    qdb, lfg, mode, _, label, fg_flag = _names(move, action)
+    return [
+        *opening_checks(move, f"{direction}: {label} -> {mode}"),
         *fail(
             f"{fg_flag} IS NULL",
             tsql_str(f"tierwise: pre-check failed: {label} does not exist. Nothing was changed."),
@@ -67,8 +78,13 @@ def render_read_only(
             ),
         ),
         *_holds_check(qdb, lfg, label, action),
-    )
-    script.add(
+    ]
+
+
+def _mark(move: Move, action: SetReadOnly) -> list[str]:
+    """Step 1: MODIFY FILEGROUP, only while no other session uses the database."""
+    qdb, _, mode, flag, label, fg_flag = _names(move, action)
+    return [
         "USE [master];",
         "DECLARE @msg nvarchar(2048), @others int;",
         f"IF {fg_flag} = {flag}",
@@ -77,7 +93,7 @@ def render_read_only(
         "END",
         "ELSE",
         "BEGIN",
-        f"    SELECT @others = COUNT(*) FROM sys.dm_exec_sessions WHERE database_id = DB_ID({tsql_str(db)}) AND session_id <> @@SPID;",
+        f"    SELECT @others = COUNT(*) FROM sys.dm_exec_sessions WHERE database_id = DB_ID({tsql_str(move.target.database)}) AND session_id <> @@SPID;",
         *fail(
             "@others > 0",
             f"{tsql_str(f'tierwise: pre-check failed: {mode} needs exclusive access, but ')} + CAST(@others AS nvarchar(10)) + "
@@ -85,17 +101,20 @@ def render_read_only(
             "    ",
         ),
         say(f"step 1: marking {label} {mode}", "    "),
-        f"    ALTER DATABASE {qdb} MODIFY FILEGROUP {tsql_ident(fg)} {mode};",
+        f"    ALTER DATABASE {qdb} MODIFY FILEGROUP {tsql_ident(action.filegroup)} {mode};",
         "END;",
-    )
-    script.add(
+    ]
+
+
+def _post_check(move: Move, action: SetReadOnly) -> list[str]:
+    """The filegroup is in the planned mode."""
+    _, _, mode, flag, label, fg_flag = _names(move, action)
+    return [
         "USE [master];",
         "DECLARE @msg nvarchar(2048);",
         *fail(f"{fg_flag} <> {flag}", tsql_str(f"tierwise: post-check failed: {label} is not {mode}.")),
         say(f"post-check passed: {label} is {mode}."),
-    )
-    script.add(finish(f"finished: {label} is {mode}."))
-    return script.text()
+    ]
 
 
 def _holds_check(qdb: str, lfg: str, label: str, action: SetReadOnly) -> list[str]:

@@ -11,7 +11,7 @@ from decimal import Decimal
 import pytest
 
 from migrations import AddDataPartition, MoveDataPartition, render_pair
-from migrations.db2_partition import overlap_sql
+from migrations.db2_ranges import overlap_sql
 from migrations.plan import Move
 from tests.migrations.golden_cases import CASES, GENERATED_AT, OPTIONS, case_move, render_case
 from tests.migrations.sqltokens import db2_statements

@@ -194,11 +194,9 @@ SIGNAL = re.compile(rf"SIGNAL SQLSTATE '75001' SET MESSAGE_TEXT = {STR};")
 def _range_where_lines() -> set[str]:
     """The two fixed `SET v_where` lines the generator writes (the predicate is built from
     catalog text at run time; only these forms may build it)."""
-    from migrations.db2_partition import _range_where
+    from migrations.db2_ranges import range_where
 
-    return {
-        line.strip() for line in _range_where("'S'", "'T'", "X") if line.strip().startswith("SET v_where")
-    }
+    return {line.strip() for line in range_where("'S'", "'T'", "X") if line.strip().startswith("SET v_where")}
 
 
 def check_compound(stmt: str) -> None:

@@ -7,7 +7,8 @@ import itertools
 import re
 
 from migrations.plan import Options
-from migrations.tsql import Batches, backup_check, fail, say, step
+from migrations.tsql_checks import backup_check
+from migrations.tsql_frame import Batches, fail, say, step
 from tests.migrations.golden_cases import CASES, case_move, render_case
 from tests.migrations.sqltokens import tsql_batches
 
