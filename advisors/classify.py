@@ -8,11 +8,23 @@ for, scans stream well from disks, logs are sequential writes the array cache ab
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 from advisors.features import Features, ObjectInfo
 from policies.model import Policy
 
-PROFILES = ("random_read", "random_mixed", "sequential_read", "log_write", "write_heavy", "tempdb", "cold")
+# The profile vocabulary, defined once: profile_of returns only these (mypy checks it), and the
+# scenario corpus and the simulator's ground truth are tested against it.
+Profile = Literal[
+    "random_read", "random_mixed", "sequential_read", "log_write", "write_heavy", "tempdb", "cold"
+]
+PROFILES: tuple[Profile, ...] = get_args(Profile)
+
+# Codes of the notes on I/O left out of an object's figures (docs/reading-advice.md); the binding
+# reasons' codes are advisors.binding.CODES.
+MAINTENANCE_DECLARED = "TW101"  # hours in a declared maintenance window
+MAINTENANCE_DETECTED = "TW102"  # hours of very large reads nobody declared (a backup or DBCC)
+NOTE_CODES = (MAINTENANCE_DECLARED, MAINTENANCE_DETECTED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +116,7 @@ def maintenance_notes(info: ObjectInfo, f: Features) -> tuple[str, ...]:
     if m is None:
         return ()
     if m.note is not None:
-        return (f"TW101 {m.note}",)
+        return (f"{MAINTENANCE_DECLARED} {m.note}",)
     out = []
     what = _object_word(info)
     for s in m.slices:
@@ -116,10 +128,10 @@ def maintenance_notes(info: ObjectInfo, f: Features) -> tuple[str, ...]:
         size = f", avg {_kb(s.avg_read_bytes)} per read" if s.avg_read_bytes is not None else ""
         if s.kind == "burst":
             where = f"hours of large sequential reads ({s.hours:,.0f} h{size}, e.g. a backup or DBCC)"
-            code = "TW102"
+            code = MAINTENANCE_DETECTED
         else:
             where = f"the '{s.name}' {s.kind} window ({s.hours:,.0f} h{size})"
-            code = "TW101"
+            code = MAINTENANCE_DECLARED
         out.append(
             f"{code} {_pct(share)} of this {what}'s {of} fell in {where} and were left out of its heat and rates"
         )
@@ -130,7 +142,7 @@ def is_tempdb(info: ObjectInfo) -> bool:
     return info.kind == "tempdb" or (info.engine == "sqlserver" and info.database.lower() == "tempdb")
 
 
-def profile_of(info: ObjectInfo, f: Features, policy: Policy) -> tuple[str, str]:
+def profile_of(info: ObjectInfo, f: Features, policy: Policy) -> tuple[Profile, str]:
     """The profile from the measured mix alone, and the figures that name it."""
     c = policy.classification
     total = f.read_iops + f.write_iops

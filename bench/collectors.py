@@ -47,10 +47,9 @@ def main() -> None:
     ap.add_argument("--workers", default="1,2,4", help="worker process counts to measure")
     ap.add_argument("--admin-url", default=ADMIN_URL)
     ap.add_argument("--child", nargs=6, metavar=("URL", "KEY", "ORIGIN", "INSTANCES", "FILES", "BATCH"))
-    ap.add_argument("--per-target", action="store_true", help="child: one ingest per target")
     args = ap.parse_args()
     if args.child:
-        child(*args.child, per_target=args.per_target)
+        child(*args.child)
         return
 
     admin = create_engine(args.admin_url, isolation_level="AUTOCOMMIT")
@@ -68,9 +67,7 @@ def main() -> None:
 # --- a worker process ----------------------------------------------------------------------------
 
 
-def child(
-    url: str, key: str, origin: str, instances: str, files: str, batch: str, *, per_target: bool
-) -> None:
+def child(url: str, key: str, origin: str, instances: str, files: str, batch: str) -> None:
     from app.collect import _fleet
     from app.settings import Settings
     from app.workers import Worker, describe
@@ -78,7 +75,7 @@ def child(
     _fleet(datetime.fromisoformat(origin), SEED, int(instances), int(files))  # built before the clock starts
     settings = Settings(database_url=url, secret_key=key, polling="workers", log_level="WARNING")
     store = Store(url, migrate=False)
-    worker = Worker(store, Vault(key.encode()), settings, batch=int(batch), batch_ingest=not per_target)
+    worker = Worker(store, Vault(key.encode()), settings, batch=int(batch))
     read = worker.read
     read_s = 0.0
 
@@ -134,11 +131,11 @@ def run(url: str, instances: int, files: int, batch: int, counts: list[int]) -> 
                 )
             )
 
-    def cycle(workers: int, *, per_target: bool = False, size: int = batch) -> Cycle:
+    def cycle(workers: int, *, size: int = batch) -> Cycle:
         with store.session() as s:
             before = int(s.scalar(select(func.count()).select_from(Sample)) or 0)
         cmd = [sys.executable, "-m", "bench.collectors", "--child", url, key.decode(), origin.isoformat()]
-        cmd += [str(instances), str(files), str(size)] + (["--per-target"] if per_target else [])
+        cmd += [str(instances), str(files), str(size)]
         procs = [
             subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
             for _ in range(workers)
@@ -187,7 +184,7 @@ def run(url: str, instances: int, files: int, batch: int, counts: list[int]) -> 
     )
     show("first cycle, 1 worker (creates objects)", cycle(1))
     rates = {n: show(f"steady cycle, {n} worker process{'es' if n > 1 else ''}", cycle(n)) for n in counts}
-    per_target = show("1 worker, batch 1 (claim+write per target)", cycle(1, size=1, per_target=True))
+    per_target = show("1 worker, batch 1 (claim+write per target)", cycle(1, size=1))
     steady_rows = instances * files * 2
     per_target_rate, batch_rate = write_path(store, origin, instances, files, batch)
     print(

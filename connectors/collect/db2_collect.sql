@@ -61,10 +61,10 @@
 
 EXPORT TO tablespaces.del OF DEL MODIFIED BY CODEPAGE=1208 MESSAGES tablespaces.msg
 SELECT
-    REPLACE(VARCHAR_FORMAT(CURRENT TIMESTAMP - CURRENT TIMEZONE, 'YYYY-MM-DD HH24:MI:SS'), ' ', 'T') || 'Z' AS sample_time,
+    REPLACE(VARCHAR_FORMAT(ctx.sample_time, 'YYYY-MM-DD HH24:MI:SS'), ' ', 'T') || 'Z' AS sample_time,
     srv.server_name AS server_name,
-    CAST(CURRENT SERVER AS VARCHAR(128)) AS db_name,
-    REPLACE(VARCHAR_FORMAT(dbs.conn_time - CURRENT TIMEZONE, 'YYYY-MM-DD HH24:MI:SS'), ' ', 'T') || 'Z' AS db_conn_time,
+    ctx.db_name AS db_name,
+    REPLACE(VARCHAR_FORMAT(ctx.db_conn_time, 'YYYY-MM-DD HH24:MI:SS'), ' ', 'T') || 'Z' AS db_conn_time,
     m.tbsp_name AS tbsp_name,
     m.tbsp_id AS tbsp_id,
     m.tbsp_type AS tbsp_type,
@@ -153,8 +153,14 @@ FROM (
 ) AS m
 LEFT OUTER JOIN SYSCAT.TABLESPACES AS ts ON ts.tbspace = m.tbsp_name
 INNER JOIN (
-    SELECT MAX(d.db_conn_time) AS conn_time FROM TABLE(MON_GET_DATABASE(-2)) AS d
-) AS dbs ON 1 = 1
+    -- begin fragment db2_context (generated from connectors/queries/fragments/db2_context.sql)
+    SELECT
+        CURRENT TIMESTAMP - CURRENT TIMEZONE AS sample_time,
+        CAST(CURRENT SERVER AS VARCHAR(128)) AS db_name,
+        MAX(d.db_conn_time) - CURRENT TIMEZONE AS db_conn_time
+    FROM TABLE(MON_GET_DATABASE(-2)) AS d
+    -- end fragment db2_context
+) AS ctx ON 1 = 1
 INNER JOIN (
     SELECT RTRIM(h.host_name) || '/' || RTRIM(i.inst_name) AS server_name
     FROM (
@@ -168,10 +174,10 @@ WITH UR
 
 EXPORT TO table_partitions.del OF DEL MODIFIED BY CODEPAGE=1208 MESSAGES table_partitions.msg
 SELECT
-    REPLACE(VARCHAR_FORMAT(CURRENT TIMESTAMP - CURRENT TIMEZONE, 'YYYY-MM-DD HH24:MI:SS'), ' ', 'T') || 'Z' AS sample_time,
+    REPLACE(VARCHAR_FORMAT(ctx.sample_time, 'YYYY-MM-DD HH24:MI:SS'), ' ', 'T') || 'Z' AS sample_time,
     srv.server_name AS server_name,
-    CAST(CURRENT SERVER AS VARCHAR(128)) AS db_name,
-    REPLACE(VARCHAR_FORMAT(dbs.conn_time - CURRENT TIMEZONE, 'YYYY-MM-DD HH24:MI:SS'), ' ', 'T') || 'Z' AS db_conn_time,
+    ctx.db_name AS db_name,
+    REPLACE(VARCHAR_FORMAT(ctx.db_conn_time, 'YYYY-MM-DD HH24:MI:SS'), ' ', 'T') || 'Z' AS db_conn_time,
     dp.tabschema AS tabschema,
     dp.tabname AS tabname,
     dp.datapartitionid AS data_partition_id,
@@ -220,8 +226,14 @@ LEFT OUTER JOIN (
 ) AS m
     ON m.tabschema = dp.tabschema AND m.tabname = dp.tabname AND m.data_partition_id = dp.datapartitionid
 INNER JOIN (
-    SELECT MAX(d.db_conn_time) AS conn_time FROM TABLE(MON_GET_DATABASE(-2)) AS d
-) AS dbs ON 1 = 1
+    -- begin fragment db2_context (generated from connectors/queries/fragments/db2_context.sql)
+    SELECT
+        CURRENT TIMESTAMP - CURRENT TIMEZONE AS sample_time,
+        CAST(CURRENT SERVER AS VARCHAR(128)) AS db_name,
+        MAX(d.db_conn_time) - CURRENT TIMEZONE AS db_conn_time
+    FROM TABLE(MON_GET_DATABASE(-2)) AS d
+    -- end fragment db2_context
+) AS ctx ON 1 = 1
 INNER JOIN (
     SELECT RTRIM(h.host_name) || '/' || RTRIM(i.inst_name) AS server_name
     FROM (
@@ -240,10 +252,10 @@ WITH UR
 
 EXPORT TO transaction_log.del OF DEL MODIFIED BY CODEPAGE=1208 MESSAGES transaction_log.msg
 SELECT
-    REPLACE(VARCHAR_FORMAT(CURRENT TIMESTAMP - CURRENT TIMEZONE, 'YYYY-MM-DD HH24:MI:SS'), ' ', 'T') || 'Z' AS sample_time,
+    REPLACE(VARCHAR_FORMAT(ctx.sample_time, 'YYYY-MM-DD HH24:MI:SS'), ' ', 'T') || 'Z' AS sample_time,
     srv.server_name AS server_name,
-    CAST(CURRENT SERVER AS VARCHAR(128)) AS db_name,
-    REPLACE(VARCHAR_FORMAT(dbs.conn_time - CURRENT TIMEZONE, 'YYYY-MM-DD HH24:MI:SS'), ' ', 'T') || 'Z' AS db_conn_time,
+    ctx.db_name AS db_name,
+    REPLACE(VARCHAR_FORMAT(ctx.db_conn_time, 'YYYY-MM-DD HH24:MI:SS'), ' ', 'T') || 'Z' AS db_conn_time,
     lp.log_path AS log_path,
     l.log_size_bytes AS log_size_bytes,
     l.log_writes AS log_writes,
@@ -268,8 +280,14 @@ INNER JOIN (
     SELECT MIN(p.path) AS log_path FROM SYSIBMADM.DBPATHS AS p WHERE p.type = 'LOGPATH'
 ) AS lp ON 1 = 1
 INNER JOIN (
-    SELECT MAX(d.db_conn_time) AS conn_time FROM TABLE(MON_GET_DATABASE(-2)) AS d
-) AS dbs ON 1 = 1
+    -- begin fragment db2_context (generated from connectors/queries/fragments/db2_context.sql)
+    SELECT
+        CURRENT TIMESTAMP - CURRENT TIMEZONE AS sample_time,
+        CAST(CURRENT SERVER AS VARCHAR(128)) AS db_name,
+        MAX(d.db_conn_time) - CURRENT TIMEZONE AS db_conn_time
+    FROM TABLE(MON_GET_DATABASE(-2)) AS d
+    -- end fragment db2_context
+) AS ctx ON 1 = 1
 INNER JOIN (
     SELECT RTRIM(h.host_name) || '/' || RTRIM(i.inst_name) AS server_name
     FROM (
@@ -282,10 +300,10 @@ WITH UR
 
 EXPORT TO bufferpools.del OF DEL MODIFIED BY CODEPAGE=1208 MESSAGES bufferpools.msg
 SELECT
-    REPLACE(VARCHAR_FORMAT(CURRENT TIMESTAMP - CURRENT TIMEZONE, 'YYYY-MM-DD HH24:MI:SS'), ' ', 'T') || 'Z' AS sample_time,
+    REPLACE(VARCHAR_FORMAT(ctx.sample_time, 'YYYY-MM-DD HH24:MI:SS'), ' ', 'T') || 'Z' AS sample_time,
     srv.server_name AS server_name,
-    CAST(CURRENT SERVER AS VARCHAR(128)) AS db_name,
-    REPLACE(VARCHAR_FORMAT(dbs.conn_time - CURRENT TIMEZONE, 'YYYY-MM-DD HH24:MI:SS'), ' ', 'T') || 'Z' AS db_conn_time,
+    ctx.db_name AS db_name,
+    REPLACE(VARCHAR_FORMAT(ctx.db_conn_time, 'YYYY-MM-DD HH24:MI:SS'), ' ', 'T') || 'Z' AS db_conn_time,
     m.bp_name AS bp_name,
     bpc.pagesize AS bp_page_size,
     m.bp_cur_buffsz AS bp_cur_buffsz,
@@ -335,8 +353,14 @@ FROM (
 ) AS m
 LEFT OUTER JOIN SYSCAT.BUFFERPOOLS AS bpc ON bpc.bpname = m.bp_name
 INNER JOIN (
-    SELECT MAX(d.db_conn_time) AS conn_time FROM TABLE(MON_GET_DATABASE(-2)) AS d
-) AS dbs ON 1 = 1
+    -- begin fragment db2_context (generated from connectors/queries/fragments/db2_context.sql)
+    SELECT
+        CURRENT TIMESTAMP - CURRENT TIMEZONE AS sample_time,
+        CAST(CURRENT SERVER AS VARCHAR(128)) AS db_name,
+        MAX(d.db_conn_time) - CURRENT TIMEZONE AS db_conn_time
+    FROM TABLE(MON_GET_DATABASE(-2)) AS d
+    -- end fragment db2_context
+) AS ctx ON 1 = 1
 INNER JOIN (
     SELECT RTRIM(h.host_name) || '/' || RTRIM(i.inst_name) AS server_name
     FROM (
@@ -350,10 +374,10 @@ WITH UR
 
 EXPORT TO containers.del OF DEL MODIFIED BY CODEPAGE=1208 MESSAGES containers.msg
 SELECT
-    REPLACE(VARCHAR_FORMAT(CURRENT TIMESTAMP - CURRENT TIMEZONE, 'YYYY-MM-DD HH24:MI:SS'), ' ', 'T') || 'Z' AS sample_time,
+    REPLACE(VARCHAR_FORMAT(ctx.sample_time, 'YYYY-MM-DD HH24:MI:SS'), ' ', 'T') || 'Z' AS sample_time,
     srv.server_name AS server_name,
-    CAST(CURRENT SERVER AS VARCHAR(128)) AS db_name,
-    REPLACE(VARCHAR_FORMAT(dbs.conn_time - CURRENT TIMEZONE, 'YYYY-MM-DD HH24:MI:SS'), ' ', 'T') || 'Z' AS db_conn_time,
+    ctx.db_name AS db_name,
+    REPLACE(VARCHAR_FORMAT(ctx.db_conn_time, 'YYYY-MM-DD HH24:MI:SS'), ' ', 'T') || 'Z' AS db_conn_time,
     m.tbsp_name AS tbsp_name,
     m.container_name AS container_name,
     m.container_id AS container_id,
@@ -394,8 +418,14 @@ FROM (
 ) AS m
 LEFT OUTER JOIN SYSCAT.TABLESPACES AS ts ON ts.tbspace = m.tbsp_name
 INNER JOIN (
-    SELECT MAX(d.db_conn_time) AS conn_time FROM TABLE(MON_GET_DATABASE(-2)) AS d
-) AS dbs ON 1 = 1
+    -- begin fragment db2_context (generated from connectors/queries/fragments/db2_context.sql)
+    SELECT
+        CURRENT TIMESTAMP - CURRENT TIMEZONE AS sample_time,
+        CAST(CURRENT SERVER AS VARCHAR(128)) AS db_name,
+        MAX(d.db_conn_time) - CURRENT TIMEZONE AS db_conn_time
+    FROM TABLE(MON_GET_DATABASE(-2)) AS d
+    -- end fragment db2_context
+) AS ctx ON 1 = 1
 INNER JOIN (
     SELECT RTRIM(h.host_name) || '/' || RTRIM(i.inst_name) AS server_name
     FROM (

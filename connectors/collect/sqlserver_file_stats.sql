@@ -165,19 +165,28 @@ BEGIN
     EXEC sys.sp_executesql @capture;
     -- sqlserver_start_time is server-local; shift it by the UTC offset that applied at start-up
     -- (local start minus an approximate UTC start from ms_ticks, rounded to 15 minutes), so it
-    -- stays the same across daylight-saving changes: the same rule as the live connector.
-    SELECT @start_utc = DATEADD(
-        MINUTE,
-        -15 * CONVERT(int, ROUND(DATEDIFF(SECOND, t.approx_utc_start, t.local_start) / 900.0, 0)),
-        t.local_start
-    )
+    -- stays the same across daylight-saving changes: the same text as the live queries.
+    SELECT @start_utc = si.sqlserver_start_time
     FROM (
+        -- begin fragment server_start_utc (generated from connectors/queries/fragments/server_start_utc.sql)
         SELECT
-            CONVERT(datetime2(3), si.sqlserver_start_time) AS local_start,
-            DATEADD(SECOND, -CONVERT(int, (si.ms_ticks - si.sqlserver_start_time_ms_ticks) / 1000), SYSUTCDATETIME())
-                AS approx_utc_start
-        FROM sys.dm_os_sys_info AS si
-    ) AS t;
+            DATEADD(
+                MINUTE,
+                -15 * CAST(ROUND(DATEDIFF(SECOND, t.approx_utc_start, t.local_start) / 900.0, 0) AS int),
+                t.local_start
+            ) AS sqlserver_start_time
+        FROM (
+            SELECT
+                CAST(osi.sqlserver_start_time AS datetime2(3)) AS local_start,
+                DATEADD(
+                    SECOND,
+                    -CAST((osi.ms_ticks - osi.sqlserver_start_time_ms_ticks) / 1000 AS int),
+                    SYSUTCDATETIME()
+                ) AS approx_utc_start
+            FROM sys.dm_os_sys_info AS osi
+        ) AS t
+        -- end fragment server_start_utc
+    ) AS si;
 
     TRUNCATE TABLE #out;
     INSERT INTO #out (database_id, file_id, database_name, file_name, type_desc, filegroup_name, physical_name)

@@ -612,3 +612,13 @@ def test_write_hot_staging_table(sql: SimulatedInstance) -> None:
     assert 0.5 < written_gb_per_day / (3 * 1600 / 2) < 0.6  # over half of flash's daily write budget
     ref = by_key(sql.snapshot(ORIGIN))["Staging/file/3"].ref
     assert (ref.filegroup, ref.physical_name) == ("FG_LOAD", "F:\\fc\\Staging\\Staging_Load1.ndf")
+
+
+def test_truth_profiles_are_the_advisors_vocabulary(fleet: SimulatedFleet) -> None:
+    """The simulator names its objects' profiles with advisors.classify.PROFILES, the one list."""
+    from advisors.classify import PROFILES
+
+    generic = SimulatedFleet(seed=3, origin=ORIGIN, instances=2, files_per_instance=12)
+    profiles = {t.profile for f in (fleet, generic) for i in f.instances for t in i.truth().values()}
+    assert profiles <= set(PROFILES)
+    assert {"random_read", "cold", "log_write", "tempdb"} <= profiles

@@ -9,11 +9,13 @@ WITH ctx AS (
     -- one row: the poll time and the activation time in UTC. Db2 timestamps are server-local; they
     -- are shifted by CURRENT TIMEZONE (the offset now), so a daylight-saving change moves
     -- db_conn_time by the DST shift once (see docs/connect-db2.md). Latest activation of any member.
+    -- begin fragment db2_context (generated from connectors/queries/fragments/db2_context.sql)
     SELECT
         CURRENT TIMESTAMP - CURRENT TIMEZONE AS sample_time,
         CAST(CURRENT SERVER AS VARCHAR(128)) AS db_name,
         MAX(d.db_conn_time) - CURRENT TIMEZONE AS db_conn_time
     FROM TABLE(MON_GET_DATABASE(-2)) AS d
+    -- end fragment db2_context
 ),
 
 srv AS (

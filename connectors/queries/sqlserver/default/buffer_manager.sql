@@ -43,6 +43,7 @@ FROM (
     HAVING COUNT(*) > 0
 ) AS bm
 CROSS JOIN (
+    -- begin fragment server_start_utc (generated from connectors/queries/fragments/server_start_utc.sql)
     SELECT
         DATEADD(
             MINUTE,
@@ -59,4 +60,5 @@ CROSS JOIN (
             ) AS approx_utc_start
         FROM sys.dm_os_sys_info AS osi
     ) AS t
+    -- end fragment server_start_utc
 ) AS si

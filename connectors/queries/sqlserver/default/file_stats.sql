@@ -38,6 +38,7 @@ LEFT JOIN {db}.sys.filegroups AS fg
     ON fg.data_space_id = mf.data_space_id
 OUTER APPLY sys.dm_os_volume_stats(mf.database_id, mf.file_id) AS vs
 CROSS JOIN (
+    -- begin fragment server_start_utc (generated from connectors/queries/fragments/server_start_utc.sql)
     SELECT
         DATEADD(
             MINUTE,
@@ -54,6 +55,7 @@ CROSS JOIN (
             ) AS approx_utc_start
         FROM sys.dm_os_sys_info AS osi
     ) AS t
+    -- end fragment server_start_utc
 ) AS si
 WHERE mf.database_id = DB_ID(?)
 ORDER BY mf.file_id

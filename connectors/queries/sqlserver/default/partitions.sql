@@ -100,6 +100,7 @@ LEFT JOIN sys.dm_db_index_operational_stats(DB_ID(?), NULL, NULL, NULL) AS ios
         AND ios.index_id = p.index_id
         AND ios.partition_number = p.partition_number
 CROSS JOIN (
+    -- begin fragment server_start_utc (generated from connectors/queries/fragments/server_start_utc.sql)
     SELECT
         DATEADD(
             MINUTE,
@@ -116,6 +117,7 @@ CROSS JOIN (
             ) AS approx_utc_start
         FROM sys.dm_os_sys_info AS osi
     ) AS t
+    -- end fragment server_start_utc
 ) AS si
 WHERE o.is_ms_shipped = 0
 ORDER BY s.name, o.name, i.index_id, p.partition_number

@@ -32,6 +32,7 @@ INNER JOIN sys.dm_io_virtual_file_stats(DB_ID(?), NULL) AS vfs
 LEFT JOIN {db}.sys.filegroups AS fg
     ON fg.data_space_id = mf.data_space_id
 CROSS JOIN (
+    -- begin fragment server_start_utc (generated from connectors/queries/fragments/server_start_utc.sql)
     SELECT
         DATEADD(
             MINUTE,
@@ -48,6 +49,7 @@ CROSS JOIN (
             ) AS approx_utc_start
         FROM sys.dm_os_sys_info AS osi
     ) AS t
+    -- end fragment server_start_utc
 ) AS si
 WHERE mf.database_id = DB_ID(?)
 ORDER BY mf.file_id
