@@ -21,22 +21,30 @@ The method, so that a verdict survives a sceptic (docs/verification.md has a wor
   end is above zero; regressed when all of it is past the margins; no measurable effect when it
   lies within the equivalence margin; otherwise inconclusive ("extend to 14 days").
 - **The destination's band**: a promotion that lands above the faster tier's normal band is "outside
-  band", not improved; a demotion is a regression only above the slower tier's band.
+  band", not improved, and never a regression (the array is the suspect, not the move); a demotion
+  is a regression only above the slower tier's band.
+- **The tier it joined**, per I/O class at its before counts, with its own interval and the moved
+  unit's share of the tier's I/O.
+
+The windows and pairs are in verify_windows.py, the interval arithmetic in verify_stats.py.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from functools import lru_cache
-from statistics import fmean, stdev
+from statistics import fmean
 from typing import Any
 
-from scipy import stats
-
+from advisors.verify_stats import Interval, pct, pct_change, t_interval, week_variance
+from advisors.verify_windows import DAY, HOUR, Day, HourTotals, Slots, pair_days
 from policies.model import VerificationPolicy
+
+__all__ = [  # the windows and the interval arithmetic live in verify_windows / verify_stats
+    "DAY", "HOUR", "Day", "HourTotals", "Interval", "Slots", "pair_days", "pct", "t_interval", "week_variance",
+]  # fmt: skip
 
 IMPROVED, NO_EFFECT, REGRESSED = "improved", "no_effect", "regressed"
 OUTSIDE_BAND, WITHIN_BAND = "outside_band", "within_band"
@@ -53,39 +61,6 @@ LABELS = {
     NOT_MOVED: "not moved",
     VERIFIED: "verified",
 }
-HOUR = timedelta(hours=1)
-DAY = timedelta(days=1)
-
-
-@dataclass(frozen=True, slots=True)
-class HourTotals:
-    """Interval counters of one clock hour (or summed over several)."""
-
-    seconds: float = 0.0
-    reads: int = 0
-    bytes_read: int = 0
-    read_time_ms: int = 0
-    writes: int = 0
-    bytes_written: int = 0
-    write_time_ms: int = 0
-
-    def __add__(self, other: HourTotals) -> HourTotals:
-        return HourTotals(
-            self.seconds + other.seconds,
-            self.reads + other.reads,
-            self.bytes_read + other.bytes_read,
-            self.read_time_ms + other.read_time_ms,
-            self.writes + other.writes,
-            self.bytes_written + other.bytes_written,
-            self.write_time_ms + other.write_time_ms,
-        )
-
-    @property
-    def ios(self) -> int:
-        return self.reads + self.writes
-
-
-Slots = Mapping[datetime, HourTotals]  # start of a clock hour (UTC) -> its counters
 
 
 # ---- figures for display ---------------------------------------------------------------------
@@ -184,15 +159,6 @@ def _ms(v: float | None) -> str:
     return "n/a" if v is None else f"{v:,.1f}"
 
 
-def _pct(before: float, after: float) -> float | None:
-    return (after / before - 1) * 100 if before > 0 else None
-
-
-def pct(log_ratio: float) -> float:
-    """A log ratio as a percentage change: ln(0.5) is -50 %."""
-    return (math.exp(log_ratio) - 1) * 100
-
-
 # ---- was it moved? ---------------------------------------------------------------------------
 
 
@@ -274,212 +240,6 @@ def seen_moved(
     return Moved(True, first, last, tuple(reasons))
 
 
-# ---- day-level pairs -------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Day:
-    """One day after the move paired with the same weekday before it, over their paired hours."""
-
-    start: datetime  # first hour of the after day
-    hours: int
-    before: HourTotals
-    after: HourTotals
-    before_ms: float  # ms per I/O before
-    after_ms: float  # ms per I/O after, at the before hours' read and write counts
-    after_read_ms: float | None  # ms per read after, weighted by the before hours' reads
-    after_write_ms: float | None  # ms per write after, weighted by the before hours' writes
-    control: float | None  # the controls' log ratio over the same hours (None: no controls)
-
-    @property
-    def load(self) -> float:
-        """I/O per second after ÷ before."""
-        b = self.before.ios / self.before.seconds
-        return (self.after.ios / self.after.seconds) / b if b > 0 else math.inf
-
-    @property
-    def size_change_pct(self) -> float | None:
-        b, a = self.before, self.after
-        if not b.ios or not a.ios:
-            return None
-        return _pct((b.bytes_read + b.bytes_written) / b.ios, (a.bytes_read + a.bytes_written) / a.ios)
-
-    @property
-    def raw(self) -> float:
-        """ln(after / before) at the before mix, not corrected by the controls."""
-        return math.log(self.after_ms / self.before_ms)
-
-    @property
-    def effect(self) -> float:
-        return self.raw - (self.control or 0.0)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "start": self.start.isoformat(),
-            "hours": self.hours,
-            "before_ms": round(self.before_ms, 3),
-            "after_ms": round(self.after_ms, 3),
-            "load": round(self.load, 3),
-            "control_pct": None if self.control is None else round(pct(self.control), 1),
-            "effect_pct": round(pct(self.effect), 1),
-        }
-
-
-def _at_mix(before: Sequence[HourTotals], after: Sequence[HourTotals]) -> tuple[float, float, float] | None:
-    """(before wait, after read wait, after write wait), the after waits at the before hours' read
-    and write counts, over paired hours; an after hour without reads (writes) takes the day's
-    average read (write) latency after."""
-    a_reads, a_writes = sum(a.reads for a in after), sum(a.writes for a in after)
-    day_r = sum(a.read_time_ms for a in after) / a_reads if a_reads else None
-    day_w = sum(a.write_time_ms for a in after) / a_writes if a_writes else None
-    wait_b = wait_r = wait_w = 0.0
-    for b, a in zip(before, after, strict=True):
-        r = a.read_time_ms / a.reads if a.reads else day_r
-        w = a.write_time_ms / a.writes if a.writes else day_w
-        if (b.reads and r is None) or (b.writes and w is None):
-            return None  # the after day has none of a class the before day had: not comparable
-        wait_b += b.read_time_ms + b.write_time_ms
-        wait_r += b.reads * (r or 0.0)
-        wait_w += b.writes * (w or 0.0)
-    return (wait_b, wait_r, wait_w) if wait_b > 0 and wait_r + wait_w > 0 else None
-
-
-def _sum(ts: Iterable[HourTotals]) -> HourTotals:
-    total = HourTotals()
-    for t in ts:
-        total = total + t
-    return total
-
-
-def _live(t: HourTotals | None) -> bool:
-    return t is not None and t.seconds > 0 and t.ios > 0
-
-
-def pair_days(
-    before: Slots,
-    after: Slots,
-    *,
-    start: datetime,
-    end: datetime,
-    lag: timedelta,
-    min_hours: int,
-    excluded: frozenset[datetime] = frozenset(),
-    controls: tuple[Slots, Slots] | None = None,
-) -> list[Day]:
-    """The after-window [start, end) cut into 24-hour days, each hour paired with the hour `lag`
-    before it. A day counts with at least `min_hours` paired hours (both sides have I/O, neither is
-    excluded); with controls, only hours the controls also have on both sides are paired."""
-    days: list[Day] = []
-    day_start = start
-    while day_start + HOUR <= end:
-        pairs: list[tuple[HourTotals, HourTotals]] = []
-        cpairs: list[tuple[HourTotals, HourTotals]] = []
-        t = day_start
-        while t < min(day_start + DAY, end):
-            b, a = before.get(t - lag), after.get(t)
-            ok = _live(b) and _live(a) and t not in excluded and t - lag not in excluded
-            if ok and controls is not None:
-                cb, ca = controls[0].get(t - lag), controls[1].get(t)
-                ok = _live(cb) and _live(ca)
-                if ok:
-                    assert cb is not None and ca is not None
-                    cpairs.append((cb, ca))
-            if ok:
-                assert b is not None and a is not None
-                pairs.append((b, a))
-            t += HOUR
-        day_start += DAY
-        if len(pairs) < min_hours:
-            continue
-        bs, as_ = [p[0] for p in pairs], [p[1] for p in pairs]
-        waits = _at_mix(bs, as_)
-        if waits is None:
-            continue
-        control = None
-        if controls is not None:
-            cw = _at_mix([c[0] for c in cpairs], [c[1] for c in cpairs])
-            if cw is None:
-                continue
-            control = math.log((cw[1] + cw[2]) / cw[0])
-        b_sum, a_sum = _sum(bs), _sum(as_)
-        days.append(Day(start=day_start - DAY, hours=len(pairs), before=b_sum, after=a_sum,
-                        before_ms=waits[0] / b_sum.ios, after_ms=(waits[1] + waits[2]) / b_sum.ios,
-                        after_read_ms=waits[1] / b_sum.reads if b_sum.reads else None,
-                        after_write_ms=waits[2] / b_sum.writes if b_sum.writes else None,
-                        control=control))  # fmt: skip
-    return days
-
-
-# ---- the interval ----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Interval:
-    """A t interval on day-level log ratios (after ÷ before; negative is faster)."""
-
-    estimate: float
-    low: float
-    high: float
-    days: int
-    level: float
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "estimate_pct": round(pct(self.estimate), 1),
-            "low_pct": round(pct(self.low), 1),
-            "high_pct": round(pct(self.high), 1),
-            "days": self.days,
-            "level": self.level,
-        }
-
-    def text(self) -> str:
-        return (
-            f"{pct(self.estimate):+,.0f} % ({self.level * 100:g} % interval {pct(self.low):+,.0f} % to "
-            f"{pct(self.high):+,.0f} %, {self.days} days)"
-        )
-
-
-@lru_cache(maxsize=256)
-def _t_quantile(level: float, df: int) -> float:
-    return float(stats.t.ppf(0.5 + level / 2, df))
-
-
-def t_interval(values: Sequence[float], level: float, week_var: float = 0.0) -> Interval | None:
-    """Mean ± t quantile x standard error; None with fewer than two values. The days share one
-    before week and one set of controls, so they are not independent: `week_var`, the variance of
-    a whole week's level that unmoved objects show (`week_variance`), is added to the variance of
-    the mean (a shift of the whole after-week is no evidence of the move)."""
-    n = len(values)
-    if n < 2:
-        return None
-    mean = fmean(values)
-    half = _t_quantile(level, n - 1) * math.sqrt(stdev(values) ** 2 / n + week_var)
-    return Interval(mean, mean - half, mean + half, n, level)
-
-
-def week_variance(per_object: Sequence[Sequence[float]]) -> float | None:
-    """The week-level variance component of unmoved objects, from each control object's own day
-    log ratios (after ÷ before, the same paired days): the variance across objects of their weekly
-    means, less what their day-to-day noise alone explains (method of moments, floored at 0). The
-    array's shift is common to all of them and drops out. None with fewer than 3 objects."""
-    rows = [list(v) for v in per_object if len(v) >= 2]
-    if len(rows) < 3:
-        return None
-    means = [fmean(v) for v in rows]
-    within = fmean(stdev(v) ** 2 / len(v) for v in rows)
-    return max(0.0, stdev(means) ** 2 - within)
-
-
-def control_week_variance(change: Change, min_hours: int) -> float | None:
-    """`week_variance` of the change's control objects, each paired by hour of week like the unit."""
-    per = []
-    for cb, ca in change.control_objects:
-        days = pair_days(cb, ca, start=change.start, end=change.end, lag=change.lag, min_hours=min_hours,
-                         excluded=change.excluded)  # fmt: skip
-        per.append([d.raw for d in days])
-    return week_variance(per)
-
-
 # ---- the verdict -----------------------------------------------------------------------------
 
 
@@ -510,6 +270,16 @@ class Change:
     control_objects: tuple[tuple[Slots, Slots], ...] = ()
 
 
+def control_week_variance(change: Change, min_hours: int) -> float | None:
+    """`week_variance` of the change's control objects, each paired by hour of week like the unit."""
+    per = []
+    for cb, ca in change.control_objects:
+        days = pair_days(cb, ca, start=change.start, end=change.end, lag=change.lag, min_hours=min_hours,
+                         excluded=change.excluded)  # fmt: skip
+        per.append([d.raw for d in days])
+    return week_variance(per)
+
+
 @dataclass(frozen=True, slots=True)
 class Outcome:
     status: str
@@ -526,6 +296,8 @@ class Outcome:
     tier_after: Figures | None
     verdict: str  # one sentence: why this status
     reasons: tuple[str, ...]
+    tier_share: float | None = None  # the moved unit's share of the joined tier's I/O after the move
+    tier_intervals: Mapping[str, Interval] = field(default_factory=dict)  # the tier check, per I/O class
 
 
 def _mean_ms(days: Sequence[Day]) -> float:
@@ -560,31 +332,71 @@ def _blameable(d: Day, p: VerificationPolicy) -> bool:
     return d.load <= p.blame_max_load and (size is None or abs(size) <= p.max_io_size_change_pct)
 
 
-def _tier_check(change: Change, p: VerificationPolicy) -> tuple[list[str], Figures | None, Figures | None]:
-    """The other objects on the joined tier, paired the same way: blamed on the move only when all
-    of the interval is past the tier margins, from days their own load and I/O size allow."""
+@dataclass(frozen=True, slots=True)
+class TierCheck:
+    """The other objects on the joined tier, per I/O class: what was found and the intervals."""
+
+    reasons: tuple[str, ...]
+    regressions: tuple[str, ...]
+    before: Figures | None
+    after: Figures | None
+    intervals: dict[str, Interval]  # "read" / "write" -> the class's interval (blameable days)
+
+
+CLASSES = ("read", "write")
+
+
+def _class_past(iv: Interval | None, days: Sequence[Day], what: str, pct_: float, ms: float) -> bool:
+    """The whole interval of one class beyond +pct_ % and +ms ms over its before latency."""
+    n = sum(d.before.reads if what == "read" else d.before.writes for d in days)
+    t = sum(d.before.read_time_ms if what == "read" else d.before.write_time_ms for d in days)
+    if iv is None or n <= 0:
+        return False
+    return iv.low > math.log1p(pct_ / 100) and t / n * math.expm1(iv.low) > ms
+
+
+def _tier_check(change: Change, p: VerificationPolicy, week_var: float) -> TierCheck:
+    """The other objects on the joined tier, paired the same way and judged per I/O class (reads,
+    writes) at their before hours' counts: a read share going from 50 to 80 %, or a batch of
+    writes, is not a slower tier. Blamed on the move only when all of a class's interval is past
+    the tier margins, from days whose load and that class's I/O size allow; the interval carries
+    the week-level term, as the unit's does."""
     if change.tier_before is None or change.tier_after is None:
-        return [], None, None
+        return TierCheck((), (), None, None, {})
     days = pair_days(change.tier_before, change.tier_after, start=change.start, end=change.end,
                      lag=change.lag, min_hours=p.min_day_hours, excluded=change.excluded)  # fmt: skip
     if not days:
-        return [], None, None
+        return TierCheck((), (), None, None, {})
     tb = figures([d.before for d in days])
     ta = figures([d.after for d in days])
-    blame = [d for d in days if _blameable(d, p)]
-    iv = t_interval([d.raw for d in blame], p.interval_level) if len(blame) >= p.min_days else None
-    found = []
-    text = f"tier {change.to_tier}'s other objects at their before mix: " + (
-        iv.text() if iv else f"{len(blame)} comparable days (needs {p.min_days})"
-    )
-    if _past(iv, blame, p.tier_regression_pct, p.tier_regression_ms):
-        found.append(
-            f"regression: tier {change.to_tier} it joined got slower: its other objects' latency {text}, all "
-            f"beyond the {p.tier_regression_pct:g} % and {p.tier_regression_ms:g} ms allowed"
+    reasons: list[str] = []
+    regressions: list[str] = []
+    intervals: dict[str, Interval] = {}
+    for what in CLASSES:
+        n_b, n_a = (tb.reads, ta.reads) if what == "read" else (tb.writes, ta.writes)
+        if min(n_b, n_a) < p.min_ios:
+            continue
+        blame = []
+        for d in days:
+            size = d.class_size_change_pct(what)
+            if d.load <= p.blame_max_load and (size is None or abs(size) <= p.max_io_size_change_pct):
+                blame.append(d)
+        vals = [v for v in (d.class_raw(what) for d in blame) if v is not None]
+        iv = t_interval(vals, p.interval_level, week_var) if len(vals) >= p.min_days else None
+        if iv is not None:
+            intervals[what] = iv
+        text = f"tier {change.to_tier}'s other objects, {what}s at their before counts: " + (
+            iv.text() if iv else f"{len(vals)} comparable days (needs {p.min_days})"
         )
-    else:
-        found.append(text)
-    return found, tb, ta
+        if _class_past(iv, blame, what, p.tier_regression_pct, p.tier_regression_ms):
+            regressions.append(
+                f"regression: tier {change.to_tier} it joined got slower: its other objects' {what} latency "
+                f"{iv.text() if iv else ''}, all beyond the {p.tier_regression_pct:g} % and "
+                f"{p.tier_regression_ms:g} ms allowed"
+            )
+        else:
+            reasons.append(text)
+    return TierCheck(tuple(reasons), tuple(regressions), tb, ta, intervals)
 
 
 def verify(change: Change, policy: VerificationPolicy) -> Outcome:
@@ -615,7 +427,7 @@ def verify(change: Change, policy: VerificationPolicy) -> Outcome:
         f"compared {len(days)} days after the move with the same weekdays {weeks} week{'s' if weeks != 1 else ''} "
         f"earlier, hour by hour ({sum(d.hours for d in days)} paired hours)"
         + (
-            f"; {len(change.excluded)} hours of maintenance or business periods left out"
+            f"; {len(change.excluded)} hours of maintenance (declared windows, detected bursts) or business periods left out"
             if change.excluded
             else ""
         )
@@ -628,7 +440,7 @@ def verify(change: Change, policy: VerificationPolicy) -> Outcome:
         reasons.append(f"read latency {_ms(b.avg_read_ms)} → {_ms(a.avg_read_ms)} ms")
     if b.avg_write_ms is not None or a.avg_write_ms is not None:
         reasons.append(f"write latency {_ms(b.avg_write_ms)} → {_ms(a.avg_write_ms)} ms")
-    vol = _pct(b.iops, a.iops)
+    vol = pct_change(b.iops, a.iops)
     reasons.append(f"IOPS {b.iops:,.0f} → {a.iops:,.0f}" + (f" ({vol:+,.0f} %)" if vol is not None else ""))
     if b.avg_io_kb is not None and a.avg_io_kb is not None:
         reasons.append(f"average I/O size {b.avg_io_kb:,.1f} → {a.avg_io_kb:,.1f} KB")
@@ -643,25 +455,29 @@ def verify(change: Change, policy: VerificationPolicy) -> Outcome:
             f"no unmoved objects on {change.from_tier or 'the source tier'} to compare with: a change of the "
             "array itself is not separated from the move"
         )
-    tier_found, tb, ta = _tier_check(change, p)
-    reasons.extend(r for r in tier_found if not r.startswith("regression"))
-    if tb is not None and ta is not None:
-        reasons.append(
-            f"tier {change.to_tier}: load {tb.iops:,.0f} → {ta.iops + a.iops:,.0f} IOPS with this object "
-            f"({a.iops / (ta.iops + a.iops) * 100 if ta.iops + a.iops else 0:,.0f} % of it)"
-        )
-    common: dict[str, Any] = dict(before=b, after=a, tier_before=tb, tier_after=ta)
-
-    credit = [d for d in days if d.load >= p.credit_min_load]
-    blame = [d for d in days if _blameable(d, p)]
-    both = [d for d in credit if d in blame]
     level = p.interval_level
     wv = control_week_variance(change, p.min_day_hours)
     if wv is not None:
         reasons.append(
             f"{len(change.control_objects)} unmoved objects vary ±{pct(math.sqrt(wv)):,.0f} % from week to week "
-            "on their own: the interval allows for that"
+            "on their own: the intervals allow for that"
         )
+    tier = _tier_check(change, p, wv or 0.0)
+    tb, ta = tier.before, tier.after
+    reasons.extend(tier.reasons)
+    tier_share = None
+    if tb is not None and ta is not None:
+        tier_share = a.iops / (ta.iops + a.iops) if ta.iops + a.iops else None
+        reasons.append(
+            f"tier {change.to_tier}: load {tb.iops:,.0f} → {ta.iops + a.iops:,.0f} IOPS with this object "
+            f"({(tier_share or 0) * 100:,.0f} % of it)"
+        )
+    common: dict[str, Any] = dict(before=b, after=a, tier_before=tb, tier_after=ta, tier_share=tier_share,
+                                  tier_intervals=tier.intervals)  # fmt: skip
+
+    credit = [d for d in days if d.load >= p.credit_min_load]
+    blame = [d for d in days if _blameable(d, p)]
+    both = [d for d in credit if d in blame]
     iv_all = t_interval([d.effect for d in days], level, wv or 0.0)
     iv_credit = (
         t_interval([d.effect for d in credit], level, wv or 0.0) if len(credit) >= p.min_days else None
@@ -744,7 +560,8 @@ def verify(change: Change, policy: VerificationPolicy) -> Outcome:
             ref = max(top + margin, _MS_FLOOR)
             per_day = [getattr(d, f"after_{what}_ms") for d in blame]
             vals = [math.log(max(v, _MS_FLOOR) / ref) for v in per_day if v is not None]
-            iv = t_interval(vals, level) if len(vals) >= p.min_days else None
+            # one week's level against a fixed top: half the variance of a week-to-week difference
+            iv = t_interval(vals, level, (wv or 0.0) / 2) if len(vals) >= p.min_days else None
             ms_after = _class_ms(days, what)
             if ms_after is None:
                 continue
@@ -762,12 +579,15 @@ def verify(change: Change, policy: VerificationPolicy) -> Outcome:
     beyond_band = bool(beyond)
     within_band = bool(inside) and all(inside)
 
-    regressions = [r for r in tier_found if r.startswith("regression")]
-    object_regressed = False
+    regressions = list(tier.regressions)
+    object_regressed = slower = False
     if change.promotion is False and band is not None:
         object_regressed = beyond_band  # a slower tier may be slower, up to its band
     elif _past(iv_blame, blame, p.regression_pct, p.regression_ms):
-        object_regressed = True
+        # a promotion that lands above the faster tier's band is the tier not delivering, not the
+        # move failing: "outside band" (check the array), never a rollback
+        slower = change.promotion is not False and beyond_band
+        object_regressed = not slower
     if object_regressed:
         what = (
             "; ".join(beyond)
@@ -781,8 +601,13 @@ def verify(change: Change, policy: VerificationPolicy) -> Outcome:
         return done(REGRESSED, regressions[0], interval=iv_blame or iv_all, achieved=hit,
                     regression="object" if object_regressed else "tier", **common)  # fmt: skip
     if change.promotion is not False and beyond_band:
+        if slower:
+            beyond.append(
+                f"slower than before on {change.from_tier or 'the old tier'} too ({iv_blame.text() if iv_blame else ''})"
+            )
         return done(OUTSIDE_BAND, f"outside {change.to_tier}'s normal band: {'; '.join(beyond)}; not credited "
-                    "as an improvement (check the array)", interval=iv_all, achieved=hit, **common)  # fmt: skip
+                    "as an improvement (check the array before moving it back)", interval=iv_all, achieved=hit,
+                    **common)  # fmt: skip
     if change.promotion is False and band is not None:
         if within_band:
             return done(WITHIN_BAND, f"within {change.to_tier}'s normal band, as a move to a slower tier should be",

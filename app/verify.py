@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 
 from advisors.advise import PLACEABLE, unit_key
 from advisors.features import ObjectInfo
-from advisors.maintenance import in_window, occurrence
+from advisors.maintenance import applies_to, in_window, occurrence
 from advisors.verify import (
     IMPROVED,
     INCONCLUSIVE,
@@ -43,6 +43,7 @@ from advisors.verify import (
     seen_moved,
     verify,
 )
+from advisors.verify_windows import burst_hours, is_burst_hour
 from app.store.db import Store
 from app.store.models import DbObject, IoInterval, Recommendation, ScriptRecord, Target, Verification
 from policies.model import Policy, VerificationPolicy
@@ -63,13 +64,17 @@ _FILE_KINDS = ("filegroup", "partition")  # units whose location is their files'
 # ---- which objects a verification is about --------------------------------------------------
 
 
+def _info(o: DbObject) -> ObjectInfo:
+    return ObjectInfo(key=o.key, engine=o.engine, server=o.server, database=o.database, kind=o.kind,
+                      name=o.name, filegroup=o.filegroup, tablespace=o.tablespace,
+                      table_name=o.table_name)  # fmt: skip
+
+
 def unit_of(o: DbObject) -> str:
     """The placement unit an object moves with (its own key for partitions and loose objects)."""
     if o.kind == "partition":
         return o.key
-    info = ObjectInfo(key=o.key, engine=o.engine, server=o.server, database=o.database, kind=o.kind,
-                      name=o.name, filegroup=o.filegroup, tablespace=o.tablespace)  # fmt: skip
-    return unit_key(info) or o.key
+    return unit_key(_info(o)) or o.key
 
 
 def _unit_name(o: DbObject, key: str) -> str:
@@ -171,11 +176,15 @@ def _chunks(ids: Sequence[int], n: int = 900) -> Iterable[Sequence[int]]:
         yield ids[i : i + n]
 
 
+Skip = Callable[[int, datetime, HourTotals], bool]  # (object id, hour, its counters): leave it out
+
+
 def hour_slots(
-    session: Session, object_ids: Sequence[int], start: datetime, end: datetime
+    session: Session, object_ids: Sequence[int], start: datetime, end: datetime, skip: Skip | None = None
 ) -> dict[datetime, HourTotals]:
     """Counters of intervals wholly inside [start, end], per clock hour (UTC) they start in;
-    the objects' counters add up, their covered seconds do not (they run side by side)."""
+    the objects' counters add up, their covered seconds do not (they run side by side). An
+    object's hour that `skip` names (its maintenance) is left out of the sum."""
     per_object: dict[tuple[int, datetime], list[float]] = {}
     parts = [func.extract(f, IoInterval.start_time) for f in ("year", "month", "day", "hour")]
     sums = [func.coalesce(func.sum(getattr(IoInterval, f)), 0) for f in _FIELDS]
@@ -191,9 +200,11 @@ def hour_slots(
             t = datetime(int(y), int(mo), int(d), int(h), tzinfo=UTC)
             per_object[(oid, t)] = [float(v) for v in values]
     out: dict[datetime, HourTotals] = {}
-    for (_, t), (secs, *counters) in per_object.items():
+    for (oid, t), (secs, *counters) in per_object.items():
         old = out.get(t, HourTotals())
         c = [int(x) for x in counters]
+        if skip is not None and skip(oid, t, HourTotals(secs, *c)):
+            continue
         out[t] = HourTotals(max(old.seconds, secs), old.reads + c[0], old.bytes_read + c[1],
                             old.read_time_ms + c[2], old.writes + c[3], old.bytes_written + c[4],
                             old.write_time_ms + c[5])  # fmt: skip
@@ -211,10 +222,15 @@ def _from_json(data: dict[str, list[float]] | None) -> dict[datetime, HourTotals
     return out
 
 
-def tier_others(session: Session, policy: Policy, tier: str, exclude: set[int], since: datetime) -> list[int]:
+def tier_others(
+    session: Session, policy: Policy, target_id: int, tier: str, exclude: set[int], since: datetime
+) -> list[int]:
     """Ids of the other objects on a tier that have not moved since `since` (files, logs, table
-    spaces; their location now is their location all along)."""
-    rows = session.scalars(select(DbObject).join(Target).where(Target.enabled.is_(True)))
+    spaces; their location now is their location all along) and share the moved unit's storage.
+    The boundary is the target: one server's E:\\flash\\ is not another's array, and a quieter
+    array elsewhere says nothing about this one. Hook: once the policy's `pools:` say which array
+    an object is on, objects of the same pool on other targets belong here too."""
+    rows = session.scalars(select(DbObject).where(DbObject.target_id == target_id))
     return [
         o.id
         for o in rows
@@ -290,20 +306,41 @@ def _partition_tier(session: Session, policy: Policy, o: DbObject) -> str | None
     return tiers.pop() if len(tiers) == 1 else None
 
 
-def excluded_hours(policy: Policy, start: datetime, end: datetime, lag: timedelta) -> frozenset[datetime]:
-    """Hours of maintenance windows and declared business periods, on both sides of the change:
-    neither is the workload the move is judged on."""
+def excluded_hours(
+    policy: Policy, start: datetime, end: datetime, lag: timedelta, objs: Sequence[DbObject] = ()
+) -> frozenset[datetime]:
+    """Hours of the maintenance windows that name the unit (any of its objects) and of declared
+    business periods, on both sides of the change: neither is the workload the move is judged on.
+    A window that names other databases or objects leaves the unit's hours in."""
+    windows = [w for w in policy.maintenance_windows if any(applies_to(w, _info(o)) for o in objs)]
     out = set()
     t = (start - lag).replace(minute=0, second=0, microsecond=0)
     while t < end:
         mid = t + timedelta(minutes=30)
-        if any(in_window(w, t) for w in policy.maintenance_windows) or any(
+        if any(in_window(w, t) for w in windows) or any(
             occurrence(p, mid.astimezone(ZoneInfo(p.time_zone)).date()) is not None
             for p in policy.business_calendar
         ):
             out.add(t)
         t += timedelta(hours=1)
     return frozenset(out)
+
+
+def maintenance_skip(session: Session, policy: Policy, ids: Sequence[int]) -> Skip:
+    """For the controls and the joined tier's other objects: each object's hours in a maintenance
+    window that names it, or a detected burst of its own, are left out of their sums (so one
+    control's backup does not make the source tier look busy)."""
+    windows: dict[int, list[Any]] = {}
+    if policy.maintenance_windows:
+        for chunk in _chunks(list(ids)):
+            for o in session.scalars(select(DbObject).where(DbObject.id.in_(chunk))):
+                windows[o.id] = [w for w in policy.maintenance_windows if applies_to(w, _info(o))]
+    rules = policy.burst_detection
+
+    def skip(oid: int, t: datetime, h: HourTotals) -> bool:
+        return any(in_window(w, t) for w in windows.get(oid, ())) or is_burst_hour(h, rules)
+
+    return skip
 
 
 def evaluate_one(session: Session, v: Verification, policy: Policy, *, now: datetime) -> Outcome | None:
@@ -351,39 +388,52 @@ def evaluate_one(session: Session, v: Verification, policy: Policy, *, now: date
         b_start, b_end = before_end - keep, before_end - timedelta(seconds=1)
         before["slots"] = _to_json(hour_slots(session, ids, b_start, b_end))
         if v.from_tier is not None:
-            controls = tier_others(session, policy, v.from_tier, set(ids), b_start)
+            controls = tier_others(session, policy, v.target_id, v.from_tier, set(ids), b_start)
+            skip = maintenance_skip(session, policy, controls)
             before["control_objects"] = controls
-            before["control_slots"] = _to_json(hour_slots(session, controls, b_start, b_end))
+            before["control_slots"] = _to_json(hour_slots(session, controls, b_start, b_end, skip))
             # a few of them one by one: their week-to-week spread widens the interval
             before["control_each"] = {
-                str(c): _to_json(hour_slots(session, [c], b_start, b_end)) for c in controls[:CONTROLS_EACH]
+                str(c): _to_json(hour_slots(session, [c], b_start, b_end, skip))
+                for c in controls[:CONTROLS_EACH]
             }
         if v.to_tier is not None:
-            others = tier_others(session, policy, v.to_tier, set(ids), b_start)
+            others = tier_others(session, policy, v.target_id, v.to_tier, set(ids), b_start)
             before["tier_objects"] = others
-            before["tier_slots"] = _to_json(hour_slots(session, others, b_start, b_end))
+            skip = maintenance_skip(session, policy, others)
+            before["tier_slots"] = _to_json(hour_slots(session, others, b_start, b_end, skip))
         if v.recommendation_id is None and v.predicted_gain_ms_per_s is None:
             v.predicted_gain_ms_per_s = _predict_from_tiers(policy, v, _from_json(before["slots"]))
     after_end = min(now, end)
     after_slots = hour_slots(session, ids, start, after_end)
     controls_after = tier_after = None
+    control_ids = before.get("control_objects") or []
+    control_skip = maintenance_skip(session, policy, control_ids)
     if "control_slots" in before:
-        controls_after = hour_slots(session, before.get("control_objects") or [], start, after_end)
+        controls_after = hour_slots(session, control_ids, start, after_end, control_skip)
     if "tier_slots" in before:
-        tier_after = hour_slots(session, before.get("tier_objects") or [], start, after_end)
+        tier_ids = before.get("tier_objects") or []
+        tier_after = hour_slots(
+            session, tier_ids, start, after_end, maintenance_skip(session, policy, tier_ids)
+        )
     each = tuple(
-        (_from_json(slots), hour_slots(session, [int(c)], start, after_end))
+        (_from_json(slots), hour_slots(session, [int(c)], start, after_end, control_skip))
         for c, slots in (before.get("control_each") or {}).items()
     )
+    before_slots = _from_json(before["slots"])
+    # the unit's own maintenance: windows that name it, and its detected bursts on either side
+    excluded = excluded_hours(policy, start, after_end, lag, objs) | burst_hours(
+        before_slots, after_slots, policy.burst_detection
+    )
     band_r, band_w = _band(policy, v.to_tier)
-    change = Change(before=_from_json(before["slots"]), after=after_slots, start=start, end=after_end, lag=lag,
+    change = Change(before=before_slots, after=after_slots, start=start, end=after_end, lag=lag,
                     predicted_gain_ms_per_s=v.predicted_gain_ms_per_s, from_tier=v.from_tier, to_tier=v.to_tier,
                     promotion=_promotion(policy, v),
                     controls_before=_from_json(before.get("control_slots")) if controls_after is not None else None,
                     controls_after=controls_after, controls=len(before.get("control_objects") or []),
                     tier_before=_from_json(before.get("tier_slots")) if tier_after is not None else None,
                     tier_after=tier_after, band_read_ms=band_r, band_write_ms=band_w,
-                    excluded=excluded_hours(policy, start, after_end, lag), window_days=v.window_days,
+                    excluded=excluded, window_days=v.window_days,
                     control_objects=each)  # fmt: skip
     out = verify(change, vp)
     before["figures"] = out.before.as_dict() if out.before else None
@@ -399,6 +449,9 @@ def evaluate_one(session: Session, v: Verification, policy: Policy, *, now: date
         "verdict": out.verdict,
         "regression": out.regression,
         "achieved": out.achieved,
+        "tier_share": out.tier_share,
+        "tier_intervals": {k: iv.as_dict() for k, iv in out.tier_intervals.items()},
+        "excluded_hours": len(excluded),
     })  # fmt: skip
     v.after = after
     v.achieved_gain_ms_per_s = out.achieved_gain_ms_per_s
@@ -421,11 +474,11 @@ def evaluate_one(session: Session, v: Verification, policy: Policy, *, now: date
         v.reasons = [*moved.reasons, *out.reasons]
     else:
         v.status = WAITING
-        v.reasons = [
-            f"after-window ends {end:%Y-%m-%d %H:%M} UTC; figures so far",
-            *moved.reasons,
-            *out.reasons,
-        ]
+        first = f"after-window ends {end:%Y-%m-%d %H:%M} UTC; figures so far"
+        if before.get("extended_to_days"):  # still measuring on after an inconclusive first week
+            after["extended_until"] = end.isoformat()
+            first = f"inconclusive at {vp.window_days} days: measuring to {v.window_days} days, until {end:%Y-%m-%d %H:%M} UTC"
+        v.reasons = [first, *moved.reasons, *out.reasons]
     return out
 
 
@@ -512,6 +565,8 @@ def verification_json(v: Verification, rollback_script_id: int | None = None) ->
         "days": after.get("days") or [],
         "placement": after.get("placement") or [],
         "regression": after.get("regression"),
+        "tier_share": after.get("tier_share"),  # the moved unit's share of the joined tier's I/O after
+        "tier_intervals": after.get("tier_intervals") or {},  # the joined tier's check, per I/O class
         "before": before.get("figures"),
         "after": after.get("figures"),
         "tier_before": before.get("tier_figures"),

@@ -334,6 +334,6 @@ def test_a_whole_week_shift_that_unmoved_objects_also_show_is_not_credited() -> 
     out = verify(replace(faster, control_objects=objs), POLICY)
     assert out.status == "inconclusive", out.reasons
     assert (
-        "5 unmoved objects vary ±14 % from week to week on their own: the interval allows for that"
+        "5 unmoved objects vary ±14 % from week to week on their own: the intervals allow for that"
         in out.reasons
     )

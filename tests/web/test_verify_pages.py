@@ -132,3 +132,52 @@ def test_api_marks_an_approved_move_executed(app_client: TestClient) -> None:
     token = app_client.get("/api/session").json()["csrf_token"]
     r = app_client.post(url, json={}, headers={"X-CSRF-Token": token})
     assert r.status_code == 403
+
+
+def _set(web_settings: Settings, rec_id: int, **fields: object) -> None:
+    """What the hourly evaluation writes, written directly."""
+    store = Store(web_settings.database_url)
+    with store.session() as s:
+        v = s.scalar(select(Verification).where(Verification.recommendation_id == rec_id))
+        assert v is not None
+        for k, x in fields.items():
+            setattr(v, k, x)
+        v.evaluated_at = datetime.now(UTC)
+    store.dispose()
+
+
+def test_an_extended_verification_says_until_when(app_client: TestClient, web_settings: Settings) -> None:
+    """Inconclusive after a week: still waiting, and the pages and API say it measures to 14 days."""
+    login(app_client, "abe")
+    rec_id = _execute_fg_hot_index(app_client)
+    until = "2026-12-05T01:30:00+00:00"
+    _set(web_settings, rec_id, window_days=14, after={"extended_until": until},
+         reasons=["inconclusive at 7 days: measuring to 14 days, until 2026-12-05 01:30 UTC"])  # fmt: skip
+    [row] = app_client.get("/api/verifications", params={"status": "waiting"}).json()
+    assert (row["status"], row["extended_until"], row["window_days"]) == ("waiting", until, 14)
+    page = app_client.get("/recommendations", params={"status": "executed"}).text
+    assert "inconclusive after the first week: measuring to 14 days, until 2026-12-05 01:30 UTC" in page
+    assert "measuring to 14 days, until 2026-12-05 01:30</span>" in page  # the track record's row
+
+
+def test_outside_band_offers_no_rollback_and_every_status_filters(
+    app_client: TestClient, web_settings: Settings
+) -> None:
+    """A promotion that landed above flash's band: the array is the suspect, so no rollback link;
+    the tier it joined and this object's share of it are shown."""
+    login(app_client, "abe")
+    rec_id = _execute_fg_hot_index(app_client)
+    verdict = "outside flash's normal band: read latency 7.1 ms is above flash's normal band (up to 2 ms)"
+    interval = {"estimate_pct": -5.0, "low_pct": -9.0, "high_pct": -1.0, "days": 7, "level": 0.95}
+    _set(web_settings, rec_id, status="outside_band", reasons=[verdict],
+         after={"verdict": verdict, "interval": interval, "tier_share": 0.17,
+                "tier_intervals": {"read": interval}})  # fmt: skip
+    page = app_client.get("/recommendations", params={"status": "executed"}).text
+    assert 'data-status="outside_band"' in page and verdict.replace("'", "&#39;") in page
+    assert "rollback script" not in page
+    assert "flash: this object is 17 % of its I/O; others' reads -5 % (-9 to -1)" in page
+    for status in ("improved", "no_effect", "within_band", "outside_band", "not_moved", "waiting"):
+        r = app_client.get("/api/verifications", params={"status": status})
+        assert r.status_code == 200, (status, r.text)
+        assert [x["status"] for x in r.json()] == (["outside_band"] if status == "outside_band" else [])
+    assert app_client.get("/api/verifications", params={"status": "great"}).status_code == 422
