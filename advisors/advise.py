@@ -36,15 +36,18 @@ from advisors.features import (
 )
 from advisors.maintenance import prepare_window
 from advisors.placement import PlacementObject, PlacementResult, PlacementTier, flash_curve, place, polish
+from advisors.pools import UnknownLocation, split_by_pool
 from advisors.units import PLACEABLE, WHOLE, Case, Costs, build_units, make_case, uid, unit_costs, unit_key
-from policies.model import Policy
+from policies.model import DEFAULT_POOL, Policy
 
 __all__ = [
     "PLACEABLE",
     "Advice",
     "AdviceReport",
     "DatabaseCurve",
+    "PoolReport",
     "advise",
+    "advise_pool",
     "database_curves",
     "uid",
     "unit_key",
@@ -68,6 +71,21 @@ class Advice:
 
 
 @dataclass(frozen=True, slots=True)
+class PoolReport:
+    """One storage pool's placement: its tiers, the solver's answer and bound, the load it puts
+    on each tier and the pool's flash curve."""
+
+    name: str
+    tiers: tuple[str, ...]
+    placement: PlacementResult
+    flash_tier: str
+    flash_curve: tuple[tuple[float, float], ...]
+    utilisation: Mapping[str, float]
+    notes: tuple[str, ...]
+    flash_curve_by_database: dict[tuple[str, str], tuple[tuple[float, float], ...]]
+
+
+@dataclass(frozen=True, slots=True)
 class AdviceReport:
     objects: tuple[Advice, ...]
     placement: PlacementResult
@@ -76,6 +94,8 @@ class AdviceReport:
     notes: tuple[str, ...]
     flash_curve_by_database: dict[tuple[str, str], tuple[tuple[float, float], ...]]
     utilisation: Mapping[str, float] = field(default_factory=dict)  # back-end load / IOPS, by tier
+    pools: tuple[PoolReport, ...] = ()  # each pool's own placement (one: the policy has no pools)
+    unknown_locations: tuple[UnknownLocation, ...] = ()  # left out of the placement, by location
 
 
 def placement_tiers(policy: Policy) -> list[PlacementTier]:
@@ -360,7 +380,29 @@ def advise(
     time_limit_s: float = 10.0,
     curve_points: int = 10,
 ) -> AdviceReport:
-    """`now` is the data's clock (e.g. the newest sample), used for minimum residency."""
+    """Every storage pool placed on its own (`advise_pool`, each with `time_limit_s`), the units
+    on locations that match no tier of their pool left out and listed; the reports joined.
+    `now` is the data's clock (e.g. the newest sample), used for minimum residency."""
+    split = split_by_pool(windows, policy.pool_names())
+    parts = [
+        advise_pool(ws, policy, pool=name, now=now, time_limit_s=time_limit_s, curve_points=curve_points)
+        for name, ws in split.by_pool.items()
+    ]
+    return join_reports(parts, policy, split.unknown)
+
+
+def advise_pool(
+    windows: Sequence[ObjectWindow],
+    policy: Policy,
+    *,
+    pool: str = DEFAULT_POOL,
+    now: datetime | None = None,
+    time_limit_s: float = 10.0,
+    curve_points: int = 10,
+) -> AdviceReport:
+    """One pool's advice: its objects (`split_by_pool`) on its tiers, within its own capacity,
+    IOPS and write budget. A unit of work of its own: pools share nothing but the policy."""
+    policy = policy.for_pool(pool)
     units, member_of = build_units(windows)
     units = [prepare_window(u, policy) for u in units]  # maintenance out, business periods apart
     heat = database_heat(units)
@@ -415,7 +457,48 @@ def advise(
         written = use[flash].used["write_budget"]
         notes.append(f"{flash}'s daily write budget: the units placed there write {written:,.0f} of "
                      f"{budget:,.0f} GB/day ({100 * written / budget:,.0f} %)")  # fmt: skip
-    return AdviceReport(tuple(out), result, curve, flash, tuple(notes), by_db, load)
+    part = PoolReport(
+        pool, tuple(t.name for t in policy.tiers), result, flash, curve, load, tuple(notes), by_db
+    )
+    return AdviceReport(tuple(out), result, curve, flash, tuple(notes), by_db, load, (part,))
+
+
+def join_reports(
+    parts: Sequence[AdviceReport], policy: Policy, unknown: Sequence[UnknownLocation] = ()
+) -> AdviceReport:
+    """The pools' reports as one: one pool's report as it is; several: objects in pool order,
+    the placements summed (status the weakest, gap from the sums), tier figures as "pool/tier",
+    the fleet-wide flash curve left to the pools (their flash tiers differ), notes by pool."""
+    if len(parts) == 1:
+        return replace(parts[0], unknown_locations=tuple(unknown))
+    pools = tuple(p for part in parts for p in part.pools)
+    objective = sum(p.placement.objective for p in pools)
+    bound = sum(p.placement.lower_bound for p in pools)
+    statuses = {p.placement.status for p in pools}
+    status = next((s for s in ("infeasible", "feasible") if s in statuses), "optimal")
+    span = objective - bound
+    gap = span / abs(objective) if objective not in (0, math.inf) else (0.0 if span <= 1e-9 else math.inf)
+    methods = sorted({p.placement.method for p in pools})
+    retired = list(policy.retired_settings)
+    notes = [*retired, *(f"pool {p.name}: {n}" for p in pools for n in p.notes if n not in retired)]
+    placement = PlacementResult(
+        {k: v for p in pools for k, v in p.placement.assignment.items()},
+        objective,
+        bound,
+        status,
+        gap,
+        methods[0] if len(methods) == 1 else "+".join(methods),
+        sum(p.placement.seconds for p in pools),
+        tuple(f"pool {p.name}: {n}" for p in pools for n in p.placement.notes),
+    )
+    by_db: dict[tuple[str, str], tuple[tuple[float, float], ...]] = {}
+    for p in pools:
+        for k, points in p.flash_curve_by_database.items():
+            by_db.setdefault(k, points)
+    load = {f"{p.name}/{t}": u for p in pools for t, u in p.utilisation.items()}
+    objects = tuple(a for part in parts for a in part.objects)
+    return AdviceReport(objects, placement, (), pools[0].flash_tier if pools else "", tuple(notes), by_db, load,
+                        pools, tuple(unknown))  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -432,28 +515,36 @@ class DatabaseCurve:
     io_ms_per_s_after: float
     units: int
     note: str = ""
+    pool: str = DEFAULT_POOL
+    flash_tier: str = ""  # the pool's fastest tier, whose GB the points count
 
 
 def database_curves(
     report: AdviceReport, policy: Policy, *, points: int = 8, time_limit_s: float = 0.25
 ) -> list[DatabaseCurve]:
-    """The flash curve per database from a report's placement units, each database alone on the
-    tiers. Budget: up to `points x time_limit_s` seconds per database."""
-    ptiers = placement_tiers(policy)
-    groups: dict[tuple[str, str, str], list[Advice]] = defaultdict(list)
+    """The flash curve per database (per pool, for a database on several) from a report's
+    placement units, each database alone on its pool's tiers. Budget: up to `points x
+    time_limit_s` seconds per database."""
+    groups: dict[tuple[str, str, str, str], list[Advice]] = defaultdict(list)
     for a in report.objects:
         if a.placement_unit == a.info.key and a.placement_object is not None:
-            groups[(a.info.engine, a.info.server, a.info.database)].append(a)
+            groups[(a.info.pool, a.info.engine, a.info.server, a.info.database)].append(a)
     out: list[DatabaseCurve] = []
-    for (engine, server, database), units in sorted(groups.items()):
-        curve = _curve(units, ptiers, report.flash_tier, points, time_limit_s)
+    views = {pool: policy.for_pool(pool) for pool in {k[0] for k in groups}}
+    order = {name: i for i, name in enumerate(policy.pool_names())}
+    for (pool, engine, server, database), units in sorted(
+        groups.items(), key=lambda g: (order[g[0][0]], g[0])
+    ):
+        ptiers = placement_tiers(views[pool])
+        flash = views[pool].tiers[0].name
+        curve = _curve(units, ptiers, flash, points, time_limit_s)
         note = ""
         if len(curve) <= 1 and len(ptiers) > 1:  # no point but today's: the limits fit at no amount of flash
             objects = [a.placement_object for a in units if a.placement_object is not None]
             relaxed = [
                 replace(t, max_iops=_unlimited_iops(objects, ptiers), max_write_gb_day=None) for t in ptiers
             ]
-            curve = _curve(units, relaxed, report.flash_tier, points, time_limit_s)
+            curve = _curve(units, relaxed, flash, points, time_limit_s)
             note = (
                 "the load exceeds the tiers' IOPS limits at every amount of flash: curve within capacity only"
             )
@@ -465,13 +556,13 @@ def database_curves(
                 server,
                 database,
                 curve,
-                sum(
-                    (a.info.size_bytes or 0) / 2**30 for a in units if a.recommended_tier == report.flash_tier
-                ),
+                sum((a.info.size_bytes or 0) / 2**30 for a in units if a.recommended_tier == flash),
                 sum(a.io_ms_per_s_now or 0.0 for a in units),
                 sum(a.io_ms_per_s_after for a in units),
                 len(units),
                 note,
+                pool,
+                flash,
             )
         )
     return out

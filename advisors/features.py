@@ -41,6 +41,7 @@ class ObjectInfo:
     high_inclusive: bool | None = None
     files: tuple[ObjectInfo, ...] = ()  # member files of a filegroup / tempdb (scripts move each)
     location_since: datetime | None = None  # when it was last seen to move (None: unknown)
+    pool: str = "default"  # the storage pool whose tiers it is on (policies.model.Policy.pool_of)
 
 
 @dataclass(frozen=True, slots=True)

@@ -86,6 +86,7 @@ def build_units(windows: Sequence[ObjectWindow]) -> tuple[list[ObjectWindow], di
             filegroup=first.filegroup,
             physical_name=first.physical_name,
             files=tuple(m.info for m in members),
+            pool=first.pool,
             # the unit last moved when its most recently moved file did
             location_since=max(
                 (m.info.location_since for m in members if m.info.location_since), default=None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -9,12 +10,13 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from advisors.advise import Advice, AdviceReport
+from advisors.advise import Advice, AdviceReport, PoolReport
 from advisors.deltas import CounterPoint, interval_between
 from advisors.features import MaintenanceShare, ObjectInfo, ObjectWindow, PeriodView, Usage
 from advisors.maintenance import occurrence
+from advisors.pools import UnknownLocation
 from connectors.records import CORE_COUNTERS, MONITOR_ONLY_KINDS, ObjectRef, Snapshot
-from policies.model import Policy
+from policies.model import Policy, PoolConflict
 from policies.workload import CalendarPeriod
 
 INFO_FIELDS = (
@@ -45,9 +47,12 @@ class AdviceInputError(Exception):
 
 
 def object_info(ref: ObjectRef, policy: Policy) -> ObjectInfo:
-    tier = policy.tier_of_location(
-        engine=str(ref.engine), physical_name=ref.physical_name, storage_group=ref.storage_group
-    )
+    """The object with its pool and the tier of its pool its location is on (PoolConflict when
+    two pools take it)."""
+    engine = str(ref.engine)
+    where = {"physical_name": ref.physical_name, "storage_group": ref.storage_group}
+    pool = policy.pool_of(server=ref.server, engine=engine, **where)
+    tier = policy.tier_of_location(engine=engine, pool=pool, **where)
     return ObjectInfo(
         key=ref.key,
         engine=str(ref.engine),
@@ -57,6 +62,7 @@ def object_info(ref: ObjectRef, policy: Policy) -> ObjectInfo:
         name=ref.name,
         size_bytes=ref.size_bytes,
         current_tier=tier,
+        pool=pool,
         **{f: getattr(ref, f) for f in INFO_FIELDS},
     )
 
@@ -188,9 +194,13 @@ def windows_from_snapshots(snapshots: Iterable[Snapshot], policy: Policy) -> lis
             raise AdviceInputError(
                 f"{ref.server}/{key}: needs at least two samples of one series (same instance start) to measure I/O"
             )
+        try:
+            info = object_info(ref, policy)
+        except PoolConflict as exc:
+            raise AdviceInputError(str(exc)) from None
         windows.append(
             ObjectWindow(
-                info=object_info(ref, policy),
+                info=info,
                 total=Usage(seconds, counters, extra),
                 by_hour=tuple((h, Usage(v[0], v[1], v[2])) for h, v in sorted(hours.items())),
             )
@@ -230,6 +240,7 @@ def advice_json(a: Advice) -> dict[str, Any]:
         "current_tier": i.current_tier,
         "recommended_tier": a.recommended_tier,
         "placement_unit": a.placement_unit,
+        "pool": i.pool,
         "metrics": {
             "read_iops": _round(f.read_iops),
             "write_iops": _round(f.write_iops),
@@ -344,6 +355,11 @@ def report_json(report: AdviceReport, policy: Policy) -> dict[str, Any]:
     by_tier: dict[str, float] = defaultdict(float)
     for a in units:
         by_tier[a.recommended_tier] += (a.info.size_bytes or 0) / 1024**3
+    pools = [pool_json(part, [a for a in units if a.info.pool == part.name]) for part in report.pools]
+    fastest = {part.name: part.flash_tier for part in report.pools}
+    flash_gb = sum(
+        (a.info.size_bytes or 0) / 1024**3 for a in units if a.recommended_tier == fastest.get(a.info.pool)
+    )
     now_ms = sum(a.io_ms_per_s_now or 0.0 for a in units)
     after_ms = sum(a.io_ms_per_s_after for a in units)
     profiles: dict[str, int] = defaultdict(int)
@@ -359,7 +375,7 @@ def report_json(report: AdviceReport, policy: Policy) -> dict[str, Any]:
             "moves": len(moves),
             "profiles": dict(sorted(profiles.items())),
             "gb_by_recommended_tier": {t: round(v, 2) for t, v in sorted(by_tier.items())},
-            "flash_gb_needed": round(by_tier.get(report.flash_tier, 0.0), 2),
+            "flash_gb_needed": round(by_tier.get(report.flash_tier, 0.0) if len(pools) <= 1 else flash_gb, 2),
             "io_ms_per_s_now": round(now_ms, 1),
             "io_ms_per_s_after": round(after_ms, 1),
             "placement": {
@@ -377,5 +393,62 @@ def report_json(report: AdviceReport, policy: Policy) -> dict[str, Any]:
                 for (server, database), points in report.flash_curve_by_database.items()
             ],
             "notes": list(report.notes),
+            "pools": pools,
         },
+        "unknown_locations": [unknown_json(u) for u in report.unknown_locations],
+    }
+
+
+def pool_json(part: PoolReport, units: list[Advice]) -> dict[str, Any]:
+    """One pool's placement in the advice JSON: its tiers, the solver's answer and gap, the load
+    and GB per tier, its moves and flash curve."""
+    p = part.placement
+    gb: dict[str, float] = defaultdict(float)
+    for a in units:
+        gb[a.recommended_tier] += (a.info.size_bytes or 0) / 1024**3
+    moved = [
+        a for a in units if a.info.current_tier is not None and a.recommended_tier != a.info.current_tier
+    ]
+    return {
+        "name": part.name,
+        "tiers": list(part.tiers),
+        "flash_tier": part.flash_tier,
+        "placement_units": len(units),
+        "moves": len(moved),
+        "gb_by_recommended_tier": {t: round(gb.get(t, 0.0), 2) for t in part.tiers},
+        "io_ms_per_s_now": round(sum(a.io_ms_per_s_now or 0.0 for a in units), 1),
+        "io_ms_per_s_after": round(sum(a.io_ms_per_s_after for a in units), 1),
+        "placement": {
+            "status": p.status,
+            "objective": _finite(p.objective),
+            "lower_bound": _finite(p.lower_bound),
+            "gap": _finite(p.gap, 6),
+            "method": p.method,
+        },
+        "utilisation": {t: round(u, 4) for t, u in part.utilisation.items()},
+        "flash_curve": _curve(part.flash_curve),
+        "notes": list(part.notes),
+    }
+
+
+def _finite(v: float, digits: int = 3) -> float | None:
+    return round(v, digits) if math.isfinite(v) else None
+
+
+def unknown_json(u: UnknownLocation) -> dict[str, Any]:
+    """A location no tier of its pool explains: the objects there are left out of the placement."""
+    return {
+        "server": u.server,
+        "engine": u.engine,
+        "pool": u.pool,
+        "location": u.location,
+        "location_kind": u.location_kind,
+        "objects": u.objects,
+        "size_gb": round(u.size_gb, 2),
+        "reads_per_s": round(u.reads_per_s, 3),
+        "writes_per_s": round(u.writes_per_s, 3),
+        "io_per_s": round(u.io_per_s, 3),
+        "examples": list(u.examples),
+        "reason": u.reason,
+        "text": u.text,
     }

@@ -14,8 +14,9 @@ from typing import Any
 from sqlalchemy import BigInteger, ColumnElement, Select, Text, and_, cast, func, or_, select, union_all
 from sqlalchemy.orm import Session
 
-from advisors.advise import AdviceReport, DatabaseCurve, advise, database_curves
+from advisors.advise import AdviceReport, DatabaseCurve, advise_pool, database_curves, join_reports
 from advisors.features import ObjectInfo, ObjectWindow, Usage
+from advisors.pools import split_by_pool
 from app.advice import INFO_FIELDS, PastOccurrence, in_history, period_history, report_json
 from app.ilm import make_plan, plan_changes, plan_json
 from app.store.db import Store
@@ -31,6 +32,7 @@ from app.store.models import (
 from app.store.queries import _instants, window_start
 from app.store.recommendations import SyncResult, sync_recommendations
 from app.store.rollup import not_rolled_up, rolled_up_mark
+from app.store.watermarks import data_versions, mark_advised
 from policies.model import Policy
 
 log = logging.getLogger("tierwise.evaluate")
@@ -300,6 +302,8 @@ def _windows(
                 continue  # only older history: not in the window
             kept = [(h, b) for h, b in kept if h in everyday or h in period_hours]
         target_by_server[(o.engine, o.server)] = o.target_id
+        where = {"physical_name": o.physical_name, "storage_group": o.storage_group}
+        pool = policy.pool_of(server=o.server, engine=o.engine, **where)
         info = ObjectInfo(
             key=o.key,
             engine=o.engine,
@@ -308,10 +312,9 @@ def _windows(
             kind=o.kind,
             name=o.name,
             size_bytes=o.size_bytes,
-            current_tier=policy.tier_of_location(
-                engine=o.engine, physical_name=o.physical_name, storage_group=o.storage_group
-            ),
+            current_tier=policy.tier_of_location(engine=o.engine, pool=pool, **where),
             location_since=o.location_since,
+            pool=pool,
             **{f: getattr(o, f) for f in INFO_FIELDS},
         )
         secs, counters, x = _total([b for _, b in kept])
@@ -348,6 +351,8 @@ def curve_json(c: DatabaseCurve) -> dict[str, Any]:
         "points": [[round(g, 2), round(v, 4)] for g, v in c.points],
         "units": c.units,
         "note": c.note,
+        "pool": c.pool,
+        "flash_tier": c.flash_tier,
         "savings": {
             "flash_gb_recommended": round(c.flash_gb_recommended, 2),
             "io_ms_per_s_now": round(c.io_ms_per_s_now, 1),
@@ -365,14 +370,22 @@ def store_snapshots(
     notes: list[str],
     now: datetime,
     target_notes: dict[int, list[str]] | None = None,
+    unknown: list[dict[str, Any]] | None = None,
 ) -> int:
     """One AdviceSnapshot per target (replaced every run): every object's advice JSON, moved or
-    not, and the flash curve of each of its databases."""
+    not, the flash curve of each of its databases, and the locations that match no tier of their
+    pool (advice JSON's unknown_locations)."""
     by_target: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for o in objects:
         tid = target_by_server.get((o["engine"], o["server"]))
         if tid is not None:
             by_target[tid].append(o)
+    unknown_by_target: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for u in unknown or []:
+        tid = target_by_server.get((u["engine"], u["server"]))
+        if tid is not None:
+            unknown_by_target[tid].append(u)
+            by_target.setdefault(tid, [])
     curves_by_target: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for c in curves:
         tid = target_by_server.get((c.engine, c.server))
@@ -387,6 +400,7 @@ def store_snapshots(
         snap.objects = objs
         snap.flash_curve = curves_by_target.get(tid, [])
         snap.notes = [*(target_notes or {}).get(tid, []), *notes]
+        snap.unknown_locations = unknown_by_target.get(tid, [])
     return len(by_target)
 
 
@@ -399,32 +413,63 @@ class Evaluation:
     moves: int = 0
     io_ms_per_s_now: float = 0.0
     io_ms_per_s_after: float = 0.0
-    # per target name: objects whose location matches no tier of the policy (left where they are)
+    # per target name: objects whose location matches no tier of their pool (left out of the placement)
     unknown_locations: dict[str, int] = field(default_factory=dict)
+    # per target name: those locations, as the advice JSON's unknown_locations entries
+    unknown_detail: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     # per target name: the data-end note of a target judged on an older window
     data_ends: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PoolEvaluation:
+    """One storage pool's advice and flash curves per database."""
+
+    report: AdviceReport
+    curves: list[DatabaseCurve]
+    curve_seconds: float
+
+
+def evaluate_pool(
+    windows: list[ObjectWindow], policy: Policy, pool: str, *, now: datetime, time_limit_s: float = 10.0
+) -> PoolEvaluation:
+    """The advice of one pool (its windows from advisors.pools.split_by_pool): a unit of work on
+    its own, touching no store, so pools can be evaluated one by one or apart."""
+    report = advise_pool(windows, policy, pool=pool, now=now, time_limit_s=time_limit_s, curve_points=0)
+    t0 = time.perf_counter()
+    curves = database_curves(report, policy, points=CURVE_POINTS, time_limit_s=CURVE_POINT_TIME_LIMIT_S)
+    return PoolEvaluation(report, curves, time.perf_counter() - t0)
 
 
 def evaluate(store: Store, policy: Policy, *, now: datetime, time_limit_s: float = 10.0) -> Evaluation:
     """Re-run the advice over every enabled target, update the stored recommendations and keep
     each target's evidence and flash curves (AdviceSnapshot)."""
     with store.session() as s:
+        seen = data_versions(s)  # before the data: what changes meanwhile is advised next time
         newest = newest_samples(s)
         windows, target_by_server = windows_from_store(s, policy, now=now, newest=newest)
         names = {tid: name for tid, name in s.execute(select(Target.id, Target.name))}
     stale = stale_targets(newest, policy, now)
     target_notes = {d.target_id: [d.note(now, policy.window_days)] for d in stale}
     if not windows:
+        with store.session() as s:
+            mark_advised(s, seen, now)
         return Evaluation(SyncResult(0, 0, 0, 0))
-    report = advise(windows, policy, now=now, time_limit_s=time_limit_s, curve_points=0)
+    split = split_by_pool(windows, policy.pool_names())
+    parts = [
+        evaluate_pool(ws, policy, pool, now=now, time_limit_s=time_limit_s)
+        for pool, ws in split.by_pool.items()
+    ]
+    report = join_reports([p.report for p in parts], policy, split.unknown)
     doc = report_json(report, policy)
-    t0 = time.perf_counter()
-    curves = database_curves(report, policy, points=CURVE_POINTS, time_limit_s=CURVE_POINT_TIME_LIMIT_S)
-    curve_s = time.perf_counter() - t0
+    curves = [c for p in parts for c in p.curves]
+    curve_s = sum(p.curve_seconds for p in parts)
     with store.session() as s:
         result = sync_recommendations(s, target_by_server, doc["objects"], now)
-        store_snapshots(s, target_by_server, doc["objects"], curves, list(report.notes), now, target_notes)
+        store_snapshots(s, target_by_server, doc["objects"], curves, list(report.notes), now, target_notes,
+                        doc["unknown_locations"])  # fmt: skip
         _refresh_ilm(s, report, policy, now)
+        mark_advised(s, seen, now)
     log.info("flash curves: %d databases in %.2f s", len(curves), curve_s)
     log.info(
         "advice evaluated: %d created, %d updated, %d superseded, %d withdrawn",
@@ -434,10 +479,12 @@ def evaluate(store: Store, policy: Policy, *, now: datetime, time_limit_s: float
         result.withdrawn,
     )
     unknown: dict[str, int] = defaultdict(int)
-    for o in doc["objects"]:
-        tid = target_by_server.get((o["engine"], o["server"]))
-        if o.get("current_tier") is None and tid is not None:
-            unknown[names[tid]] += 1
+    detail: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for u in doc["unknown_locations"]:
+        tid = target_by_server.get((u["engine"], u["server"]))
+        if tid is not None:
+            unknown[names[tid]] += u["objects"]
+            detail[names[tid]].append(u)
     summary = doc["summary"]
     return Evaluation(
         sync=result,
@@ -446,5 +493,6 @@ def evaluate(store: Store, policy: Policy, *, now: datetime, time_limit_s: float
         io_ms_per_s_now=summary["io_ms_per_s_now"],
         io_ms_per_s_after=summary["io_ms_per_s_after"],
         unknown_locations=dict(sorted(unknown.items())),
+        unknown_detail=dict(sorted(detail.items())),
         data_ends={names[d.target_id]: target_notes[d.target_id][0] for d in stale if d.target_id in names},
     )

@@ -145,6 +145,65 @@ class Pin(_Strict):
         )
 
 
+DEFAULT_POOL = "default"  # the implicit pool of the top-level tiers: servers in no listed pool
+
+
+class PoolConflict(ValueError):
+    """An object that two pools both take: the policy must say which array it is on."""
+
+
+def _windows_path(path: str) -> str:
+    return path.replace("/", "\\").lower()
+
+
+class Pool(_Strict):
+    """A storage array, or a server's local disks: its tiers serve only the objects of its servers.
+    `servers` are names or shell patterns (case-insensitive); a pool that lists path prefixes or
+    storage groups takes only the objects of its servers that are under them."""
+
+    name: str = Field(min_length=1, max_length=60, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    description: str = ""
+    servers: list[str] = Field(min_length=1)
+    sqlserver_path_prefixes: list[str] = Field(default_factory=list)
+    db2_storage_groups: list[str] = Field(default_factory=list)
+    tiers: list[Tier] = Field(min_length=1)
+
+    @field_validator("servers", "sqlserver_path_prefixes", "db2_storage_groups", mode="before")
+    @classmethod
+    def _one_or_many(cls, v: object) -> object:
+        return [v] if isinstance(v, str) else v
+
+    @field_validator("name")
+    @classmethod
+    def _not_default(cls, v: str) -> str:
+        if v.lower() == DEFAULT_POOL:
+            raise ValueError(f"{v!r} is the implicit pool of the top-level tiers: choose another name")
+        return v
+
+    @model_validator(mode="after")
+    def _unique_tiers(self) -> Pool:
+        names = [t.name for t in self.tiers]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"tier names must be unique within the pool: {', '.join(dupes)}")
+        return self
+
+    @property
+    def splits(self) -> bool:
+        """Whether the pool takes only part of its servers' objects."""
+        return bool(self.sqlserver_path_prefixes or self.db2_storage_groups)
+
+    def takes(self, *, server: str, physical_name: str | None, storage_group: str | None) -> bool:
+        if not any(fnmatchcase(server.lower(), p.lower()) for p in self.servers):
+            return False
+        if not self.splits:
+            return True
+        if storage_group and storage_group.upper() in (g.upper() for g in self.db2_storage_groups):
+            return True
+        path = _windows_path(physical_name or "")
+        return bool(path) and any(path.startswith(_windows_path(p)) for p in self.sqlserver_path_prefixes)
+
+
 class Classification(_Strict):
     """How a workload profile is named from the measured mix. Profiles describe; they never decide
     a tier (the benefit model does), except that the sizes split reads into random and sequential."""
@@ -403,6 +462,7 @@ class Policy(_Strict):
     endurance: EndurancePolicy = Field(default_factory=EndurancePolicy)
     business_calendar: list[CalendarPeriod] = Field(default_factory=list)
     change_windows: ChangeWindowPolicy = Field(default_factory=ChangeWindowPolicy)
+    pools: list[Pool] = Field(default_factory=list)
 
     @model_validator(mode="before")
     @classmethod
@@ -430,17 +490,24 @@ class Policy(_Strict):
 
     @model_validator(mode="after")
     def _names(self) -> Policy:
-        names = [t.name for t in self.tiers]
-        dupes = {n for n in names if names.count(n) > 1}
+        own = [t.name for t in self.tiers]
+        dupes = {n for n in own if own.count(n) > 1}
         if dupes:
             raise ValueError(f"tier names must be unique: {', '.join(sorted(dupes))}")
+        self._check_pools()
+        names = list(dict.fromkeys([*own, *(t.name for p in self.pools for t in p.tiers)]))
         for i, pin in enumerate(self.pins):
             for tier in (*pin.forbid, *pin.only):
                 if tier not in names:
                     raise ValueError(f"pins[{i}] names unknown tier {tier!r} (tiers: {', '.join(names)})")
-            left = [t for t in (pin.only or names) if t not in pin.forbid]
-            if not left:
-                raise ValueError(f"pins[{i}] leaves no tier for the objects it matches")
+            for pool in self.pool_names():
+                tiers = [t.name for t in self.pool_tiers(pool)]
+                if _pin_in(pin, tiers) is None:
+                    continue
+                left = [t for t in (pin.only or tiers) if t in tiers and t not in pin.forbid]
+                if not left:
+                    where = "" if not self.pools else f" in pool {pool!r}"
+                    raise ValueError(f"pins[{i}] leaves no tier{where} for the objects it matches")
         for what, items in (("maintenance_windows", self.maintenance_windows),
                              ("business_calendar", self.business_calendar)):  # fmt: skip
             seen = [w.name for w in items]
@@ -458,6 +525,68 @@ class Policy(_Strict):
                     f"ilm.age_rules[{i}] names unknown tier {rule.tier!r} (tiers: {', '.join(names)})"
                 )
         return self
+
+    def _check_pools(self) -> None:
+        """Pool names unique; two pools listing the same server (or one's pattern matching the
+        other's name) must split it by different path prefixes or storage groups."""
+        seen: dict[str, int] = {}
+        for i, p in enumerate(self.pools):
+            if p.name.lower() in seen:
+                raise ValueError(
+                    f"pools[{i}].name: {p.name!r} is also the name of pools[{seen[p.name.lower()]}]"
+                )
+            seen[p.name.lower()] = i
+        for i, a in enumerate(self.pools):
+            for j in range(i + 1, len(self.pools)):
+                b = self.pools[j]
+                server = _shared_server(a, b)
+                if server is None:
+                    continue
+                shared = _shared_split(a, b)
+                if shared is not None:
+                    raise ValueError(
+                        f"pools[{i}] ({a.name}) and pools[{j}] ({b.name}) both take server {server!r}{shared}: "
+                        "split the server with sqlserver_path_prefixes / db2_storage_groups, or list it once"
+                    )
+
+    def pool_names(self) -> list[str]:
+        """The implicit pool of the top-level tiers first, then the listed pools in order."""
+        return [DEFAULT_POOL, *(p.name for p in self.pools)]
+
+    def pool_tiers(self, pool: str) -> list[Tier]:
+        if pool == DEFAULT_POOL:
+            return list(self.tiers)
+        for p in self.pools:
+            if p.name == pool:
+                return list(p.tiers)
+        raise KeyError(f"no pool named {pool!r} (pools: {', '.join(self.pool_names())})")
+
+    def pool_of(
+        self, *, server: str, engine: str, physical_name: str | None, storage_group: str | None
+    ) -> str:
+        """The pool whose tiers an object is on: the one listed pool that takes it, else the
+        implicit pool of the top-level tiers. Two pools taking it is a PoolConflict naming both."""
+        takers = [p.name for p in self.pools
+                  if p.takes(server=server, physical_name=physical_name, storage_group=storage_group)]  # fmt: skip
+        if len(takers) > 1:
+            where = physical_name or storage_group or "(no location)"
+            raise PoolConflict(
+                f"{engine} {server} {where}: matched by pools {takers[0]!r} and {takers[1]!r}; "
+                "a location may be in one pool only (narrow their servers, sqlserver_path_prefixes or "
+                "db2_storage_groups)"
+            )
+        return takers[0] if takers else DEFAULT_POOL
+
+    def for_pool(self, pool: str) -> Policy:
+        """This policy as one pool sees it: the pool's tiers as `tiers`, no other pools, and the
+        pins that concern its tiers (a pin naming only tiers the pool lacks does not apply there).
+        Everything else is shared. Not re-validated: the whole policy was."""
+        if pool == DEFAULT_POOL and not self.pools:
+            return self
+        tiers = self.pool_tiers(pool)
+        names = [t.name for t in tiers]
+        pins = [p for p in (_pin_in(pin, names) for pin in self.pins) if p is not None]
+        return self.model_copy(update={"tiers": tiers, "pins": pins, "pools": []})
 
     def tier(self, name: str) -> Tier:
         for t in self.tiers:
@@ -478,19 +607,21 @@ class Policy(_Strict):
         return allowed
 
     def tier_of_location(
-        self, *, engine: str, physical_name: str | None, storage_group: str | None
+        self, *, engine: str, physical_name: str | None, storage_group: str | None, pool: str | None = None
     ) -> str | None:
         """Which tier an object's current location is on (None when the policy does not say): the
         DB2 storage group, else the longest path prefix that matches (SQL Server paths are
-        case-insensitive and take either slash; DB2 paths are compared as written)."""
+        case-insensitive and take either slash; DB2 paths are compared as written). Among the
+        tiers of `pool` when given, else the top-level tiers."""
+        tiers = self.tiers if pool is None else self.pool_tiers(pool)
         if engine == "db2" and storage_group:
-            for t in self.tiers:
+            for t in tiers:
                 if storage_group.upper() in (g.upper() for g in t.locations.db2_storage_groups):
                     return t.name
         if not physical_name:
             return None
         best: tuple[int, str] | None = None
-        for t in self.tiers:
+        for t in tiers:
             for prefix, path in self._prefixes(engine, t.locations, physical_name):
                 if path.startswith(prefix) and (best is None or len(prefix) > best[0]):
                     best = (len(prefix), t.name)
@@ -506,3 +637,46 @@ class Policy(_Strict):
             dirs = [*loc.db2_path_prefixes, *loc.db2_paths, *([loc.db2_log_path] if loc.db2_log_path else [])]
             out += [(d if d.endswith("/") else d + "/", physical_name) for d in dirs]
         return out
+
+
+def _pin_in(pin: Pin, tiers: list[str]) -> Pin | None:
+    """The pin within one pool's tiers: the names it lists that the pool has (None: its `only`
+    names none of them, so it does not apply there)."""
+    only = [t for t in pin.only if t in tiers]
+    if pin.only and not only:
+        return None
+    forbid = [t for t in pin.forbid if t in tiers]
+    if not only and not forbid:
+        return None  # nothing left to keep it off or on in this pool
+    if only == pin.only and forbid == pin.forbid:
+        return pin
+    return pin.model_copy(update={"only": only, "forbid": forbid})
+
+
+def _shared_server(a: Pool, b: Pool) -> str | None:
+    """A server both pools take by name: the same pattern, or one's pattern matching the other's
+    plain name (overlaps of two patterns are found when an object meets both)."""
+    for x in a.servers:
+        for y in b.servers:
+            if (
+                x.lower() == y.lower()
+                or fnmatchcase(y.lower(), x.lower())
+                or fnmatchcase(x.lower(), y.lower())
+            ):
+                return y if fnmatchcase(y.lower(), x.lower()) else x
+    return None
+
+
+def _shared_split(a: Pool, b: Pool) -> str | None:
+    """Why two pools that take the same server overlap on it (None: they split it apart)."""
+    if not a.splits or not b.splits:
+        return ""
+    groups = {g.upper() for g in a.db2_storage_groups} & {g.upper() for g in b.db2_storage_groups}
+    if groups:
+        return f" and storage group {sorted(groups)[0]}"
+    for x in a.sqlserver_path_prefixes:
+        for y in b.sqlserver_path_prefixes:
+            px, py = _windows_path(x), _windows_path(y)
+            if px.startswith(py) or py.startswith(px):
+                return f" and path {x if len(x) >= len(y) else y}"
+    return None

@@ -9,6 +9,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from app.cli import app
+from policies.loader import DEFAULT_POLICY
 from tests.conftest import FIXTURES
 
 runner = CliRunner()
@@ -29,9 +30,36 @@ def _advise(*args: str) -> dict:  # type: ignore[type-arg]
     return json.loads(r.stdout)
 
 
-def test_json_contract_for_sqlserver_files() -> None:
+def mapped_policy(tmp_path: Path) -> str:
+    """The default policy with the import fixtures' directories and storage groups on its tiers
+    (with the default alone they match no tier, and are left out of the placement)."""
+    text = DEFAULT_POLICY.read_text()
+    sql = ["C:\\Program Files\\", "D:\\MSSQL\\", "E:\\data\\", "F:\\OLTP\\", "G:\\OLTP\\", "L:\\log\\",
+           "T:\\tempdb\\"]  # fmt: skip
+    text = text.replace(
+        "sqlserver_path_prefixes: ['F:\\fc\\']",
+        "sqlserver_path_prefixes: [" + ", ".join(f"'{d}'" for d in sql) + "]",
+    )
+    text = text.replace("db2_path_prefixes: [/db2data/fc/]", "db2_path_prefixes: [/db2data/fc/, /db2/log/]")
+    text = text.replace("db2_storage_groups: [SG_FLASH]", "db2_storage_groups: [SG_FLASH, SG_HOT]")
+    text = text.replace("db2_storage_groups: [SG_SATA]", "db2_storage_groups: [SG_SATA, SG_COLD]")
+    path = tmp_path / "mapped.yaml"
+    path.write_text(text)
+    return str(path)
+
+
+def test_unmatched_locations_are_listed_not_advised() -> None:
     doc = _advise("--input", str(IMPORT / "sqlserver_file_stats.csv"))
-    assert set(doc) == {"objects", "summary"}
+    assert doc["objects"] == [] and doc["summary"]["placement_units"] == 0
+    found = {(u["server"], u["location"]): u for u in doc["unknown_locations"]}
+    data = found[("SQLPROD01", "E:\\data\\")]
+    assert data["text"] == "E:\\data\\ matches no tier of the policy" and data["pool"] == "default"
+    assert data["objects"] >= 1 and data["size_gb"] > 0 and data["io_per_s"] > 0
+
+
+def test_json_contract_for_sqlserver_files(tmp_path: Path) -> None:
+    doc = _advise("--input", str(IMPORT / "sqlserver_file_stats.csv"), "--policy", mapped_policy(tmp_path))
+    assert set(doc) == {"objects", "summary", "unknown_locations"} and doc["unknown_locations"] == []
     objs = doc["objects"]
     assert objs
     for o in objs:
@@ -83,11 +111,13 @@ def test_json_contract_for_sqlserver_files() -> None:
     assert s["placement"]["objective"] >= s["placement"]["lower_bound"] - 1e-6
 
 
-def test_several_files_after_one_input_and_the_table() -> None:
+def test_several_files_after_one_input_and_the_table(tmp_path: Path) -> None:
     files = [
         str(IMPORT / f)
         for f in ("db2_tablespaces.csv", "db2_transaction_log.csv", "db2_table_partitions.csv")
     ]
+    policy = mapped_policy(tmp_path)
+    files = [*files, "--policy", policy]
     doc = _advise("--input", *files)
     kinds = {o["kind"] for o in doc["objects"]}
     assert {"tablespace", "log_file", "partition"} <= kinds

@@ -5,18 +5,39 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from app.cli import app
+from app.settings import get_settings
 from tests.app.test_import import FILE_STATS
+from tests.fixture_policy import mapped_policy
 
 runner = CliRunner()
 
 
-def test_evaluate_after_import_of_old_files(cli_env: Path) -> None:
+def test_evaluate_after_import_of_old_files(cli_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert runner.invoke(app, ["evaluate"]).output.startswith("no data to advise on")
     r = runner.invoke(app, ["import", str(FILE_STATS)])
     assert r.exit_code == 0, r.output
+    # the shipped policy knows none of the fixture's directories: nothing is advised, all is said
+    r = runner.invoke(app, ["evaluate", "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.output)
+    assert doc["objects"] == 0 and doc["moves"] == 0
+    assert set(doc["unknown_locations"]) == {"import:sqlserver:SQLPROD01", "import:sqlserver:SQLPROD02\\OLTP"}
+    assert all(n > 0 for n in doc["unknown_locations"].values())
+    text = runner.invoke(app, ["evaluate"]).output
+    for name, count in doc["unknown_locations"].items():
+        assert f"{name}: {count} objects on locations that match no tier" in text
+    assert sum(u["objects"] for rows in doc["unknown_detail"].values() for u in rows) == sum(
+        doc["unknown_locations"].values()
+    )
+    assert "E:\\data\\ matches no tier of the policy" in text
+
+    # once the directories are mapped, the old files are advised
+    monkeypatch.setenv("TIERWISE_POLICY_FILE", str(mapped_policy(cli_env / "mapped.yaml")))
+    get_settings.cache_clear()
     r = runner.invoke(app, ["evaluate", "--json"])
     assert r.exit_code == 0, r.output
     doc = json.loads(r.output)
@@ -28,5 +49,3 @@ def test_evaluate_after_import_of_old_files(cli_env: Path) -> None:
     text = runner.invoke(app, ["evaluate"]).output
     assert f"{doc['objects']} objects advised; {doc['moves']} moves" in text
     assert "import:sqlserver:SQLPROD01: data up to" in text
-    for name, count in doc["unknown_locations"].items():
-        assert f"{name}: {count} objects on locations that match no tier" in text

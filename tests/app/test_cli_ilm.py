@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from app.cli import app
 from tests.conftest import FIXTURES
+from tests.fixture_policy import mapped_policy
 
 runner = CliRunner()
 IMPORT = FIXTURES / "import"
@@ -42,10 +43,17 @@ def test_plan_json_contract() -> None:
     assert table["fit"]["method"] in ("huber", "policy default")
 
 
-def test_table_output_and_bad_input() -> None:
+def test_table_output_and_bad_input(tmp_path: Path) -> None:
+    # the shipped policy knows none of the fixture's storage groups: the plan is empty and says why
     r = runner.invoke(app, ["ilm", "--input", str(IMPORT / "db2_tablespaces.csv"), str(IMPORT / "db2_table_partitions.csv"),
                             "--format", "table"])  # fmt: skip
+    assert r.exit_code == 0 and "heat halves" not in r.stdout
+    assert "SG_HOT matches no tier of the policy" in r.stderr
+    policy = str(mapped_policy(tmp_path / "policy.yaml"))
+    r = runner.invoke(app, ["ilm", "--input", str(IMPORT / "db2_tablespaces.csv"), str(IMPORT / "db2_table_partitions.csv"),
+                            "--format", "table", "--policy", policy])  # fmt: skip
     assert r.exit_code == 0 and "SALES.ORDERS: heat halves every" in r.stdout
+    assert "matches no tier" not in r.stderr
     r = runner.invoke(app, ["ilm", "--input", str(IMPORT / "db2_tablespaces.csv"), "--months", "0"])
     assert r.exit_code == 2 and "--months must be between 1 and 120" in r.output
 

@@ -12,6 +12,7 @@ import typer
 from typer.testing import CliRunner
 
 from app.cli_script import register
+from tests.fixture_policy import DB2_ON_SATA, mapped_policy
 from tests.migrations.golden_cases import FIXTURES, POLICY
 
 IMPORT = Path(__file__).parent.parent / "fixtures" / "import"
@@ -278,7 +279,8 @@ def test_fresh_advice_has_schema_table_and_range_flags(cli: typer.Typer, tmp_pat
 
     r = CliRunner().invoke(
         main_app,
-        ["advise", "--input", str(IMPORT / "sqlserver_file_stats.csv"), str(IMPORT / "sqlserver_partitions.csv"),
+        ["advise", "--policy", str(mapped_policy(tmp_path / "policy.yaml", DB2_ON_SATA, min_saving_ms_per_io=0.5)),
+         "--input", str(IMPORT / "sqlserver_file_stats.csv"), str(IMPORT / "sqlserver_partitions.csv"),
          str(IMPORT / "db2_tablespaces.csv"), str(IMPORT / "db2_table_partitions.csv")],
     )  # fmt: skip
     assert r.exit_code == 0, r.output
@@ -376,8 +378,8 @@ def test_schema_and_table_names_with_dots_end_to_end(cli: typer.Typer, tmp_path:
     )
     r = CliRunner().invoke(
         main_app,
-        ["advise", "--input", str(IMPORT / "sqlserver_file_stats.csv"), str(sql),
-         str(IMPORT / "db2_tablespaces.csv"), str(db2)],
+        ["advise", "--policy", str(mapped_policy(tmp_path / "policy.yaml", DB2_ON_SATA, min_saving_ms_per_io=0.5)),
+         "--input", str(IMPORT / "sqlserver_file_stats.csv"), str(sql), str(IMPORT / "db2_tablespaces.csv"), str(db2)],
     )  # fmt: skip
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)
