@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from app.metrics import record_poll
 from app.secrets import Vault, scrub
 from app.settings import Settings
-from app.store.db import STORE_ERRORS, Store
+from app.store.db import Store, store_fault
 from app.store.ingest import IngestResult, ingest_snapshots
 from app.store.models import Target
 from connectors.records import Snapshot, SourceError
@@ -115,6 +115,26 @@ def backoff_delay(failures: int, interval_s: int, max_backoff_s: int) -> timedel
     return timedelta(seconds=min(interval_s * 2 ** max(failures - 1, 0), max_backoff_s))
 
 
+def record_poll_outcome(
+    target: Target, *, at: datetime, error: str | None, max_backoff_s: int, next_due: datetime | None = None
+) -> None:
+    """What one poll leaves on its target row, whoever polled it (the scheduler's poll job or a
+    collector worker): when it was polled; on success, that it succeeded and its next due time
+    (None: the scheduler's own cadence); on failure, the redacted error and a doubling back-off."""
+    target.last_poll_at = at
+    if error is None:
+        target.last_success_at = at
+        target.consecutive_failures = 0
+        target.next_attempt_at = next_due
+        return
+    target.last_error = error
+    target.last_error_at = at
+    target.consecutive_failures += 1
+    target.next_attempt_at = at + backoff_delay(
+        target.consecutive_failures, target.poll_interval_s, max_backoff_s
+    )
+
+
 def poll_target(
     store: Store,
     vault: Vault,
@@ -144,28 +164,19 @@ def poll_target(
             fresh = s.get(Target, target_id, with_for_update=True)
             assert fresh is not None
             result = ingest_snapshots(s, fresh, [snapshot], guard_overlap=True)
-            fresh.last_poll_at = now
-            fresh.last_success_at = now
-            fresh.consecutive_failures = 0
-            fresh.next_attempt_at = None
+            record_poll_outcome(fresh, at=now, error=None, max_backoff_s=settings.max_backoff_s)
         log.info("polled %s: %d samples, %d intervals", name, result.samples, result.intervals)
         record_poll(target.engine, True, time.monotonic() - started)
         return PollOutcome(name, True, result=result, seconds=time.monotonic() - started)
-    except STORE_ERRORS:
-        record_poll(target.engine, False, time.monotonic() - started)
-        raise
     except Exception as exc:
+        if store_fault(exc) is not None:  # the store's, never the target's: the job retries or logs it
+            record_poll(target.engine, False, time.monotonic() - started)
+            raise
         message = str(exc) if isinstance(exc, SourceError) else scrub(f"{type(exc).__name__}: {exc}")
         log.warning("poll of %s failed: %s", name, message)
         with store.session() as s:
             fresh = s.get(Target, target_id)
             if fresh is not None:
-                fresh.last_poll_at = now
-                fresh.last_error = message
-                fresh.last_error_at = now
-                fresh.consecutive_failures += 1
-                fresh.next_attempt_at = now + backoff_delay(
-                    fresh.consecutive_failures, fresh.poll_interval_s, settings.max_backoff_s
-                )
+                record_poll_outcome(fresh, at=now, error=message, max_backoff_s=settings.max_backoff_s)
         record_poll(target.engine, False, time.monotonic() - started)
         return PollOutcome(name, False, error=message, seconds=time.monotonic() - started)

@@ -153,7 +153,8 @@ def _store_chunk(
             # the row lock also serialises with a live poll of the same target (app/collect.py)
             target = s.get(Target, target_id, with_for_update=True)
             assert target is not None
-            total.add(ingest_snapshots(s, target, [i.snapshot for i in items], guard_overlap=True))
+            snapshots = [i.snapshot for i in items]
+            total.add(ingest_snapshots(s, target, snapshots, guard_overlap=True, imported=True))
     return total
 
 

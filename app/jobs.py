@@ -1,4 +1,4 @@
-"""APScheduler jobs: poll each target at its own interval, roll up, apply retention.
+"""APScheduler jobs: poll each target at its own interval, roll up, apply retention, advise.
 
 Jobs are kept in a persistent SQLAlchemy job store in the same database as the store, and are
 thin wrappers around one service function each. Exactly one scheduler runs per deployment: it
@@ -8,8 +8,12 @@ process that cannot get the lock runs without a scheduler.
 The store can refuse writes for a while (a large import holds SQLite's write lock, PostgreSQL
 fails over): every job retries a store error a few times with doubling back-off and is then left
 to its next scheduled run; the scheduler's own loop survives job-store errors; and each job's
-last start, success and error are kept (`JobMonitor`) so /api/health and /metrics say when the
-scheduler is dead or its jobs have stopped succeeding.
+last start, success and error are kept (`JobMonitor`, app/job_health.py) so /api/health and
+/metrics say when the scheduler is dead or its jobs have stopped succeeding.
+
+Advice runs every hour, at start, and after imports: files imported while the service runs
+(`tierwise import` in another shell) are advised once their chunks have stopped arriving for a
+quiet period (`after-import` job, `ImportWatch`), not once per chunk nor while an import commits.
 """
 
 from __future__ import annotations
@@ -17,62 +21,43 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
-import sqlite3
 import threading
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import IO, Any, Literal
+from typing import IO, Any
 
-import psycopg
 from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.interval import IntervalTrigger
 from sqlalchemy import text
-from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
 from app import metrics
 from app.collect import poll_target
+from app.job_health import JobMonitor, SchedulerStatus, describe, scheduler_status
 from app.secrets import Vault, redact
 from app.settings import Settings
-from app.store.db import Store
+from app.store.db import Store, retryable
 from app.store.rollup import apply_retention, roll_up
 from app.store.targets import pollable
+from app.store.watermarks import import_pending
 
 log = logging.getLogger("tierwise.jobs")
 
 SCHEDULER_LOCK_ID = 0x7469657277697365  # "tierwise"
-STALE_FACTOR = 3  # a job is late when it has not succeeded for this many of its intervals
 REPORTS_STALE_S = 900  # a report delivery may retry SMTP for minutes: don't call that a stall
 SYNC_MINUTES = 5  # how often poll jobs are matched to the targets (besides after a change)
 LOOP = "scheduler"  # the monitor's name for the scheduler's own loop (job-store reads and writes)
+AFTER_IMPORT = "after-import"  # the job that advises imported data once the imports are still
+IMPORT_QUIET_S = 60.0  # no import chunk for this long: the import is done, advise it
+IMPORT_CHECK_S = 10.0  # how often the after-import job reads the import watermarks
+AFTER_IMPORT_STALE_S = 900  # it may wait for, then run, an evaluation of a large fleet
 
 
-# --- store errors and retries ---------------------------------------------------------------
-
-
-def store_error(exc: BaseException) -> bool:
-    """A store that is locked, busy or unreachable (worth retrying), as opposed to a bug."""
-    if isinstance(
-        exc, OperationalError | InterfaceError | sqlite3.OperationalError | psycopg.OperationalError
-    ):
-        return True
-    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
-        return True
-    return "database is locked" in str(exc) or "database is busy" in str(exc)
-
-
-def describe(exc: BaseException) -> str:
-    """A short, redacted line for logs and /api/health: a driver error without the SQL statement
-    and its parameters (which can be long, and hold stored values)."""
-    if isinstance(exc, DBAPIError) and exc.orig is not None:
-        text_ = f"{type(exc).__name__}: {exc.orig}"
-    else:
-        text_ = f"{type(exc).__name__}: {exc}"
-    return redact(text_)[:500]
+# --- retries ---------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -90,123 +75,6 @@ class RetryPolicy:
         return float(min(self.first_delay_s * 2 ** (attempt - 1), self.max_delay_s))
 
 
-# --- what each job did last -----------------------------------------------------------------
-
-
-@dataclass
-class JobHealth:
-    job_id: str
-    kind: str  # poll, rollup, reports, evaluate, verify, retention, scheduler
-    target: str  # the target's name for a poll job, else ""
-    stale_after_s: float | None  # None: never late by itself (the loop)
-    registered_at: datetime
-    last_start: datetime | None = None
-    last_success: datetime | None = None
-    last_error: str | None = None  # redacted
-    last_error_at: datetime | None = None
-    consecutive_failures: int = 0
-    failures: int = 0
-
-    def stale(self, now: datetime) -> bool:
-        if self.stale_after_s is None:
-            return False
-        since = self.last_success or self.registered_at
-        return (now - since).total_seconds() > self.stale_after_s
-
-    def as_dict(self) -> dict[str, object]:
-        def iso(t: datetime | None) -> str | None:
-            return None if t is None else t.isoformat()
-
-        return {
-            "job": self.job_id,
-            "target": self.target or None,
-            "last_start": iso(self.last_start),
-            "last_success": iso(self.last_success),
-            "last_error": self.last_error,
-            "last_error_at": iso(self.last_error_at),
-            "consecutive_failures": self.consecutive_failures,
-        }
-
-
-SchedulerState = Literal["running", "degraded", "stopped"]
-
-
-@dataclass(frozen=True)
-class SchedulerStatus:
-    state: SchedulerState
-    stale: list[str]  # jobs that have not succeeded within their allowance
-    failing: list[str]  # jobs whose last try failed
-    jobs: list[JobHealth] = field(default_factory=list)
-
-
-class JobMonitor:
-    """Per-job start, success and error, shared by the job threads and the request threads."""
-
-    def __init__(self, clock: Callable[[], datetime] | None = None) -> None:
-        self.clock = clock or (lambda: datetime.now(UTC))
-        self._jobs: dict[str, JobHealth] = {}
-        self._lock = threading.Lock()
-
-    def register(
-        self, job_id: str, *, interval_s: float | None, stale_after_s: float | None = None, target: str = ""
-    ) -> None:
-        """Expect `job_id` to succeed at least every STALE_FACTOR x interval (or `stale_after_s`)."""
-        allowance = (
-            stale_after_s
-            if stale_after_s is not None
-            else (None if interval_s is None else STALE_FACTOR * interval_s)
-        )
-        kind = job_id.split(":", 1)[0]
-        with self._lock:
-            old = self._jobs.get(job_id)
-            if old is not None:
-                self._jobs[job_id] = replace(old, stale_after_s=allowance, target=target)
-            else:
-                self._jobs[job_id] = JobHealth(job_id, kind, target, allowance, self.clock())
-
-    def forget(self, job_id: str) -> None:
-        with self._lock:
-            gone = self._jobs.pop(job_id, None)
-        if gone is not None:
-            metrics.forget_job(gone.kind, gone.target)
-
-    def _get(self, job_id: str) -> JobHealth:
-        job = self._jobs.get(job_id)
-        if job is None:  # a job run before it was registered (a test, a leftover in the job store)
-            kind = job_id.split(":", 1)[0]
-            job = self._jobs[job_id] = JobHealth(job_id, kind, "", None, self.clock())
-        return job
-
-    def started(self, job_id: str) -> None:
-        with self._lock:
-            self._get(job_id).last_start = self.clock()
-
-    def succeeded(self, job_id: str) -> None:
-        with self._lock:
-            job = self._get(job_id)
-            job.last_success = self.clock()
-            job.consecutive_failures = 0
-        metrics.record_job(job.kind, job.target, ok=True, at=job.last_success)
-
-    def failed(self, job_id: str, exc: BaseException) -> None:
-        with self._lock:
-            job = self._get(job_id)
-            job.last_error = describe(exc)
-            job.last_error_at = self.clock()
-            job.consecutive_failures += 1
-            job.failures += 1
-        metrics.record_job(job.kind, job.target, ok=False)
-
-    def get(self, job_id: str) -> JobHealth | None:
-        with self._lock:
-            job = self._jobs.get(job_id)
-            return None if job is None else replace(job)
-
-    def snapshot(self) -> list[JobHealth]:
-        with self._lock:
-            return [replace(j) for j in sorted(self._jobs.values(), key=lambda j: j.job_id)]
-
-
 @dataclass
 class Runtime:
     store: Store
@@ -215,6 +83,33 @@ class Runtime:
     monitor: JobMonitor = field(default_factory=JobMonitor)
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     sleep: Callable[[float], None] = time.sleep
+    import_quiet_s: float = IMPORT_QUIET_S
+    import_check_s: float = IMPORT_CHECK_S
+    import_watch: ImportWatch = field(default_factory=lambda: ImportWatch())
+
+
+class ImportWatch:
+    """Debounces imports: due once the targets an import wrote since the last advice (with the
+    version each import chunk left) have been the same for `quiet_s` by this process's monotonic
+    clock, and only once for that state (an evaluation that fails is left to the hourly run, not
+    repeated every check). The pending state itself is in the store (app/store/watermarks.py):
+    after a restart, imports not advised yet are advised after one quiet period."""
+
+    def __init__(self) -> None:
+        self._state: tuple[tuple[int, int], ...] = ()
+        self._still_since = 0.0
+        self._advised: tuple[tuple[int, int], ...] = ()
+
+    def due(self, pending: dict[int, int], now_s: float, quiet_s: float) -> bool:
+        state = tuple(sorted(pending.items()))
+        if state != self._state:
+            self._state, self._still_since = state, now_s
+            return False
+        return bool(state) and state != self._advised and now_s - self._still_since >= quiet_s
+
+    def advised(self) -> None:
+        """The evaluation for the current state has been started."""
+        self._advised = self._state
 
 
 _runtime: Runtime | None = None
@@ -239,7 +134,7 @@ def _guard(job_id: str, body: Callable[[Runtime], object]) -> None:
         except Exception as exc:
             monitor.failed(job_id, exc)
             message = describe(exc)
-            if not store_error(exc):
+            if not retryable(exc):
                 trace = redact("".join(traceback.format_exception(exc)))
                 log.error("job %s failed; its next run is scheduled: %s\n%s", job_id, message, trace)
                 return
@@ -302,17 +197,37 @@ def reports_job() -> None:
     _guard("reports", _reports)
 
 
+_EVALUATING = threading.Lock()  # one evaluation at a time: the hourly run or one after imports
+
+
 def _evaluate(rt: Runtime) -> None:
     from app.evaluate import evaluate
     from app.store.policies import current_policy
 
-    with rt.store.session() as s:
-        policy = current_policy(s, rt.settings.policy_file)
-    evaluate(rt.store, policy, now=datetime.now(UTC))
+    with _EVALUATING:
+        with rt.store.session() as s:
+            policy = current_policy(s, rt.settings.policy_file)
+        evaluate(rt.store, policy, now=datetime.now(UTC))
 
 
 def evaluate_job() -> None:
     _guard("evaluate", _evaluate)
+
+
+def _after_import(rt: Runtime) -> None:
+    with rt.store.session() as s:
+        pending = import_pending(s)
+    if not rt.import_watch.due(pending, time.monotonic(), rt.import_quiet_s):
+        return
+    rt.import_watch.advised()
+    log.info("imports into %d targets have been still for %.0f s: advising them", len(pending),
+             rt.import_quiet_s)  # fmt: skip
+    evaluate_job()  # recorded as a run of the evaluate job
+
+
+def after_import_job() -> None:
+    """Advise imported data once the imports have stopped (see ImportWatch)."""
+    _guard(AFTER_IMPORT, _after_import)
 
 
 def _verify(rt: Runtime) -> None:
@@ -392,7 +307,7 @@ class _TolerantJobStore(SQLAlchemyJobStore):  # type: ignore[misc]
         try:
             super().update_job(job)
         except Exception as exc:
-            if not store_error(exc):
+            if not retryable(exc):
                 raise
             self.write_failed = True
             self._monitor.failed(LOOP, exc)
@@ -473,6 +388,9 @@ class Scheduler:
         # advised synchronously before the scheduler starts)
         self._add(evaluate_job, "evaluate", minutes=s.evaluate_interval_minutes, misfire_grace_time=3600,
                   next_run_time=None if s.demo else datetime.now(UTC))  # fmt: skip
+        rt = self.runtime
+        self._add(after_import_job, AFTER_IMPORT, seconds=rt.import_check_s,
+                  misfire_grace_time=max(int(rt.import_check_s), 1), stale_after_s=AFTER_IMPORT_STALE_S)  # fmt: skip
         self._add(verify_job, "verify", hours=1, misfire_grace_time=3600)
         self._add(retention_job, "retention", hours=6, misfire_grace_time=3600)
         self._add(sync_job, "sync", minutes=SYNC_MINUTES, misfire_grace_time=SYNC_MINUTES * 60)
@@ -515,7 +433,7 @@ class Scheduler:
         try:
             return self._sync_targets()
         except Exception as exc:
-            if not store_error(exc):
+            if not retryable(exc):
                 raise
             self.monitor.failed("sync", exc)
             log.warning("could not sync the poll jobs with the targets (next try in %d min): %s",
@@ -564,15 +482,9 @@ class Scheduler:
         return sorted(wanted)
 
     def status(self, now: datetime | None = None) -> SchedulerStatus:
-        """running: the thread is alive and every job succeeded within its allowance (STALE_FACTOR
-        x its interval); degraded: alive, but some job is late; stopped: the thread has ended."""
-        now = now or self.monitor.clock()
-        jobs = self.monitor.snapshot()
-        stale = [j.job_id for j in jobs if j.stale(now)]
-        failing = [j.job_id for j in jobs if j.consecutive_failures]
+        """running, degraded (some job late) or stopped (the thread has ended): scheduler_status."""
         alive = self.started and self.scheduler is not None and self.scheduler.thread_alive
-        state: SchedulerState = "stopped" if not alive else "degraded" if stale else "running"
-        return SchedulerStatus(state, stale, failing, jobs)
+        return scheduler_status(self.monitor.snapshot(), alive=alive, now=now or self.monitor.clock())
 
     def shutdown(self) -> None:
         self.started = False

@@ -51,7 +51,7 @@ _consecutive: dict[tuple[str, str], int] = {}
 
 
 def record_job(job: str, target: str, *, ok: bool, at: datetime | None = None) -> None:
-    """One try of a scheduled job (called by app.jobs.JobMonitor)."""
+    """One try of a scheduled job (called by app.job_health.JobMonitor)."""
     key = (job, target)
     if ok:
         JOB_LAST_SUCCESS.labels(job=job, target=target).set((at or datetime.now(UTC)).timestamp())

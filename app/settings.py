@@ -54,6 +54,11 @@ class Settings(BaseSettings):
     log_level: str = "INFO"
     policy_file: Path | None = Field(default=None, description="policy YAML; the shipped default when unset")
     evaluate_interval_minutes: int = Field(default=60, description="how often the service re-runs the advice")
+    import_quiet_s: float = Field(
+        default=60.0,
+        gt=0,
+        description="seconds without a new import chunk before the service advises an import",
+    )
     secure_cookies: bool = Field(default=False, description="send the session cookie over HTTPS only")
     session_hours: int = Field(default=12, description="how long a login lasts")
     smtp_host: str = Field(default="localhost", description="SMTP server for report emails")

@@ -35,15 +35,14 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import select, text
-from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.orm import Session
 
-from app.collect import backoff_delay, read_target
+from app.collect import read_target, record_poll_outcome
 from app.metrics import record_poll
 from app.secrets import Vault, scrub
 from app.settings import Settings
-from app.store.db import Store
-from app.store.ingest import IngestResult, ingest_batch, ingest_snapshots
+from app.store.db import Store, retryable
+from app.store.ingest import IngestResult, ingest_batch
 from app.store.models import Target
 from connectors.records import Snapshot, SourceError
 
@@ -89,13 +88,6 @@ def worker_identity() -> str:
 
 def _aware(value: datetime | None) -> datetime | None:
     return None if value is None else value.replace(tzinfo=UTC)
-
-
-def store_unreachable(exc: BaseException) -> bool:
-    """A lost or refused connection (retry later), as opposed to an error in what was written."""
-    if isinstance(exc, OperationalError | InterfaceError):
-        return True
-    return isinstance(exc, DBAPIError) and exc.connection_invalidated
 
 
 class DbClock:
@@ -174,7 +166,6 @@ class Worker:
         read: Reader | None = None,
         local_clock: Callable[[], datetime] | None = None,
         max_skew_s: float = 60.0,
-        batch_ingest: bool = True,
     ) -> None:
         if not store.is_postgres:
             raise WorkerError(
@@ -192,7 +183,6 @@ class Worker:
         self.read: Reader = read or self._read_target
         self.local_clock = local_clock or (lambda: datetime.now(UTC))
         self.max_skew_s = max_skew_s
-        self.batch_ingest = batch_ingest  # one COPY for the whole batch (else one ingest per target)
         self.clock = DbClock()
         self.skew_s = 0.0  # this host's clock minus the store's, at the last claim
         self.pending: list[Polled] = []  # polled, not yet written (the store was unreachable)
@@ -254,7 +244,7 @@ class Worker:
             with self.store.session() as s:
                 return self._write(s, polled)
         except Exception as exc:
-            if store_unreachable(exc):
+            if retryable(exc):
                 raise
             log.exception("batch write failed; writing its %d polls one by one", len(polled))
         stats = CycleStats()
@@ -263,7 +253,7 @@ class Worker:
                 with self.store.session() as s:
                     stats.add(self._write(s, [p]))
             except Exception as exc:
-                if store_unreachable(exc):
+                if retryable(exc):
                     raise
                 log.exception("could not store the poll of %s; it is dropped", p.claim.target.name)
                 failed = Polled(p.claim, p.at, None, scrub(f"store: {type(exc).__name__}: {exc}"), p.seconds)
@@ -284,12 +274,8 @@ class Worker:
         for p in todo:
             if p.snapshot is not None:
                 ingest.setdefault(p.claim.target.id, []).append(p.snapshot)
-        if self.batch_ingest:
-            for r in ingest_batch(s, [(locked[tid], snaps) for tid, snaps in ingest.items()]).values():
-                stats.result.add(r)
-        else:  # the per-target path (kept for the benchmark's comparison)
-            for tid, snaps in ingest.items():
-                stats.result.add(ingest_snapshots(s, locked[tid], snaps))
+        for r in ingest_batch(s, [(locked[tid], snaps) for tid, snaps in ingest.items()]).values():
+            stats.result.add(r)
         for p in sorted(todo, key=lambda p: (p.claim.target.id, p.at)):
             target = locked[p.claim.target.id]
             ours = target.lease_owner == self.owner
@@ -304,18 +290,13 @@ class Worker:
                     "lease on %s was taken over; its schedule is left to %s", target.name, target.lease_owner
                 )
                 continue
-            target.last_poll_at = p.at
-            if p.snapshot is not None:
-                target.last_success_at = p.at
-                target.consecutive_failures = 0
-                target.next_attempt_at = next_slot(p.claim.slot, target.poll_interval_s, now)
-            else:
-                target.last_error = p.error
-                target.last_error_at = p.at
-                target.consecutive_failures += 1
-                target.next_attempt_at = p.at + backoff_delay(
-                    target.consecutive_failures, target.poll_interval_s, self.settings.max_backoff_s
-                )
+            record_poll_outcome(
+                target,
+                at=p.at,
+                error=None if p.snapshot is not None else p.error or "poll failed",
+                max_backoff_s=self.settings.max_backoff_s,
+                next_due=next_slot(p.claim.slot, target.poll_interval_s, now),
+            )
             target.lease_owner = None
             target.lease_until = None
         for p in polled:
@@ -374,7 +355,7 @@ class Worker:
         try:
             written = self.write(polled)
         except Exception as exc:
-            if not store_unreachable(exc):
+            if not retryable(exc):
                 raise
             self.pending = polled
             log.warning(
@@ -404,7 +385,7 @@ class Worker:
                 stats = self.run_once()
                 retry = 0.5
             except Exception as exc:
-                if store_unreachable(exc):
+                if retryable(exc):
                     log.warning("store unreachable (retrying in %.1f s): %s", retry, scrub(str(exc)))
                 else:  # a bug or a store-side error: keep the worker alive, slow down
                     log.exception("collector cycle failed (retrying in %.1f s)", retry)
@@ -428,7 +409,7 @@ class Worker:
             try:
                 self.totals.add(self.flush())
             except Exception as exc:
-                if not store_unreachable(exc) or time.monotonic() > deadline:
+                if not retryable(exc) or time.monotonic() > deadline:
                     log.error(
                         "stopping with %d polls not written (their leases expire; the next poll "
                         "covers the gap with one longer interval)",

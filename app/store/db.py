@@ -6,18 +6,54 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import psycopg
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 # Errors that come from the store, not from the data or a target: SQLAlchemy's wrapped ones and
 # the drivers' own, which bulk paths (PostgreSQL COPY, raw SQLite connections) raise unwrapped.
-STORE_ERRORS: tuple[type[BaseException], ...] = (DBAPIError, sqlite3.Error, psycopg.Error)
+_FROM_STORE: tuple[type[BaseException], ...] = (DBAPIError, sqlite3.Error, psycopg.Error)
+# The store is locked, busy, unreachable or gave up on a lock (SQLite "database is locked",
+# PostgreSQL connection refused, serialization failure, deadlock, lock or statement timeout): the
+# same work may succeed when tried again. Wrapped (SQLAlchemy) or raw (COPY, raw connections).
+_TRANSIENT: tuple[type[BaseException], ...] = (
+    OperationalError,
+    InterfaceError,
+    sqlite3.OperationalError,
+    psycopg.OperationalError,
+    psycopg.InterfaceError,
+)
+
+StoreFault = Literal["transient", "permanent"]
+
+
+def store_fault(exc: BaseException) -> StoreFault | None:
+    """Whose error this is, the one definition every retry and blame decision uses.
+
+    transient: the store is locked, busy or unreachable (retry later); permanent: the store refused
+    what was written (an integrity, data or SQL error: the same write fails again, so it is a bug or
+    bad data, never retried); None: not the store's error at all (a target's, or a bug)."""
+    if isinstance(exc, _TRANSIENT):
+        return "transient"
+    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
+        return "transient"
+    if isinstance(exc, _FROM_STORE):
+        message = str(exc)
+        return (
+            "transient" if "database is locked" in message or "database is busy" in message else "permanent"
+        )
+    return None
+
+
+def retryable(exc: BaseException) -> bool:
+    """A store error worth trying again (scheduled jobs, collector workers, the scheduler's loop)."""
+    return store_fault(exc) == "transient"
+
 
 ALEMBIC_DIR = Path(__file__).parent / "alembic"
 

@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 
 from advisors.deltas import CounterPoint, Outcome, interval_between
 from app.store.models import COUNTER_COLUMNS, DbObject, IoInterval, Sample, Target
+from app.store.watermarks import mark_ingested
 from connectors.records import ObjectRef, Snapshot
 
 # where an object lives: a change in any of these is a move (a file copied, a partition rebuilt
@@ -377,14 +378,22 @@ def ingest_snapshot(
 
 
 def ingest_snapshots(
-    session: Session, target: Target, snapshots: Iterable[Snapshot], *, guard_overlap: bool = False
+    session: Session,
+    target: Target,
+    snapshots: Iterable[Snapshot],
+    *,
+    guard_overlap: bool = False,
+    imported: bool = False,
 ) -> IngestResult:
     """Store snapshots of one target in time order, in the caller's transaction. `guard_overlap`
-    also refuses an interval overlapping a stored one (imports: one more query per call)."""
+    also refuses an interval overlapping a stored one (imports: one more query per call).
+    `imported`: the samples come from a file (the scheduler advises after imports)."""
     cache = SeriesCache(session, target, guard_overlap=guard_overlap)
     total = IngestResult()
     for snap in sorted(snapshots, key=lambda s: s.sample_time):
         total.add(ingest_snapshot(cache, snap))
+    if total.samples:
+        mark_ingested(session, [target.id], imported=imported)
     return total
 
 
@@ -410,6 +419,7 @@ def ingest_batch(session: Session, batch: list[tuple[Target, list[Snapshot]]]) -
     bulk_insert(session, cast(Table, Sample.__table__), rows.samples)
     bulk_insert(session, cast(Table, IoInterval.__table__), rows.intervals)
     _write_seen(session, rows.seen)
+    mark_ingested(session, [tid for tid, r in results.items() if r.samples])
     return results
 
 

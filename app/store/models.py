@@ -390,6 +390,8 @@ class AdviceSnapshot(Base):
     objects: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)  # advice JSON, one per object
     flash_curve: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)  # per database
     notes: Mapped[list[str]] = mapped_column(JSON, default=list)
+    # locations that match no tier of their pool, left out of the placement (advice JSON's unknown_locations)
+    unknown_locations: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list, server_default="[]")
 
 
 class Verification(Base):
@@ -456,3 +458,20 @@ class WebSession(Base):
     created_at: Mapped[datetime]
     last_seen_at: Mapped[datetime]
     expires_at: Mapped[datetime] = mapped_column(index=True)
+
+
+class IngestWatermark(Base):
+    """Whether a target's data changed since the advice last read it (app/store/watermarks.py).
+
+    `version` counts the writes that stored samples of the target (polls, collector batches, import
+    chunks); `imported_version` is the version an import last wrote; `advised_version` the version
+    the last evaluation read. A counter, not a time, so hosts with different clocks agree."""
+
+    __tablename__ = "ingest_watermark"
+
+    target_id: Mapped[int] = mapped_column(ForeignKey("target.id", ondelete="CASCADE"), primary_key=True)
+    version: Mapped[int] = mapped_column(BigInteger, default=0)
+    imported_version: Mapped[int] = mapped_column(BigInteger, default=0)
+    changed_at: Mapped[datetime]
+    advised_version: Mapped[int] = mapped_column(BigInteger, default=0)
+    advised_at: Mapped[datetime | None] = mapped_column(default=None)

@@ -194,7 +194,7 @@ def test_a_store_error_is_raised_for_retry_and_never_blamed_on_the_target(
     writable, as a store locked for the ingest and free again a moment later would be."""
     from sqlalchemy import text
 
-    from app.store.db import STORE_ERRORS
+    from app.store.db import store_fault
 
     origin = datetime.now(UTC) - timedelta(hours=1)
     tid = _add(store, vault, "sim1", "sqlserver", simulator_connection("SQLPROD01", origin))
@@ -202,8 +202,9 @@ def test_a_store_error_is_raised_for_retry_and_never_blamed_on_the_target(
     with store.session() as s:
         s.execute(text("ALTER TABLE sample RENAME TO sample_away"))
     try:
-        with pytest.raises(STORE_ERRORS):
+        with pytest.raises(Exception) as raised:
             poll_target(store, vault, settings, tid)
+        assert store_fault(raised.value) is not None, raised.value
     finally:
         with store.session() as s:
             s.execute(text("ALTER TABLE sample_away RENAME TO sample"))

@@ -131,9 +131,9 @@ def test_jobs_fail_retry_and_recover_while_another_writer_holds_the_store(
         wait_for(lambda: scheduler.status().state == "running"
                  and all(scheduler.monitor.get(p).last_success for p in [*polls, "evaluate"]),  # type: ignore[union-attr]
                  what="first polls and advice")  # fmt: skip
-        before = samples(store)
         rollup = threading.Thread(target=rollup_job)  # the 10-minute job, run now under the lock
         with write_lock(store_url):
+            before = samples(store)  # counted under the lock: a poll may commit just before it is taken
             rollup.start()
             # the polls cannot write: after 3 of their intervals without success they are late
             wait_for(lambda: set(polls) <= set(scheduler.status().stale), timeout=10, what="late polls")
