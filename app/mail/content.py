@@ -2,52 +2,31 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from advisors.change_windows import Schedule
 from app.change_windows import plan
-from app.store.models import DbObject, IlmPlanRecord, IoInterval, Recommendation, Target
+from app.evaluate import newest_samples, server_owners, stale_targets
+from app.freshness import target_freshness
+from app.mail.scope import Scope
+from app.store.models import DbObject, IlmPlanRecord, Recommendation, Target
 from app.store.policies import current_policy
+from app.store.queries import NOT_STORAGE, metrics_of, usage, window_start
+from app.store.rollup import rolled_up_mark
 from app.store.suppressions import active_for
 from app.store.targets import statuses
 from policies.model import Policy
 
+__all__ = ["NOTIFY_HEADER", "Coverage", "RecLine", "RegressionLine", "ReportContent", "Scope", "gather"]
+
 LIVE = ("open", "approved", "deferred")
 # ids of the regressions a message announces; deliver() drops it before sending and marks them notified
 NOTIFY_HEADER = "X-Tierwise-Regressions"
-
-
-@dataclass(frozen=True)
-class Scope:
-    """fleet | target:NAME | database:TARGET/DB"""
-
-    kind: str
-    target: str | None = None
-    database: str | None = None
-
-    @classmethod
-    def parse(cls, text: str) -> Scope:
-        text = (text or "fleet").strip()
-        if text == "fleet":
-            return cls("fleet")
-        kind, _, value = text.partition(":")
-        if kind == "target" and value:
-            return cls("target", value)
-        if kind == "database" and "/" in value:
-            target, _, db = value.rpartition("/")
-            return cls("database", target, db)
-        raise ValueError(f"scope must be 'fleet', 'target:NAME' or 'database:TARGET/DB', not {text!r}")
-
-    def label(self) -> str:
-        if self.kind == "fleet":
-            return "the fleet"
-        if self.kind == "target":
-            return f"target {self.target}"
-        return f"database {self.database} on {self.target}"
 
 
 @dataclass(frozen=True)
@@ -81,6 +60,39 @@ class RegressionLine:
     reasons: tuple[str, ...]
 
 
+def duration(seconds: float) -> str:
+    """Covered time as a DBA reads it: "40 min", "1 h", "23 h"."""
+    if seconds < 3600:
+        return f"{max(round(seconds / 60), 1)} min"
+    return f"{round(seconds / 3600)} h"
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """The data behind one target's figures: the period they are from (the report's last hours,
+    or the hours up to its newest sample when it was judged on an older window, as the advice is),
+    the seconds its samples cover in it, and the notes a DBA must read next to them."""
+
+    target: str
+    until: datetime
+    covered_s: float  # by its best-covered object (a target's objects are sampled together)
+    newest: datetime | None
+    history_hours: float | None  # oldest sample to newest (app.freshness)
+    notes: tuple[str, ...] = ()  # the advice snapshot's data-end note; "1 hour of data: ..."
+
+    def label(self, now: datetime, period_hours: int) -> str:
+        """ "1 h of data", "23 h of the last 24 h", "24 h of the 24 h up to 2026-10-20 09:00 UTC"."""
+        if self.covered_s <= 0:
+            newest = f"; newest sample {self.newest:%Y-%m-%d %H:%M} UTC" if self.newest else ""
+            return f"no samples in the last {period_hours} h{newest}"
+        covered = duration(self.covered_s)
+        if self.history_hours is not None and self.history_hours * 3600 <= self.covered_s + 60:
+            return f"{covered} of data"  # all it has lies in the period
+        if self.until < now:
+            return f"{covered} of the {period_hours} h up to {self.until:%Y-%m-%d %H:%M} UTC"
+        return f"{covered} of the last {period_hours} h"
+
+
 @dataclass(frozen=True)
 class ReportContent:
     scope: Scope
@@ -104,6 +116,26 @@ class ReportContent:
     regressions: tuple[RegressionLine, ...] = field(default_factory=tuple)  # not announced yet
     next_window: str | None = None  # the coming change window's label (docs/change-windows.md)
     next_window_moves: tuple[str, ...] = field(default_factory=tuple)  # what fits in it, in DBA words
+    coverage: tuple[Coverage, ...] = field(default_factory=tuple)  # per target in scope, by name
+
+    def coverage_label(self) -> str:
+        """What the rates rest on, for the headline: one target's (or every target's, when they
+        agree) coverage, else "per target below"."""
+        labels = {c.label(self.generated_at, self.period_hours) for c in self.coverage}
+        if not labels:
+            return f"no samples in the last {self.period_hours} h"
+        return labels.pop() if len(labels) == 1 else "coverage per target below"
+
+    def coverage_by_target(self) -> tuple[tuple[str, str], ...]:
+        """(target, its coverage) when the targets' coverage differs, else nothing to list."""
+        if self.coverage_label() != "coverage per target below":
+            return ()
+        return tuple((c.target, c.label(self.generated_at, self.period_hours)) for c in self.coverage)
+
+    def notes(self) -> tuple[str, ...]:
+        """Every target's notes, prefixed with its name when the report covers more than one."""
+        many = len(self.coverage) > 1
+        return tuple(f"{c.target}: {n}" if many else n for c in self.coverage for n in c.notes)
 
 
 def _objects_query(scope: Scope):  # type: ignore[no-untyped-def]
@@ -124,29 +156,9 @@ def gather(
     top_n: int = 10,
     policy: Policy | None = None,
 ) -> ReportContent:
+    policy = policy or current_policy(session, None)
     objects = {o.id: o for o in session.scalars(_objects_query(scope))}
-    since = now - timedelta(hours=period_hours)
-    sums = session.execute(
-        select(
-            IoInterval.object_id,
-            func.sum(IoInterval.reads),
-            func.sum(IoInterval.writes),
-            func.sum(IoInterval.read_time_ms),
-            func.sum(IoInterval.write_time_ms),
-        )
-        .where(IoInterval.end_time > since, IoInterval.end_time <= now)
-        .group_by(IoInterval.object_id)
-    ).all()
-    reads = writes = read_ms = write_ms = 0
-    io_by_object: dict[int, float] = {}
-    for oid, n_reads, n_writes, rt, wt in sums:
-        obj = objects.get(oid)
-        if obj is None or obj.kind == "partition":  # partitions' I/O is in their files already
-            continue
-        reads, writes = reads + (n_reads or 0), writes + (n_writes or 0)
-        read_ms, write_ms = read_ms + (rt or 0), write_ms + (wt or 0)
-        io_by_object[oid] = float((n_reads or 0) + (n_writes or 0))
-    seconds = period_hours * 3600
+    rates = _rates(session, scope, objects, policy, now=now, period_hours=period_hours)
     recs_q = (
         select(Recommendation).join(Target).where(Recommendation.status.in_((*LIVE, "executed", "rejected")))
     )
@@ -182,7 +194,7 @@ def gather(
         if r.from_tier:
             gb_now[r.from_tier] = gb_now.get(r.from_tier, 0.0) + gb
         gb_after[r.to_tier] = gb_after.get(r.to_tier, 0.0) + gb
-    sized = [(objects[oid].size_bytes or 0, io) for oid, io in io_by_object.items()]
+    sized = [(objects[oid].size_bytes or 0, io) for oid, io in rates.io_by_object.items()]
     sized.sort(key=lambda x: x[1] / max(x[0], 1), reverse=True)
     total_size = sum(s for s, _ in sized) or 1
     total_io = sum(io for _, io in sized) or 1.0
@@ -201,10 +213,10 @@ def gather(
         scope=scope,
         generated_at=now,
         period_hours=period_hours,
-        read_iops=reads / seconds,
-        write_iops=writes / seconds,
-        avg_read_ms=read_ms / reads if reads else None,
-        avg_write_ms=write_ms / writes if writes else None,
+        read_iops=rates.read_iops,
+        write_iops=rates.write_iops,
+        avg_read_ms=rates.read_ms / rates.reads if rates.reads else None,
+        avg_write_ms=rates.write_ms / rates.writes if rates.writes else None,
         counts=counts,
         predicted_saving_ms_per_s=sum(saving(r) for r in live),
         gb_freed=sum(freed(r)[0] for r in live),
@@ -235,7 +247,78 @@ def gather(
         regressions=_regressions(session, scope),
         next_window=windows.next_window.label if windows.next_window else None,
         next_window_moves=tuple(p.reason for p in windows.next_window.moves) if windows.next_window else (),
+        coverage=rates.coverage,
     )
+
+
+@dataclass
+class _Rates:
+    read_iops: float = 0.0
+    write_iops: float = 0.0
+    reads: int = 0
+    writes: int = 0
+    read_ms: int = 0
+    write_ms: int = 0
+    io_by_object: dict[int, float] = field(default_factory=dict)
+    coverage: tuple[Coverage, ...] = ()
+
+
+def _rates(
+    session: Session,
+    scope: Scope,
+    objects: dict[int, DbObject],
+    policy: Policy,
+    *,
+    now: datetime,
+    period_hours: int,
+) -> _Rates:
+    """Each object's rates over the seconds its samples cover in the period (app.store.queries:
+    the roll-ups plus the intervals not rolled up, metrics_of), summed: one hour at 2,267 reads/s
+    reads 2,267 reads/s, not a 24th of it. A target whose newest sample is older than the advice's
+    window is read on the period ending at that sample, as the advice judged it. In the fleet, a
+    server that two targets hold (an old import and the polled target) counts once, from the
+    target the advice reads."""
+    newest = newest_samples(session)  # enabled targets with data
+    in_scope = {o.target_id for o in objects.values()} & set(newest)
+    stale = {d.target_id for d in stale_targets(newest, policy, now)}
+    owners = server_owners(session, newest) if scope.kind == "fleet" else {}
+    by_end: dict[datetime, list[int]] = defaultdict(list)
+    for tid in in_scope:
+        by_end[newest[tid] if tid in stale else now].append(tid)
+    out = _Rates()
+    covered: dict[int, float] = defaultdict(float)
+    dialect = session.get_bind().dialect.name
+    mark = rolled_up_mark(session)
+    for end, tids in by_end.items():
+        ids = select(DbObject.id).where(DbObject.target_id.in_(tids), DbObject.kind.not_in(NOT_STORAGE))
+        if scope.database:
+            ids = ids.where(DbObject.database == scope.database)
+        q = usage(dialect, since=window_start(end, period_hours), until=end, object_ids=ids, file_io_only=True,
+                  mark=mark)  # fmt: skip
+        for row in session.execute(q):
+            o = objects.get(row.object_id)
+            if o is None or owners.get((o.engine, o.server), o.target_id) != o.target_id:
+                continue  # its server's I/O is counted from the target the advice reads
+            m = metrics_of(row, o.size_bytes)
+            covered[o.target_id] = max(covered[o.target_id], m.seconds)
+            if m.io is None:
+                continue
+            out.read_iops += m.read_iops or 0.0
+            out.write_iops += m.write_iops or 0.0
+            out.reads += int(row.reads or 0)
+            out.writes += int(row.writes or 0)
+            out.read_ms += int(row.read_time_ms or 0)
+            out.write_ms += int(row.write_time_ms or 0)
+            out.io_by_object[row.object_id] = m.io
+    names = dict(session.execute(select(Target.id, Target.name).where(Target.id.in_(in_scope))).all())
+    lines = []
+    for end, tids in by_end.items():
+        for tid in tids:
+            f = target_freshness(session, tid)
+            notes = tuple(n for n in (f.data_note, f.history_note) if n)
+            lines.append(Coverage(names[tid], end, covered[tid], newest[tid], f.hours, notes))
+    out.coverage = tuple(sorted(lines, key=lambda c: c.target))
+    return out
 
 
 def _next_window(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import uuid
 import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -62,10 +63,13 @@ def build_message(
     msg["From"] = sender
     msg["To"] = ", ".join(recipients)
     msg["Date"] = formatdate(content.generated_at.timestamp(), usegmt=True)
-    msg["Message-ID"] = make_msgid(domain="tierwise")
+    message_id = make_msgid(domain="tierwise")
+    msg["Message-ID"] = message_id
     if content.regressions:  # announced once: deliver() marks them notified when this message is sent
         msg[NOTIFY_HEADER] = ",".join(str(r.id) for r in content.regressions)
-    skew_cid, tier_cid = make_msgid(domain="tierwise"), make_msgid(domain="tierwise")
+    # the charts' Content-IDs follow from the Message-ID: unique, and two renderings of one report
+    # differ only in it
+    skew_cid, tier_cid = (message_id.replace("<", f"<{chart}.", 1) for chart in ("skew", "tiers"))
     context = {
         "c": content,
         "base_url": base_url.rstrip("/"),
@@ -89,4 +93,7 @@ def build_message(
         for a in attachments:
             maintype, _, subtype = a.mime.partition("/")
             msg.add_attachment(a.content, maintype=maintype, subtype=subtype, filename=a.filename)
+    for part in msg.walk():  # drawn now, not each time it is written: the rendered file is what is sent
+        if part.is_multipart() and part.get_boundary() is None:
+            part.set_boundary(f"=_tierwise_{uuid.uuid4().hex}")
     return msg

@@ -8,12 +8,15 @@ against TIERWISE_SMTP_CA_FILE when set (an internal CA), else the system's trust
 
 from __future__ import annotations
 
+import copy
+import io
 import smtplib
 import socket
 import ssl
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from email.generator import BytesGenerator
 from email.message import EmailMessage
 
 from app.settings import Settings
@@ -24,6 +27,17 @@ class SendOutcome:
     ok: bool
     attempts: int
     error: str | None
+
+
+def wire_bytes(message: EmailMessage, *, drop: Sequence[str] = ()) -> bytes:
+    """The message as smtplib.SMTP.send_message puts it on the wire (Bcc removed, CRLF line ends),
+    without the `drop` headers: what a rendered report must equal."""
+    out = copy.copy(message)
+    for name in ("Bcc", "Resent-Bcc", *drop):
+        del out[name]
+    with io.BytesIO() as buf:
+        BytesGenerator(buf).flatten(out, linesep="\r\n")
+        return buf.getvalue()
 
 
 def _transient(exc: BaseException) -> bool:

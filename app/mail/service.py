@@ -13,9 +13,10 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from apscheduler.triggers.cron import CronTrigger
 from sqlalchemy import select
 
-from app.mail.content import NOTIFY_HEADER, ReportContent, Scope, gather
+from app.mail.content import NOTIFY_HEADER, ReportContent, gather
 from app.mail.render import Attachment, build_message
-from app.mail.send import send
+from app.mail.scope import Scope, ScopeError, resolve_scope
+from app.mail.send import send, wire_bytes
 from app.settings import Settings
 from app.store.db import Store
 from app.store.models import Delivery, ReportSubscription
@@ -38,7 +39,18 @@ def _standard_weekdays(expr: str) -> str:
 
 
 class SubscriptionError(Exception):
-    pass
+    """A subscription field that cannot be used; `field` names it for the form and the API."""
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def resolve(store: Store, text: str) -> Scope:
+    """The scope a subscription or a command names, checked against the store's targets
+    (app.mail.scope.resolve_scope; raises ScopeError, a ValueError naming what is unknown)."""
+    with store.session() as s:
+        return resolve_scope(s, text)
 
 
 def trigger_for(cron: str, timezone: str) -> CronTrigger:
@@ -46,13 +58,17 @@ def trigger_for(cron: str, timezone: str) -> CronTrigger:
     try:
         tz = ZoneInfo(timezone)
     except (ZoneInfoNotFoundError, ValueError):
-        raise SubscriptionError(f"unknown time zone {timezone!r} (use e.g. Europe/Berlin or UTC)") from None
+        raise SubscriptionError(
+            f"unknown time zone {timezone!r} (use e.g. Europe/Berlin or UTC)", "timezone"
+        ) from None
     try:
         return CronTrigger.from_crontab(
             _standard_weekdays(PRESETS.get(cron.strip(), cron.strip())), timezone=tz
         )
     except ValueError as exc:
-        raise SubscriptionError(f"schedule {cron!r} is not a cron expression or preset: {exc}") from None
+        raise SubscriptionError(
+            f"schedule {cron!r} is not a cron expression or preset: {exc}", "cron"
+        ) from None
 
 
 def parse_recipients(text: str) -> list[str]:
@@ -60,7 +76,8 @@ def parse_recipients(text: str) -> list[str]:
     bad = [a for a in out if "@" not in a or any(ch in a for ch in "\r\n <>")]
     if not out or bad:
         raise SubscriptionError(
-            f"recipients must be e-mail addresses, comma-separated (bad: {', '.join(bad) or 'none given'})"
+            f"recipients must be e-mail addresses, comma-separated (bad: {', '.join(bad) or 'none given'})",
+            "recipients",
         )
     return out
 
@@ -91,6 +108,35 @@ def compose(store: Store, settings: Settings, scope: Scope, recipients: Sequence
     msg = build_message(content, sender=settings.smtp_from, recipients=recipients, base_url=settings.base_url,
                         attachments=attachments, fmt=fmt)  # fmt: skip
     return msg, content
+
+
+def report_message(
+    store: Store,
+    settings: Settings,
+    scope_text: str,
+    recipients: Sequence[str],
+    *,
+    now: datetime,
+    fmt: str = "html",
+    attachments_for: Callable[[Scope], Sequence[Attachment]] | None = None,
+) -> EmailMessage:
+    """The report as `deliver` sends it: the scope checked against the store, the scripts of the
+    approved moves in scope attached. `tierwise report render` writes this message (wire_bytes)
+    and `report send` and the schedule send it: what is looked at is what is sent."""
+    scope = resolve(store, scope_text)
+    attachments = (
+        attachments_for(scope)
+        if attachments_for is not None
+        else scope_attachments(store, settings, scope, now=now)
+    )
+    msg, _ = compose(store, settings, scope, recipients, now=now, attachments=attachments, fmt=fmt)
+    return msg
+
+
+def rendered(message: EmailMessage) -> bytes:
+    """The bytes an SMTP server receives for `message` (without the internal header `deliver`
+    removes): what `tierwise report render` writes."""
+    return wire_bytes(message, drop=(NOTIFY_HEADER,))
 
 
 def deliver(
@@ -163,14 +209,26 @@ def run_due(
             row.last_run_at = now  # claimed before sending: a crash never sends twice
     sent: list[Sent] = []
     for sub_id, scope_text, recipients, fmt in subs:
-        scope = Scope.parse(scope_text)
-        attachments = (
-            attachments_for(scope)
-            if attachments_for is not None
-            else scope_attachments(store, settings, scope, now=now)
-        )
-        msg, _ = compose(
-            store, settings, scope, parse_recipients(recipients), now=now, attachments=attachments, fmt=fmt
-        )
+        try:
+            msg = report_message(store, settings, scope_text, parse_recipients(recipients), now=now, fmt=fmt,
+                                 attachments_for=attachments_for)  # fmt: skip
+        except (ScopeError, SubscriptionError) as exc:  # e.g. its target was removed: recorded, not skipped
+            sent.append(_not_composed(store, sub_id, recipients, scope_text, str(exc), now))
+            continue
         sent.append(deliver(store, settings, msg, now=now, subscription_id=sub_id, sleep=sleep))
     return sent
+
+
+def _not_composed(
+    store: Store, sub_id: int, recipients: str, scope_text: str, error: str, now: datetime
+) -> Sent:
+    """A failed delivery for a subscription whose report cannot be made (its scope names a target
+    that is gone): on the Reports page and in the log, never silent."""
+    with store.session() as s:
+        d = Delivery(subscription_id=sub_id, at=now, recipients=recipients, subject=f"tierwise report for {scope_text}",
+                     status="failed", attempts=0, error=f"not composed: {error}")  # fmt: skip
+        s.add(d)
+        s.flush()
+        delivery_id = d.id
+    log.error("report for subscription #%d not composed: %s", sub_id, error)
+    return Sent(delivery_id, False, error, EmailMessage())

@@ -11,13 +11,14 @@ from pydantic import BaseModel, Field
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.mail.content import Scope
+from app.mail.scope import SCOPE_FORMS, ScopeError, resolve_scope
 from app.mail.service import SubscriptionError, parse_recipients, trigger_for
-from app.store.models import Delivery, ReportSubscription
+from app.store.models import Delivery, ReportSubscription, Target
 from app.store.recommendations import audit
 from app.web.auth import CurrentUser, api_user, check_csrf, form_user, page_user, require
-from app.web.pages import _back, render
+from app.web.pages import _back
 from app.web.state import AppState, app_state
+from app.web.templating import render
 
 router = APIRouter()
 
@@ -25,7 +26,7 @@ router = APIRouter()
 class SubscriptionIn(BaseModel):
     name: str = Field(min_length=1, max_length=200)
     recipients: str = Field(min_length=3, max_length=4000, description="comma-separated addresses")
-    scope: str = Field(default="fleet", description="fleet, target:NAME or database:TARGET/DB")
+    scope: str = Field(default="fleet", max_length=600, description=SCOPE_FORMS)
     cron: str = Field(default="weekly", description="five-field cron, or daily / weekly / monthly (07:00)")
     timezone: str = "UTC"
     format: str = Field(
@@ -33,15 +34,24 @@ class SubscriptionIn(BaseModel):
     )
 
 
-def _validate(body: SubscriptionIn) -> None:
+def _validate(session: Session, body: SubscriptionIn) -> SubscriptionIn:
+    """The subscription as stored: every field checked (a scope against the store's targets and
+    databases), the scope in its stored form (a bare target name becomes target:NAME)."""
     parse_recipients(body.recipients)
-    Scope.parse(body.scope)
+    scope = resolve_scope(session, body.scope)
     trigger_for(body.cron, body.timezone)
+    return body.model_copy(update={"scope": scope.text()})
+
+
+def _problem(exc: SubscriptionError | ScopeError) -> str:
+    """The message with the field it is about: "scope: no target named 'SQLPROD09' ..."."""
+    field = getattr(exc, "field", None)
+    return f"{field}: {exc}" if field else str(exc)
 
 
 def _create(session: Session, body: SubscriptionIn, user: CurrentUser, now: datetime) -> ReportSubscription:
     if session.scalar(select(ReportSubscription.id).where(ReportSubscription.name == body.name)) is not None:
-        raise SubscriptionError(f"a subscription named {body.name!r} already exists")
+        raise SubscriptionError(f"a subscription named {body.name!r} already exists", "name")
     sub = ReportSubscription(name=body.name, recipients=body.recipients, scope=body.scope, cron=body.cron,
                              timezone=body.timezone, format=body.format, enabled=True, created_by=user.username,
                              created_at=now)  # fmt: skip
@@ -71,7 +81,8 @@ def reports_page(
     with state.store.session() as s:
         subs = list(s.scalars(select(ReportSubscription).order_by(ReportSubscription.name)))
         deliveries = _deliveries(s)
-    return render(request, "reports.html", user, subs=subs, deliveries=deliveries,
+        targets = list(s.scalars(select(Target.name).order_by(Target.name)))  # the scope field's choices
+    return render(request, "reports.html", user, subs=subs, deliveries=deliveries, targets=targets,
                   can_manage=user.role in ("approver", "admin"), message=request.query_params.get("message"))  # fmt: skip
 
 
@@ -89,10 +100,12 @@ def add_subscription_form(
     try:
         body = SubscriptionIn(name=name.strip(), recipients=recipients, scope=scope.strip(), cron=cron.strip(),
                               timezone=timezone.strip(), format=fmt)  # fmt: skip
-        _validate(body)
         with state.store.session() as s:
+            body = _validate(s, body)
             _create(s, body, user, datetime.now(UTC))
-    except (SubscriptionError, ValueError) as exc:
+    except (SubscriptionError, ScopeError) as exc:
+        return _back("/reports", _problem(exc))
+    except ValueError as exc:
         return _back("/reports", str(exc))
     return _back("/reports", f"subscription {body.name} added")
 
@@ -133,11 +146,10 @@ def create_subscription(
         check_csrf(request, request.headers.get("x-csrf-token"))
     require(user, "approver")
     try:
-        _validate(body)
         with state.store.session() as s:
-            return _sub_json(_create(s, body, user, datetime.now(UTC)))
-    except (SubscriptionError, ValueError) as exc:
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
+            return _sub_json(_create(s, _validate(s, body), user, datetime.now(UTC)))
+    except (SubscriptionError, ScopeError) as exc:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, _problem(exc)) from None
 
 
 @router.get("/api/deliveries")

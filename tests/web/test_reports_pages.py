@@ -40,7 +40,11 @@ def test_viewer_cannot_manage_and_api_validates(app_client: TestClient) -> None:
     assert r.status_code == 422 and "recipients must be e-mail addresses" in r.json()["detail"]
     r = app_client.post("/api/subscriptions", json={"name": "n", "recipients": "a@b.c", "scope": "target:X", "cron": "0 6 * * 1"},
                         headers={"X-CSRF-Token": token})  # fmt: skip
-    assert r.status_code == 201 and r.json()["scope"] == "target:X" and r.json()["format"] == "html"
+    assert r.status_code == 422 and "scope" in r.json()["detail"] and "'X'" in r.json()["detail"]
+    name = app_client.get("/api/targets").json()[0]["name"]
+    r = app_client.post("/api/subscriptions", json={"name": "n", "recipients": "a@b.c", "scope": name, "cron": "0 6 * * 1"},
+                        headers={"X-CSRF-Token": token})  # fmt: skip
+    assert r.status_code == 201 and r.json()["scope"] == f"target:{name}" and r.json()["format"] == "html"
     r = app_client.post("/api/subscriptions", json={"name": "p", "recipients": "a@b.c", "format": "pdf"},
                         headers={"X-CSRF-Token": token})  # fmt: skip
     assert r.status_code == 422
