@@ -12,11 +12,11 @@ from sqlalchemy.orm import Session
 
 from advisors.change_windows import Move, Placed, PlannedWindow, Schedule, duration_text, schedule
 from app.store.models import Recommendation, Target
+from app.store.recommendations import Status, saving_ms_per_s
 from policies.model import Policy
 
 
 def move_of(rec: Recommendation) -> Move:
-    saving = max((rec.io_ms_per_s_now or 0.0) - (rec.io_ms_per_s_after or 0.0), 0.0)
     return Move(
         id=rec.id,
         name=rec.name,
@@ -26,7 +26,7 @@ def move_of(rec: Recommendation) -> Move:
         from_tier=rec.from_tier,
         to_tier=rec.to_tier,
         approved_at=rec.reviewed_at or rec.updated_at,
-        priority=saving,
+        priority=saving_ms_per_s(rec),
         label=f"{rec.server} · {rec.database} · {rec.kind} {rec.name}",
     )
 
@@ -34,7 +34,9 @@ def move_of(rec: Recommendation) -> Move:
 def approved(
     session: Session, *, target: str | None = None, database: str | None = None
 ) -> list[Recommendation]:
-    q = select(Recommendation).where(Recommendation.status == "approved")
+    q = select(Recommendation).where(
+        Recommendation.status == Status.APPROVED, Recommendation.script_error.is_(None)
+    )
     if target:
         q = q.join(Target, Target.id == Recommendation.target_id).where(Target.name == target)
     if database:
@@ -43,8 +45,10 @@ def approved(
 
 
 def plan(recs: Iterable[Recommendation], policy: Policy, *, now: datetime) -> Schedule:
-    """Approved moves into the policy's coming change windows."""
-    return schedule([move_of(r) for r in recs], policy.change_windows, now=now)
+    """Approved moves into the policy's coming change windows. A move whose scripts were refused
+    (no safe script could be written: `script_error`) is never planned: there is nothing to run."""
+    runnable = [r for r in recs if r.status == Status.APPROVED and not r.script_error]
+    return schedule([move_of(r) for r in runnable], policy.change_windows, now=now)
 
 
 def _iso(t: datetime | None) -> str | None:

@@ -14,32 +14,31 @@ import typer
 
 from app.cli_placement import native_stdout_silenced
 from app.cli_placement import register as register_placement
+from app.cli_runtime import fail as _fail
+from app.cli_runtime import runtime as _runtime
 from app.cli_script import register as register_script
+from app.cli_users import register as register_users
 from app.secrets import configure_logging
-from app.settings import Settings, get_settings
+from app.settings import get_settings
 
 app = typer.Typer(
     help="tierwise: storage-tier placement advice for SQL Server and DB2.", no_args_is_help=True
 )
 targets_app = typer.Typer(help="Instances to poll.", no_args_is_help=True)
 app.add_typer(targets_app, name="targets")
-users_app = typer.Typer(help="Local accounts for the web UI and API.", no_args_is_help=True)
-app.add_typer(users_app, name="users")
+register_users(app)
 register_placement(app)
 register_script(app)
 
 
-def _fail(message: str, code: int = 2) -> None:
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(code)
-
-
-def _runtime(settings: Settings | None = None):  # type: ignore[no-untyped-def]
-    from app.secrets import Vault, load_key
-    from app.store.db import Store
-
-    settings = settings or get_settings()
-    return settings, Store(settings.database_url), Vault(load_key(settings))
+def _warn_unknown_locations(unknown: Any) -> None:
+    """Objects on locations no tier of the policy knows are left out of the advice: say where they are."""
+    for u in unknown:
+        typer.echo(
+            f"warning: {u.text}: {u.objects} objects, {u.size_gb:,.1f} GB, {u.io_per_s:,.1f} I/O/s left out "
+            "(add the location to a tier in the policy)",
+            err=True,
+        )
 
 
 @app.command()
@@ -180,146 +179,6 @@ def targets_remove(
     except TargetError as exc:
         _fail(str(exc))
     typer.echo(f"removed {label}")
-
-
-@users_app.command("add")
-def users_add(
-    username: str = typer.Argument(..., help="login name"),
-    role: str = typer.Option("viewer", help="viewer, approver or admin"),
-    admin: bool = typer.Option(False, "--admin", help="same as --role admin"),
-    password: str = typer.Option(
-        None, help="prompted (hidden, twice) when omitted; prefer the prompt over the shell history"
-    ),
-) -> None:
-    """Create an account. The first admin is created here; later ones too."""
-    from app.store.users import UserError, add_user
-
-    _, store, _ = _runtime()
-    if password is None:
-        password = typer.prompt("password", hide_input=True, confirmation_prompt=True)
-    try:
-        with store.session() as s:
-            add_user(
-                s,
-                username=username,
-                password=password,
-                role="admin" if admin else role,
-                now=datetime.now(UTC),
-            )
-    except UserError as exc:
-        _fail(str(exc))
-    typer.echo(f"added user {username} ({'admin' if admin else role})")
-
-
-@users_app.command("token")
-def users_token(
-    username: str = typer.Argument(..., help="the account the token acts as"),
-    name: str = typer.Option("api", help="what the token is for, e.g. prometheus"),
-) -> None:
-    """Create an API token (shown once; only its SHA-256 is stored). Use `Authorization: Bearer …`."""
-    from sqlalchemy import select
-
-    from app.store.models import User
-    from app.store.tokens import create_token
-
-    _, store, _ = _runtime()
-    with store.session() as s:
-        user = s.scalar(select(User).where(User.username == username))
-        if user is None:
-            _fail(f"no user named {username!r}")
-        token = create_token(s, user=user, name=name, now=datetime.now(UTC))
-    typer.echo(token)
-
-
-def _cli_actor() -> str:
-    """Who ran a CLI admin command, for the audit log (the OS account: the CLI has no login)."""
-    import getpass
-
-    try:
-        return f"cli:{getpass.getuser()}"
-    except (KeyError, OSError):
-        return "cli"
-
-
-def _user_change(change: str, username: str, apply: Any) -> None:
-    """Run one account change in a transaction with its audit entry; a UserError is a clear exit."""
-    from app.store.recommendations import audit
-    from app.store.users import UserError
-
-    _, store, _ = _runtime()
-    try:
-        with store.session() as s:
-            summary = apply(s)
-            audit(s, at=datetime.now(UTC), username=_cli_actor(), action=change, subject_type="user",
-                  subject_id=username, summary=summary)  # fmt: skip
-    except UserError as exc:
-        _fail(str(exc))
-    store.dispose()
-    typer.echo(summary)
-
-
-@users_app.command("role")
-def users_role(
-    username: str = typer.Argument(..., help="login name"),
-    role: str = typer.Argument(..., help="viewer, approver or admin"),
-) -> None:
-    """Change an account's role. Its web logins end at once (a session never outlives its role)."""
-    from app.store.users import set_role
-
-    def apply(s: Any) -> str:
-        set_role(s, username=username, role=role)
-        return f"{username} is now {role}; their web logins were ended"
-
-    _user_change("set_role", username, apply)
-
-
-@users_app.command("passwd")
-def users_passwd(
-    username: str = typer.Argument(..., help="login name"),
-    password: str = typer.Option(None, help="prompted (hidden, twice) when omitted"),
-) -> None:
-    """Set an account's password. Its web logins end at once."""
-    from app.store.users import set_password
-
-    new = password if password is not None else typer.prompt("new password", hide_input=True,
-                                                              confirmation_prompt=True)  # fmt: skip
-
-    def apply(s: Any) -> str:
-        set_password(s, username=username, password=new)
-        return f"password of {username} changed; their web logins were ended"
-
-    _user_change("set_password", username, apply)
-
-
-@users_app.command("delete")
-def users_delete(
-    username: str = typer.Argument(..., help="login name"),
-    yes: bool = typer.Option(False, "--yes", help="do not ask"),
-) -> None:
-    """Delete an account with its API tokens and web logins."""
-    from app.store.users import delete_user
-
-    if not yes:
-        typer.confirm(f"Delete user {username}, their API tokens and logins?", abort=True)
-
-    def apply(s: Any) -> str:
-        delete_user(s, username=username)
-        return f"deleted user {username}, their API tokens and web logins"
-
-    _user_change("delete_user", username, apply)
-
-
-@users_app.command("list")
-def users_list() -> None:
-    """Accounts and their roles."""
-    from sqlalchemy import select
-
-    from app.store.models import User
-
-    _, store, _ = _runtime()
-    with store.session() as s:
-        for u in s.scalars(select(User).order_by(User.username)):
-            typer.echo(f"{u.username:<24} {u.role:<9} {'disabled' if u.disabled else ''}")
 
 
 @app.command()
@@ -514,37 +373,42 @@ app.add_typer(report_app, name="report")
 @report_app.command("render")
 def report_render(
     out: Path = typer.Option(..., "--out", help="write the message here (.eml), without sending"),
-    scope: str = typer.Option("fleet", help="fleet, target:NAME or database:TARGET/DB"),
+    scope: str = typer.Option(
+        "fleet", help="fleet, a target's name or id, target:NAME or database:TARGET/DB"
+    ),
     to: str = typer.Option("dba@example.invalid", help="recipients shown in the message"),
+    fmt: str = typer.Option("html", "--format", help="html (with a text part) or text"),
 ) -> None:
-    """Render the report email to a file, to look at it before anyone gets it."""
-    from app.mail.content import Scope
-    from app.mail.service import SubscriptionError, compose, parse_recipients
+    """Write the report email exactly as `report send` would send it (scripts attached), without
+    sending it: to look at it before anyone gets it."""
+    from app.mail.service import SubscriptionError, parse_recipients, rendered, report_message
 
     settings, store, _ = _runtime()
     try:
-        msg, _ = compose(store, settings, Scope.parse(scope), parse_recipients(to), now=datetime.now(UTC))
+        msg = report_message(store, settings, scope, parse_recipients(to), now=datetime.now(UTC), fmt=fmt)
     except (ValueError, SubscriptionError) as exc:
         _fail(str(exc))
-    out.write_bytes(bytes(msg))
-    typer.echo(f"{out}: {msg['Subject']}")
+    out.write_bytes(rendered(msg))
+    attached = [p.get_filename() for p in msg.iter_attachments()]
+    listed = f" ({len(attached)} attached: {', '.join(map(str, attached))})" if attached else ""
+    typer.echo(f"{out}: {msg['Subject']}{listed}")
 
 
 @report_app.command("send")
 def report_send(
     to: str = typer.Option(..., "--to", help="recipient address(es), comma-separated"),
-    scope: str = typer.Option("fleet", help="fleet, target:NAME or database:TARGET/DB"),
+    scope: str = typer.Option(
+        "fleet", help="fleet, a target's name or id, target:NAME or database:TARGET/DB"
+    ),
+    fmt: str = typer.Option("html", "--format", help="html (with a text part) or text"),
 ) -> None:
     """Send the report now over the configured SMTP server; the delivery is recorded either way."""
-    from app.mail.content import Scope
-    from app.mail.service import SubscriptionError, compose, deliver, parse_recipients, scope_attachments
+    from app.mail.service import SubscriptionError, deliver, parse_recipients, report_message
 
     settings, store, _ = _runtime()
     now = datetime.now(UTC)
     try:
-        where = Scope.parse(scope)
-        attachments = scope_attachments(store, settings, where, now=now)
-        msg, _ = compose(store, settings, where, parse_recipients(to), now=now, attachments=attachments)
+        msg = report_message(store, settings, scope, parse_recipients(to), now=now, fmt=fmt)
     except (ValueError, SubscriptionError) as exc:
         _fail(str(exc))
     result = deliver(store, settings, msg, now=now)
@@ -593,7 +457,24 @@ def advise(
     if output_format == "json":
         typer.echo(json.dumps(doc, indent=2))
         return
-    _print_advice_table(doc)
+    _print_advice_table(doc, _history_notes(snapshots))
+
+
+def _history_notes(snapshots: list[Any]) -> list[str]:
+    """Per server with less than a day between its first and last sample: "1 hour of data: figures
+    are a sample" (app.freshness defines the hours and the wording for every surface)."""
+    from app.freshness import hours_of_history, short_history_note
+
+    spans: dict[str, tuple[datetime, datetime]] = {}
+    for snap in snapshots:
+        first, last = spans.get(snap.server, (snap.sample_time, snap.sample_time))
+        spans[snap.server] = (min(first, snap.sample_time), max(last, snap.sample_time))
+    notes = []
+    for server, (first, last) in sorted(spans.items()):
+        note = short_history_note(hours_of_history(first, last))
+        if note is not None:
+            notes.append(f"{server}: {note}" if len(spans) > 1 else note)
+    return notes
 
 
 def _explain(objects: list[dict[str, Any]], query: str) -> None:
@@ -659,6 +540,7 @@ def ilm(
     newest = max(s.sample_time for s in snapshots)
     with native_stdout_silenced():
         report = run_advice(windows, policy, now=newest, curve_points=0)
+    _warn_unknown_locations(report.unknown_locations)
     doc = plan_json(make_plan(report, policy, now=newest, months=months))
     if scripts is not None:
         from app.cli_script import write_ilm_scripts
@@ -682,7 +564,9 @@ def ilm(
         typer.echo(f"not date-partitioned (left to the ordinary advice): {name}")
 
 
-def _print_advice_table(doc: dict) -> None:  # type: ignore[type-arg]
+def _print_advice_table(doc: dict, history_notes: list[str] | None = None) -> None:  # type: ignore[type-arg]
+    for note in history_notes or []:
+        typer.echo(f"warning: {note}")
     header = (
         f"{'server':<12} {'database':<10} {'kind':<10} {'name':<24} {'GB':>8} {'profile':<15} "
         f"{'now':<6} {'->':<6} {'reads/s':>9} {'KB/read':>8} {'ms/read':>8}"
@@ -711,8 +595,10 @@ def executed(
     by: str = typer.Option(..., "--by", help="who ran the script (recorded in the audit log)"),
     at: str = typer.Option("", "--at", help="when it ran, ISO date-time (no zone: UTC); default now"),
 ) -> None:
-    """Record that ops ran an approved move's script; its verification starts from that time."""
-    from app.scripts import mark_executed
+    """Record that ops ran an approved move's script; its verification starts from that time.
+    Refused for a move whose scripts were refused (no safe script could be written for it)."""
+    from app.review import ReviewError, mark_executed
+    from app.store.policies import current_policy
 
     now = datetime.now(UTC)
     try:
@@ -723,14 +609,15 @@ def executed(
     when = when if when.tzinfo else when.replace(tzinfo=UTC)
     if when > now:
         _fail("--at is in the future")
-    _, store, _ = _runtime()
+    settings, store, _ = _runtime()
     try:
         with store.session() as s:
-            rec = mark_executed(s, rec_id, username=by, when=when, now=now)
+            rec = mark_executed(s, rec_id, username=by, when=when, now=now,
+                                policy=current_policy(s, settings.policy_file))  # fmt: skip
             typer.echo(
                 f"#{rec.id} {rec.name}: executed {when:%Y-%m-%d %H:%M} UTC by {by}; verification waiting"
             )
-    except (LookupError, ValueError) as exc:
+    except ReviewError as exc:
         _fail(str(exc))
     finally:
         store.dispose()
@@ -776,6 +663,8 @@ def verify(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> 
             else f", I/O wait {i['estimate_pct']:+.0f} % ({i['level'] * 100:g} % interval "
             f"{i['low_pct']:+.0f} % to {i['high_pct']:+.0f} %, {i['days']} days)"
         )
+        if v["status"] == "waiting" and v["extended_until"]:
+            interval += f", measuring to {v['window_days']} days, until {v['extended_until'][:16]}"
         typer.echo(f"#{v['id']} {v['label']:<22} {v['name']} {v['from_tier'] or '?'} -> {v['to_tier'] or '?'} "
                    f"({v['trigger']} {v['changed_at'][:16]}{share}{interval})")  # fmt: skip
         for reason in v["reasons"]:
@@ -809,10 +698,11 @@ def evaluate_cmd(as_json: bool = typer.Option(False, "--json", help="print JSON"
             "io_ms_per_s_now": result.io_ms_per_s_now, "io_ms_per_s_after": result.io_ms_per_s_after,
             "recommendations": {"created": sync.created, "updated": sync.updated,
                                 "superseded": sync.superseded, "withdrawn": sync.withdrawn},
-            "unknown_locations": result.unknown_locations, "data_ends": result.data_ends,
+            "unknown_locations": result.unknown_locations, "unknown_detail": result.unknown_detail,
+            "data_ends": result.data_ends,
         }, indent=2))  # fmt: skip
         return
-    if not result.objects:
+    if not result.objects and not result.unknown_locations:
         typer.echo(
             "no data to advise on: add a target (tierwise targets add) or import files (tierwise import)"
         )
@@ -829,8 +719,12 @@ def evaluate_cmd(as_json: bool = typer.Option(False, "--json", help="print JSON"
     for name, count in result.unknown_locations.items():
         typer.echo(
             f"{name}: {count} objects on locations that match no tier of the policy (left out of the moves; "
-            "set the tiers' locations in the policy)"
+            "map them on the Policy page or in the tiers' locations)"
         )
+        for u in result.unknown_detail.get(name, []):
+            typer.echo(
+                f"  {u['text']}: {u['objects']} objects, {u['size_gb']:,.1f} GB, {u['io_per_s']:,.1f} I/O/s"
+            )
     for name, note in result.data_ends.items():
         typer.echo(f"{name}: {note}")
 

@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import logging
+import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
 from fastapi import FastAPI, HTTPException, Request
+from fastapi.exception_handlers import http_exception_handler
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy import func, select
 from sqlalchemy.exc import DataError
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.sessions import SessionMiddleware
 
+from app.api.objects import router as api_objects_router
 from app.api.routes import router as api_router
 from app.demo import DEMO_PASSWORD, DEMO_USER, ensure_demo_fleet, ensure_demo_user
 from app.evaluate import evaluate
@@ -25,14 +30,17 @@ from app.store.db import Store
 from app.store.models import DbObject, IoInterval, Sample, Target
 from app.store.policies import current_policy
 from app.web.admin import router as admin_router
-from app.web.auth import LoginRequired, api_user, session_secret
+from app.web.auth import CurrentUser, LoginRequired, api_user, current_user, session_secret
+from app.web.mapping import router as mapping_router
 from app.web.objects import router as objects_router
 from app.web.pages import router as pages_router
 from app.web.plans import router as plans_router
 from app.web.reports import router as reports_router
 from app.web.scripts_pages import router as scripts_router
 from app.web.security import install as install_security
+from app.web.security import validation_error
 from app.web.state import AppState
+from app.web.templating import error_page
 
 log = logging.getLogger("tierwise")
 
@@ -54,7 +62,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 policy = current_policy(s, settings.policy_file)
             evaluate(store, policy, now=datetime.now(UTC))
         if settings.scheduler_enabled:
-            scheduler = Scheduler(Runtime(store=store, vault=state.vault, settings=settings))
+            scheduler = Scheduler(
+                Runtime(
+                    store=store, vault=state.vault, settings=settings, import_quiet_s=settings.import_quiet_s
+                )
+            )
             if scheduler.start():
                 state.scheduler = scheduler
         app.state.tierwise = state
@@ -79,7 +91,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_security(app)  # headers, body limit, short 422s, /docs and /openapi.json behind login
     app.mount("/static", StaticFiles(directory=str(Path(__file__).parent / "web" / "static")), name="static")
     app.include_router(api_router)
+    app.include_router(api_objects_router)
     app.include_router(admin_router)
+    app.include_router(mapping_router)
     app.include_router(reports_router)
     app.include_router(plans_router)
     app.include_router(objects_router)
@@ -91,7 +105,48 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     def out_of_range(request: Request, exc: Exception) -> Response:
         """An id or offset too large for the store's integers (SQLite raises OverflowError,
         PostgreSQL a DataError): the request is wrong, not the server."""
-        return JSONResponse({"detail": "a number in the request is out of range"}, status_code=422)
+        detail = "a number in the request is out of range"
+        if wants_html(request):
+            return error_page(request, 422, detail + ".", user=_page_user(request))
+        return JSONResponse({"detail": detail}, status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        """404/403/400/... as a page in the site's layout for a browser; JSON for /api and for
+        clients that ask for JSON (as FastAPI answers by default)."""
+        if not wants_html(request) or exc.status_code < 400:
+            return await http_exception_handler(request, exc)
+        detail = str(exc.detail)
+        if exc.status_code == 404 and detail == "Not Found":
+            detail = f"There is no page at {request.url.path}."
+        elif exc.status_code == 405 and detail == "Method Not Allowed":
+            detail = f"{request.url.path} does not take a {request.method}."
+        return error_page(request, exc.status_code, detail, user=_page_user(request),
+                          headers=getattr(exc, "headers", None))  # fmt: skip
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_value(request: Request, exc: RequestValidationError) -> Response:
+        """A query or form value a page cannot take: a 422 page naming the field, for a browser."""
+        if not wants_html(request):
+            return await validation_error(request, exc)
+        fields = "; ".join(
+            f"{'.'.join(str(p) for p in err.get('loc', ())[1:]) or 'the request'}: {err.get('msg', 'invalid')}"
+            for err in exc.errors()[:5]
+        )
+        return error_page(request, 422, f"The request has a value this page cannot take ({fields}).",
+                          user=_page_user(request))  # fmt: skip
+
+    @app.exception_handler(Exception)
+    def server_error(request: Request, exc: Exception) -> Response:
+        """A 500 says only that something failed and a reference to find in the log: never the
+        exception's text (it may quote a connection string) nor a traceback."""
+        ref = secrets.token_hex(4)
+        log.error("unhandled error, reference %s: %s %s (%s)", ref, request.method, request.url.path,
+                  type(exc).__name__)  # fmt: skip
+        detail = f"The server could not answer this request. Reference {ref} (in the service log)."
+        if wants_html(request):
+            return error_page(request, 500, detail)
+        return JSONResponse({"detail": detail}, status_code=500)
 
     @app.exception_handler(LoginRequired)
     def to_login(request: Request, exc: LoginRequired) -> Response:
@@ -129,6 +184,26 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return JSONResponse(body, status_code=503 if body["scheduler"] == "stopped" else 200)
 
     return app
+
+
+def wants_html(request: Request) -> bool:
+    """A browser asking for a page: not /api, and text/html accepted ahead of JSON."""
+    path = request.url.path
+    if path == "/api" or path.startswith("/api/") or path == "/openapi.json":
+        return False
+    accept = request.headers.get("accept", "").lower()
+    html, json = accept.find("text/html"), accept.find("application/json")
+    return html >= 0 and (json < 0 or html < json)
+
+
+def _page_user(request: Request) -> CurrentUser | None:
+    """The signed-in user for an error page's navigation; None when there is none or no session."""
+    if "session" not in request.scope:
+        return None
+    try:
+        return current_user(request)
+    except Exception:  # the store may be what failed
+        return None
 
 
 def _signed_in(request: Request) -> bool:

@@ -1,5 +1,5 @@
 """Scripts for approved recommendations: generated once at approval and stored, so what ops
-download is exactly what was approved; executed moves are recorded."""
+download is exactly what was approved (app/review.py records the approval and the execution)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from sqlalchemy.orm import Session
 from app.cli_script import file_name, tier_spots
 from app.mail.render import Attachment
 from app.store.models import Recommendation, ScriptRecord
-from app.store.recommendations import audit
 from migrations import AdviceError, Options, PlanError, render_pair, select_moves
 from policies.model import Policy
 
@@ -62,26 +61,6 @@ def ensure_scripts(
     rec.script_error = None
     session.flush()
     return out
-
-
-def mark_executed(
-    session: Session, rec_id: int, *, username: str, when: datetime, now: datetime
-) -> Recommendation:
-    rec = session.get(Recommendation, rec_id)
-    if rec is None:
-        raise LookupError(f"no recommendation #{rec_id}")
-    if rec.status != "approved":
-        raise ValueError(
-            f"recommendation #{rec_id} is {rec.status}: only approved moves can be marked executed"
-        )
-    rec.status, rec.executed_by, rec.executed_at, rec.updated_at = "executed", username, when, now
-    audit(session, at=now, username=username, action="executed", subject_type="recommendation", subject_id=str(rec_id),
-          summary=f"{rec.server} {rec.database} {rec.kind} {rec.name}: {rec.from_tier} -> {rec.to_tier} run on "
-          f"{when:%Y-%m-%d %H:%M} UTC")  # fmt: skip
-    from app.verify import open_for_executed
-
-    open_for_executed(session, rec, when=when, now=now)  # measured again once the after-window has passed
-    return rec
 
 
 def approved_script_attachments(session: Session, recs: Sequence[Recommendation], policy: Policy,

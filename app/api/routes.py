@@ -8,7 +8,8 @@ from typing import Any, Literal
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request, status
 from pydantic import BaseModel, Field
 
-from app.scripts import ensure_scripts, mark_executed
+from app import review as reviews
+from app.freshness import freshness
 from app.store.models import Recommendation, Suppression
 from app.store.policies import current_policy
 from app.store.recommendations import (
@@ -17,15 +18,12 @@ from app.store.recommendations import (
     list_recommendations,
     open_counts,
     recent_audit,
-    review,
 )
 from app.store.suppressions import (
     SuppressionError,
     SuppressionNotFound,
     active_for,
-    lift,
     list_suppressions,
-    suppress,
     suppression_json,
 )
 from app.store.targets import statuses
@@ -36,10 +34,13 @@ router = APIRouter(prefix="/api")
 
 # the values a filter can take: an unknown one is a 422, not an empty list
 RecommendationStatus = Literal[
-    "open", "approved", "rejected", "deferred", "executed", "superseded", "withdrawn"
+    "open", "approved", "rejected", "deferred", "executed", "superseded", "withdrawn", "suppressed"
 ]
 Engine = Literal["sqlserver", "db2"]
-VerificationStatus = Literal["waiting", "verified", "regressed", "inconclusive"]
+ListSort = Literal[
+    "saving", "wait", "size", "object", "database", "server", "move", "profile", "status", "updated"
+]
+SortDirection = Literal["asc", "desc"]
 
 
 def _iso(t: datetime | None) -> str | None:
@@ -72,6 +73,8 @@ def recommendation_json(
         "reviewed_by": r.reviewed_by,
         "reviewed_at": _iso(r.reviewed_at),
         "review_comment": r.review_comment,
+        # an approved move no safe script could be written for: not planned, cannot be executed
+        "scripts_refused": reviews.refusal(r),
         # the suppression in force for this object, if any ("suppressed until … by … (reason)")
         "suppression": suppression_json(suppression, now or datetime.now(UTC)) if suppression else None,
     }
@@ -85,6 +88,7 @@ def targets(
     now = datetime.now(UTC)
     with state.store.session() as s:
         rows, counts = statuses(s), open_counts(s, now=now)
+        fresh = freshness(s)
     return [
         {
             "name": r.name,
@@ -98,6 +102,9 @@ def targets(
             "last_error_at": _iso(r.last_error_at),
             "consecutive_failures": r.consecutive_failures,
             "open_recommendations": counts.get(r.id, 0),
+            # the newest sample, and how the advice was judged when that is older than its window
+            "data_end": _iso(fresh[r.id].data_end) if r.id in fresh else None,
+            "data_note": fresh[r.id].data_note if r.id in fresh else None,
         }
         for r in rows
     ]
@@ -110,21 +117,41 @@ def recommendations(
     status_filter: RecommendationStatus | None = Query(None, alias="status"),
     to_tier: str | None = None,
     target: str | None = None,
+    database: str | None = None,
+    q: str | None = Query(None, max_length=200, description="text in the server, database, object, rule"),
+    sort: ListSort = "saving",
+    direction: SortDirection | None = Query(None, alias="dir"),
     limit: int = Query(100, ge=1, le=1000),
     offset: int = Query(0, ge=0),
     user: CurrentUser = Depends(api_user),
     state: AppState = Depends(app_state),
 ) -> dict[str, Any]:
+    """Recommendations as the Recommendations page filters, searches and sorts them; status
+    "suppressed" lists the ones whose object has a suppression in force."""
     with state.store.session() as s:
         rows, total = list_recommendations(
             s,
-            RecommendationFilter(engine, server, status_filter, to_tier, target),
+            RecommendationFilter(
+                engine=engine,
+                server=server,
+                status=status_filter,
+                to_tier=to_tier,
+                target=target,
+                database=database,
+                text=q,
+                sort=sort,
+                descending=None if direction is None else direction == "desc",
+            ),
             limit=limit,
             offset=offset,
         )
         now = datetime.now(UTC)
         active = active_for(s, now)
         items = [recommendation_json(r, active.get((r.target_id, r.key)), now=now) for r in rows]
+        fresh = freshness(s, {r.target_id for r in rows})
+        for item, r in zip(items, rows, strict=True):  # what the target's figures rest on
+            item["data_end"] = _iso(fresh[r.target_id].data_end)
+            item["data_note"] = fresh[r.target_id].data_note
         from app.verify import add_verifications
 
         add_verifications(s, items)  # verified / regressed / inconclusive / waiting, once executed
@@ -151,13 +178,13 @@ def review_recommendation(
     try:
         with state.store.session() as s:
             now = datetime.now(UTC)
-            rec = review(s, rec_id, action=body.action, username=user.username, comment=body.comment, now=now)
-            if rec.status == "approved":
-                ensure_scripts(s, rec, current_policy(s, state.settings.policy_file), now=now)
+            rec = reviews.review(s, rec_id, action=body.action, username=user.username, comment=body.comment,
+                                 now=now, policy=current_policy(s, state.settings.policy_file))  # fmt: skip
             out = recommendation_json(rec, active_for(s, now).get((rec.target_id, rec.key)), now=now)
+    except reviews.RecommendationNotFound as exc:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from None
     except ReviewError as exc:
-        code = status.HTTP_404_NOT_FOUND if "no recommendation" in str(exc) else status.HTTP_409_CONFLICT
-        raise HTTPException(code, str(exc)) from None
+        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
     return out
 
 
@@ -187,7 +214,9 @@ def suppress_recommendation(
     now = datetime.now(UTC)
     try:
         with state.store.session() as s:
-            sup = suppress(s, rec_id, reason=body.reason, expires_at=until, username=user.username, now=now)
+            sup = reviews.suppress(
+                s, rec_id, reason=body.reason, expires_at=until, username=user.username, now=now
+            )
             return suppression_json(sup, now)
     except SuppressionNotFound as exc:
         raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from None
@@ -220,12 +249,13 @@ def executed_recommendation(
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, "executed_at is in the future")
     try:
         with state.store.session() as s:
-            rec = mark_executed(s, rec_id, username=user.username, when=when, now=now)
+            rec = reviews.mark_executed(s, rec_id, username=user.username, when=when, now=now,
+                                        policy=current_policy(s, state.settings.policy_file))  # fmt: skip
             return {"id": rec.id, "status": rec.status, "executed_by": rec.executed_by,
                     "executed_at": rec.executed_at.isoformat() if rec.executed_at else None}  # fmt: skip
-    except LookupError as exc:
+    except reviews.RecommendationNotFound as exc:
         raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from None
-    except ValueError as exc:
+    except ReviewError as exc:  # not approved, or its scripts were refused
         raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
 
 
@@ -243,7 +273,7 @@ def lift_suppression(
     now = datetime.now(UTC)
     try:
         with state.store.session() as s:
-            return suppression_json(lift(s, sup_id, username=user.username, now=now), now)
+            return suppression_json(reviews.lift(s, sup_id, username=user.username, now=now), now)
     except SuppressionNotFound as exc:
         raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from None
     except SuppressionError as exc:
@@ -292,7 +322,12 @@ def session_info(request: Request, user: CurrentUser = Depends(api_user)) -> dic
 
 @router.get("/verifications")
 def verifications(
-    status_filter: VerificationStatus | None = Query(None, alias="status"),
+    # every status of app.verify.STATUSES (and "verified", rows from before intervals); others are a 422
+    status_filter: str | None = Query(
+        None,
+        alias="status",
+        pattern=r"^(waiting|improved|no_effect|within_band|outside_band|regressed|inconclusive|not_moved|verified)$",
+    ),
     limit: int = Query(100, ge=1, le=1000),
     offset: int = Query(0, ge=0),
     user: CurrentUser = Depends(api_user),

@@ -5,18 +5,71 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, exists, func, select
+from sqlalchemy import ColumnElement, and_, exists, func, or_, select
 from sqlalchemy.orm import Session
 
 from app.store.models import AuditEvent, Recommendation, Suppression, Target
 
-REVIEW_ACTIONS = {"approve": "approved", "reject": "rejected", "defer": "deferred", "reopen": "open"}
-LIVE = ("open", "deferred")
+
+class Status(StrEnum):
+    """A recommendation's review status, as stored (`Recommendation.status`)."""
+
+    OPEN = "open"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+    DEFERRED = "deferred"
+    EXECUTED = "executed"  # ops ran the approved move's script (app/review.mark_executed)
+    SUPERSEDED = "superseded"  # the advice changed its target tier: a new recommendation replaced it
+    WITHDRAWN = "withdrawn"  # the advice no longer moves the unit
+
+
+# What a DBA's review may do to each status. Executed, superseded and withdrawn are final: the
+# advice run writes superseded/withdrawn (sync_recommendations), ops write executed.
+REVIEWABLE = (Status.OPEN, Status.APPROVED, Status.REJECTED, Status.DEFERRED)
+TRANSITIONS: dict[Status, frozenset[Status]] = {
+    **{s: frozenset(t for t in REVIEWABLE if t != s) for s in REVIEWABLE},
+    Status.EXECUTED: frozenset(),
+    Status.SUPERSEDED: frozenset(),
+    Status.WITHDRAWN: frozenset(),
+}
+TRANSITIONS[Status.APPROVED] |= {Status.EXECUTED}
+REVIEW_ACTIONS = {
+    "approve": Status.APPROVED,
+    "reject": Status.REJECTED,
+    "defer": Status.DEFERRED,
+    "reopen": Status.OPEN,
+}
+LIVE = (Status.OPEN, Status.DEFERRED)  # what a new advice run may update, supersede or withdraw
+CURRENT = (Status.OPEN, Status.APPROVED, Status.REJECTED, Status.DEFERRED, Status.EXECUTED)
+SUPPRESSED = "suppressed"  # a list filter, not a status: the object's advice is suppressed
+
+
+def actions_for(status: str) -> list[str]:
+    """The review actions valid from `status` (the page offers only these)."""
+    allowed = TRANSITIONS.get(Status(status), frozenset())
+    return [a for a, to in REVIEW_ACTIONS.items() if to in allowed]
+
+
+def saving_ms_per_s(rec: Recommendation) -> float:
+    """I/O wait a move saves, ms per second (0 for a move that adds wait to free a dearer tier):
+    what the report, the change-window order and the fleet page add up."""
+    return max((rec.io_ms_per_s_now or 0.0) - (rec.io_ms_per_s_after or 0.0), 0.0)
+
+
+def freed(rec: Recommendation) -> tuple[float, float]:
+    """What a move to a cheaper tier frees (the advice's `decision.numbers`): GB and their cost."""
+    numbers = ((rec.evidence or {}).get("decision") or {}).get("numbers") or {}
+    return float(numbers.get("gb_freed") or 0.0), float(numbers.get("cost_freed") or 0.0)
 
 
 class ReviewError(Exception):
+    """A review the status does not allow (a conflict); the message says why."""
+
+
+class RecommendationNotFound(ReviewError):
     pass
 
 
@@ -93,7 +146,7 @@ def sync_recommendations(
         moves = a["current_tier"] is not None and a["recommended_tier"] != a["current_tier"]
         rec = live.get(k)
         if rec is not None and (not moves or rec.to_tier != a["recommended_tier"]):
-            rec.status = "withdrawn" if not moves else "superseded"
+            rec.status = Status.WITHDRAWN if not moves else Status.SUPERSEDED
             rec.updated_at = now
             withdrawn += not moves
             superseded += bool(moves)
@@ -118,7 +171,9 @@ def sync_recommendations(
         }
         if rec is None:
             session.add(
-                Recommendation(target_id=target_id, key=a["key"], status="open", created_at=now, **values)
+                Recommendation(
+                    target_id=target_id, key=a["key"], status=Status.OPEN, created_at=now, **values
+                )
             )
             created += 1
         else:
@@ -127,84 +182,139 @@ def sync_recommendations(
             updated += 1
     for k, rec in live.items():
         if k not in seen and k[0] in target_by_server.values():
-            rec.status, rec.updated_at = "withdrawn", now
+            rec.status, rec.updated_at = Status.WITHDRAWN, now
             withdrawn += 1
     return SyncResult(created, updated, superseded, withdrawn)
+
+
+def change_status(
+    session: Session,
+    rec: Recommendation,
+    to: Status,
+    *,
+    action: str,
+    username: str,
+    now: datetime,
+    comment: str | None = None,
+    summary: str = "",
+) -> Recommendation:
+    """Move `rec` to status `to` if TRANSITIONS allows it, and audit it; ReviewError if not."""
+    old = Status(rec.status)
+    if to not in TRANSITIONS[old]:
+        if to == old:
+            raise ReviewError(f"recommendation #{rec.id} ({rec.name}) is already {old}")
+        if not TRANSITIONS[old] or old == Status.EXECUTED:
+            raise ReviewError(f"recommendation #{rec.id} is {old} and can no longer be reviewed")
+        raise ReviewError(f"recommendation #{rec.id} is {old}: it cannot become {to}")
+    rec.status, rec.updated_at = to, now
+    audit(session, at=now, username=username, action=action, subject_type="recommendation", subject_id=str(rec.id),
+          summary=f"{rec.server} {rec.database} {rec.kind} {rec.name}: {rec.from_tier} -> {rec.to_tier} "
+          f"{summary or f'({old} -> {to})'}", comment=comment or None)  # fmt: skip
+    return rec
+
+
+def suppression_of(session: Session, rec: Recommendation, now: datetime) -> Suppression | None:
+    """The suppression in force on `rec`'s object at `now` (the latest expiry), if any."""
+    return session.scalar(
+        select(Suppression)
+        .where(Suppression.target_id == rec.target_id, Suppression.key == rec.key, suppression_in_force(now))
+        .order_by(Suppression.expires_at.desc())
+        .limit(1)
+    )
 
 
 def review(
     session: Session, rec_id: int, *, action: str, username: str, comment: str | None, now: datetime
 ) -> Recommendation:
+    """A DBA's review action (approve, reject, defer, reopen), checked against TRANSITIONS and
+    audited. Approving also needs no suppression in force. app/review.py adds the scripts."""
     new_status = REVIEW_ACTIONS.get(action)
     if new_status is None:
         raise ReviewError(f"unknown review action {action!r} (use {', '.join(REVIEW_ACTIONS)})")
     rec = session.get(Recommendation, rec_id)
     if rec is None:
-        raise ReviewError(f"no recommendation #{rec_id}")
-    if rec.status in ("superseded", "withdrawn", "executed"):
-        raise ReviewError(f"recommendation #{rec_id} is {rec.status} and can no longer be reviewed")
-    if new_status == "approved":
-        sup = session.scalar(
-            select(Suppression)
-            .where(
-                Suppression.target_id == rec.target_id, Suppression.key == rec.key, suppression_in_force(now)
-            )
-            .order_by(Suppression.expires_at.desc())
-            .limit(1)
+        raise RecommendationNotFound(f"no recommendation #{rec_id}")
+    if new_status == Status.APPROVED and (sup := suppression_of(session, rec, now)) is not None:
+        raise ReviewError(
+            f"recommendation #{rec_id} ({rec.name}) is suppressed until {sup.expires_at:%Y-%m-%d %H:%M} UTC "
+            f"by {sup.created_by}: lift the suppression before approving it"
         )
-        if sup is not None:
-            raise ReviewError(
-                f"recommendation #{rec_id} ({rec.name}) is suppressed until {sup.expires_at:%Y-%m-%d %H:%M} UTC "
-                f"by {sup.created_by}: lift the suppression before approving it"
-            )
-    old = rec.status
-    rec.status = new_status
-    rec.reviewed_by, rec.reviewed_at, rec.review_comment, rec.updated_at = username, now, comment or None, now
-    audit(
-        session,
-        at=now,
-        username=username,
-        action=action,
-        subject_type="recommendation",
-        subject_id=str(rec_id),
-        summary=f"{rec.server} {rec.database} {rec.kind} {rec.name}: {rec.from_tier} -> {rec.to_tier} "
-        f"({old} -> {new_status})",
-        comment=comment or None,
-    )
+    change_status(session, rec, new_status, action=action, username=username, now=now, comment=comment)
+    rec.reviewed_by, rec.reviewed_at, rec.review_comment = username, now, comment or None
     return rec
+
+
+# The list's sortable columns (the page's ?sort=), each with the order it starts in.
+SORTS: dict[str, tuple[Any, bool]] = {
+    "saving": (func.coalesce(Recommendation.io_ms_per_s_now, 0.0) - func.coalesce(Recommendation.io_ms_per_s_after, 0.0), True),
+    "wait": (Recommendation.io_ms_per_s_now, True),
+    "size": (Recommendation.size_bytes, True),
+    "object": (Recommendation.name, False),
+    "database": (Recommendation.database, False),
+    "server": (Recommendation.server, False),
+    "move": (Recommendation.to_tier, False),
+    "profile": (Recommendation.profile, False),
+    "status": (Recommendation.status, False),
+    "updated": (Recommendation.updated_at, True),
+}  # fmt: skip
+DEFAULT_SORT = "saving"
 
 
 @dataclass(frozen=True)
 class RecommendationFilter:
     engine: str | None = None
     server: str | None = None
-    status: str | None = None
+    status: str | None = None  # a Status, or SUPPRESSED; None: the current ones (CURRENT)
     to_tier: str | None = None
     target: str | None = None  # the target's name, as on the fleet page
+    database: str | None = None
+    text: str | None = None  # matched, case-blind, in the server, database, kind, name, profile and rule
+    sort: str = DEFAULT_SORT  # a key of SORTS
+    descending: bool | None = None  # None: the column's own starting order
+
+
+def _like(text: str) -> str:
+    escaped = text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
 
 
 def list_recommendations(
-    session: Session, f: RecommendationFilter, *, limit: int = 100, offset: int = 0
+    session: Session,
+    f: RecommendationFilter,
+    *,
+    limit: int = 100,
+    offset: int = 0,
+    now: datetime | None = None,
 ) -> tuple[list[Recommendation], int]:
+    """One page of recommendations matching `f`, and how many match. `now` decides which
+    suppressions are in force for the "suppressed" filter (default: the clock)."""
     q = select(Recommendation)
     if f.engine:
         q = q.where(Recommendation.engine == f.engine)
     if f.server:
         q = q.where(Recommendation.server == f.server)
-    if f.status:
+    if f.database:
+        q = q.where(Recommendation.database == f.database)
+    if f.status == SUPPRESSED:
+        q = q.where(Recommendation.status.in_(CURRENT), suppressed(now or datetime.now(UTC)))
+    elif f.status:
         q = q.where(Recommendation.status == f.status)
     else:
-        q = q.where(Recommendation.status.not_in(("superseded", "withdrawn")))
+        q = q.where(Recommendation.status.in_(CURRENT))
     if f.to_tier:
         q = q.where(Recommendation.to_tier == f.to_tier)
     if f.target:
         q = q.join(Target, Target.id == Recommendation.target_id).where(Target.name == f.target)
+    if f.text and f.text.strip():
+        pattern = _like(f.text.strip())
+        columns = (Recommendation.server, Recommendation.database, Recommendation.kind, Recommendation.name,
+                   Recommendation.profile, Recommendation.rule)  # fmt: skip
+        q = q.where(or_(*(func.lower(c).like(pattern, escape="\\") for c in columns)))
     total = session.scalar(select(func.count()).select_from(q.subquery())) or 0
-    rows = session.scalars(
-        q.order_by(Recommendation.io_ms_per_s_now.desc().nulls_last(), Recommendation.id)
-        .limit(limit)
-        .offset(offset)
-    )
+    column, first_desc = SORTS.get(f.sort, SORTS[DEFAULT_SORT])
+    desc = first_desc if f.descending is None else f.descending
+    order = column.desc().nulls_last() if desc else column.asc().nulls_last()
+    rows = session.scalars(q.order_by(order, Recommendation.id).limit(limit).offset(offset))
     return list(rows), total
 
 
@@ -214,7 +324,7 @@ def open_counts(session: Session, *, now: datetime | None = None) -> dict[int, i
     return dict(
         session.execute(
             select(Recommendation.target_id, func.count())
-            .where(Recommendation.status == "open", ~suppressed(at))
+            .where(Recommendation.status == Status.OPEN, ~suppressed(at))
             .group_by(Recommendation.target_id)
         ).all()
     )

@@ -14,11 +14,11 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.store.models import Recommendation, Suppression
-from app.store.recommendations import audit, suppression_in_force
+from app.store.recommendations import Status, audit, suppression_in_force
 
 MAX_DAYS = 365  # a suppression is a decision to revisit, not a permanent exception
 MAX_REASON = 4000
-SUPPRESSIBLE = ("open", "deferred", "rejected")
+SUPPRESSIBLE = (Status.OPEN, Status.DEFERRED, Status.REJECTED)
 
 
 class SuppressionError(Exception):
@@ -98,7 +98,7 @@ def suppress(
     if rec is None:
         raise SuppressionNotFound(f"no recommendation #{rec_id}")
     if rec.status not in SUPPRESSIBLE:
-        hint = " (reopen it first)" if rec.status == "approved" else ""
+        hint = " (reopen it first)" if rec.status == Status.APPROVED else ""
         raise SuppressionError(f"recommendation #{rec_id} is {rec.status} and cannot be suppressed{hint}")
     reason = check_request(reason, expires_at, now=now, max_days=max_days)
     current = active_for(session, now).get((rec.target_id, rec.key))

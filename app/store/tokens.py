@@ -11,6 +11,7 @@ import hashlib
 import logging
 import secrets
 import threading
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from sqlalchemy import Engine, select, update
@@ -40,6 +41,49 @@ def create_token(session: Session, *, user: User, name: str, now: datetime) -> s
     )
     session.flush()
     return token
+
+
+class TokenError(LookupError):
+    """No such token (or not yours): the caller says so instead of failing."""
+
+
+@dataclass(frozen=True)
+class TokenInfo:
+    """What may be shown about a token: never the token, nor its digest."""
+
+    id: int
+    name: str
+    username: str
+    created_at: datetime
+    last_used_at: datetime | None
+    revoked: bool
+
+
+def list_tokens(session: Session, username: str | None = None, *, revoked: bool = True) -> list[TokenInfo]:
+    """Every token (or one user's), oldest first; `revoked=False` leaves the revoked ones out."""
+    query = select(ApiToken, User.username).join(User, User.id == ApiToken.user_id).order_by(ApiToken.id)
+    if username is not None:
+        query = query.where(User.username == username)
+    if not revoked:
+        query = query.where(ApiToken.revoked.is_(False))
+    return [
+        TokenInfo(t.id, t.name, name, t.created_at, t.last_used_at, t.revoked)
+        for t, name in session.execute(query)
+    ]
+
+
+def revoke_token(session: Session, token_id: int, *, owner: str | None = None) -> TokenInfo:
+    """Revoke a token at once (its next request is a 401). With `owner`, only that user's token:
+    someone else's id is answered as unknown, so ids cannot be probed."""
+    found = session.execute(
+        select(ApiToken, User.username).join(User, User.id == ApiToken.user_id).where(ApiToken.id == token_id)
+    ).first()
+    if found is None or (owner is not None and found[1] != owner):
+        raise TokenError(f"no API token #{token_id}" + (" of yours" if owner is not None else ""))
+    token, username = found
+    token.revoked = True
+    session.flush()
+    return TokenInfo(token.id, token.name, username, token.created_at, token.last_used_at, True)
 
 
 def user_for_token(session: Session, token: str, *, now: datetime) -> User | None:

@@ -7,22 +7,25 @@ import io
 from datetime import UTC, datetime
 from typing import Any
 
-from fastapi import APIRouter, Depends, Form, Query, Request, status
+from fastapi import APIRouter, Depends, Form, Path, Query, Request, status
 from fastapi.responses import HTMLResponse, Response
 from openpyxl import Workbook
 
-from app.api.routes import Engine, RecommendationStatus, recommendation_json
+from app.api.routes import Engine, ListSort, RecommendationStatus, SortDirection, recommendation_json
 from app.collect import read_target
 from app.metrics import render as render_metrics
 from app.store.policies import current_policy_text, history, save_policy
 from app.store.recommendations import RecommendationFilter, audit, list_recommendations
 from app.store.targets import TargetError, add_target, get_target, statuses
+from app.store.tokens import TokenError, TokenInfo, list_tokens, revoke_token
 from app.store.users import UserError, authenticate, set_password
 from app.web.auth import CurrentUser, api_user, form_user, page_user, session_id
-from app.web.pages import _back, render
+from app.web.mapping import by_target, tier_choices, unknown_locations
+from app.web.pages import _back
 from app.web.state import AppState, app_state
+from app.web.templating import render
 from connectors.records import SourceError
-from policies.loader import PolicyError
+from policies.loader import PolicyError, parse_policy
 
 router = APIRouter()
 
@@ -41,8 +44,9 @@ def targets_page(
 ) -> HTMLResponse:
     with state.store.session() as s:
         rows = statuses(s)
+        unknown = by_target(unknown_locations(s))
     return render(request, "targets.html", user, rows=rows, now=datetime.now(UTC), is_admin=user.role == "admin",
-                  message=request.query_params.get("message"))  # fmt: skip
+                  message=request.query_params.get("message"), unknown=unknown)  # fmt: skip
 
 
 @router.post("/targets")
@@ -115,9 +119,34 @@ def remove_target_form(
 # ---- your account --------------------------------------------------------------------------
 
 
+def _my_tokens(state: AppState, user: CurrentUser) -> list[TokenInfo]:
+    with state.store.session() as s:
+        return list_tokens(s, user.username, revoked=False)
+
+
 @router.get("/account", response_class=HTMLResponse)
-def account_page(request: Request, user: CurrentUser = Depends(page_user)) -> HTMLResponse:
-    return render(request, "account.html", user, message=request.query_params.get("message"), error=None)
+def account_page(
+    request: Request, user: CurrentUser = Depends(page_user), state: AppState = Depends(app_state)
+) -> HTMLResponse:
+    return render(request, "account.html", user, message=request.query_params.get("message"), error=None,
+                  tokens=_my_tokens(state, user))  # fmt: skip
+
+
+@router.post("/account/tokens/{token_id}/revoke", response_model=None)
+def revoke_token_form(
+    token_id: int = Path(..., ge=1, le=2**31 - 1),
+    user: CurrentUser = Depends(form_user("viewer")),
+    state: AppState = Depends(app_state),
+) -> Response:
+    """Revoke one of your own API tokens (CSRF-checked, audited); someone else's id is unknown."""
+    try:
+        with state.store.session() as s:
+            t = revoke_token(s, token_id, owner=user.username)
+            audit(s, at=datetime.now(UTC), username=user.username, action="revoke_token", subject_type="user",
+                  subject_id=user.username, summary=f"revoked their API token #{t.id} ({t.name})")  # fmt: skip
+    except TokenError as exc:
+        return _back("/account", str(exc))
+    return _back("/account", f"API token #{t.id} ({t.name}) revoked")
 
 
 @router.post("/account/password", response_model=None)
@@ -136,7 +165,7 @@ def change_password_form(
     if state.limiter.blocked(user.username, client):
         # the same limiter as the login: a stolen cookie cannot be used to guess the password here
         return render(request, "account.html", user, message=None, status_code=status.HTTP_429_TOO_MANY_REQUESTS,
-                      error="Too many wrong passwords: wait five minutes.")  # fmt: skip
+                      error="Too many wrong passwords: wait five minutes.", tokens=_my_tokens(state, user))  # fmt: skip
     if new != again:
         error = "The two new passwords differ."
     else:
@@ -153,7 +182,7 @@ def change_password_form(
         except UserError as exc:
             error = str(exc)
     if error is not None:
-        return render(request, "account.html", user, message=None, error=error,
+        return render(request, "account.html", user, message=None, error=error, tokens=_my_tokens(state, user),
                       status_code=status.HTTP_422_UNPROCESSABLE_CONTENT)  # fmt: skip
     return _back("/account", "password changed; your other sessions have ended")
 
@@ -168,8 +197,14 @@ def policy_page(
     with state.store.session() as s:
         text, source = current_policy_text(s, state.settings.policy_file)
         versions = history(s)
+        unknown = unknown_locations(s)
+    try:
+        choices = tier_choices(parse_policy(text, source=source))
+    except PolicyError:
+        choices = {}
     return render(request, "policies.html", user, text=text, source=source, versions=versions,
-                  is_admin=user.role == "admin", error=None, message=request.query_params.get("message"))  # fmt: skip
+                  is_admin=user.role == "admin", error=None, message=request.query_params.get("message"),
+                  unknown=unknown, choices=choices)  # fmt: skip
 
 
 @router.post("/policies", response_model=None)
@@ -207,11 +242,6 @@ def _export_rows(state: AppState, f: RecommendationFilter) -> list[dict[str, Any
         return [recommendation_json(r) for r in rows]
 
 
-def _filter(engine: str | None, server: str | None, status_: str | None, to_tier: str | None,
-            target: str | None) -> RecommendationFilter:  # fmt: skip
-    return RecommendationFilter(engine, server, status_, to_tier, target)
-
-
 @router.get("/api/recommendations.csv")
 def export_csv(
     engine: Engine | None = None,
@@ -219,13 +249,20 @@ def export_csv(
     status_filter: RecommendationStatus | None = Query(None, alias="status"),
     to_tier: str | None = None,
     target: str | None = None,
+    database: str | None = None,
+    q: str | None = Query(None, max_length=200),
+    sort: ListSort = "saving",
+    direction: SortDirection | None = Query(None, alias="dir"),
     user: CurrentUser = Depends(api_user),
     state: AppState = Depends(app_state),
 ) -> Response:
+    """Every recommendation the Recommendations page's filter shows (all pages), in its order."""
+    f = RecommendationFilter(engine, server, status_filter, to_tier, target, database, q, sort,
+                             None if direction is None else direction == "desc")  # fmt: skip
     buf = io.StringIO()
     writer = csv.writer(buf)
     writer.writerow(EXPORT_COLUMNS)
-    for r in _export_rows(state, _filter(engine, server, status_filter, to_tier, target)):
+    for r in _export_rows(state, f):
         writer.writerow([_cell(r[c]) for c in EXPORT_COLUMNS])
     return Response(buf.getvalue(), media_type="text/csv; charset=utf-8",
                     headers={"Content-Disposition": 'attachment; filename="recommendations.csv"'})  # fmt: skip
@@ -245,15 +282,22 @@ def export_xlsx(
     status_filter: RecommendationStatus | None = Query(None, alias="status"),
     to_tier: str | None = None,
     target: str | None = None,
+    database: str | None = None,
+    q: str | None = Query(None, max_length=200),
+    sort: ListSort = "saving",
+    direction: SortDirection | None = Query(None, alias="dir"),
     user: CurrentUser = Depends(api_user),
     state: AppState = Depends(app_state),
 ) -> Response:
+    """As recommendations.csv, as a spreadsheet."""
+    f = RecommendationFilter(engine, server, status_filter, to_tier, target, database, q, sort,
+                             None if direction is None else direction == "desc")  # fmt: skip
     wb = Workbook()
     ws = wb.active
     assert ws is not None
     ws.title = "recommendations"
     ws.append(list(EXPORT_COLUMNS))
-    for r in _export_rows(state, _filter(engine, server, status_filter, to_tier, target)):
+    for r in _export_rows(state, f):
         ws.append([_cell(r[c]) for c in EXPORT_COLUMNS])
     buf = io.BytesIO()
     wb.save(buf)

@@ -12,19 +12,18 @@ import statistics
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path as FilePath
 from typing import Any
 from urllib.parse import quote, urlencode
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, status
 from fastapi.responses import HTMLResponse
-from fastapi.templating import Jinja2Templates
 from markupsafe import Markup
 from sqlalchemy import bindparam, select, text
 from sqlalchemy.orm import Session
 
+from app.freshness import Freshness, target_freshness
 from app.store.models import AdviceSnapshot, DbObject, Target
 from app.store.policies import current_policy_text
 from app.store.queries import (
@@ -32,13 +31,10 @@ from app.store.queries import (
     SORT_KEYS,
     HeatMap,
     IoTotals,
-    Metrics,
     NotFound,
     ObjectDetail,
     ObjectFilter,
     ObjectList,
-    ObjectRow,
-    RecSummary,
     heat_map,
     io_totals,
     list_objects,
@@ -47,7 +43,7 @@ from app.store.queries import (
     window_start,
 )
 from app.store.targets import find_target
-from app.web.auth import CurrentUser, api_user, csrf_token, page_user
+from app.web.auth import CurrentUser, page_user
 from app.web.charts import (
     PALETTE,
     READ,
@@ -63,10 +59,10 @@ from app.web.charts import (
     line_chart,
 )
 from app.web.state import AppState, app_state
+from app.web.templating import render
 from policies.loader import parse_policy
 from policies.model import Policy
 
-templates = Jinja2Templates(directory=str(FilePath(__file__).parent / "templates"))
 router = APIRouter()
 
 DEFAULT_SORT = "heat"
@@ -74,37 +70,10 @@ HEATMAP_DAYS = 7
 MAX_ID = 2**31 - 1  # object ids are INTEGER columns
 
 
-def _bytes(n: float | None) -> str:
-    if n is None:
-        return "–"
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if abs(n) < 1024 or unit == "TB":
-            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
-        n = n / 1024
-    return str(n)
-
-
-def _fixed(v: float | None, digits: int = 1) -> str:
-    return "–" if v is None else f"{v:,.{digits}f}"
-
-
-def _when(t: datetime | None) -> str:
-    return "never" if t is None else t.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
-
-
-def _num(v: float | None) -> str:
-    """fmt_num for tables, where a trickle reads better as "<0.01" than as 0.00098."""
-    return "<0.01" if v is not None and 0 < abs(v) < 0.01 else fmt_num(v)
-
-
-templates.env.filters.update(
-    bytes=_bytes, fixed=_fixed, num=_num, when=_when, path=lambda s: quote(str(s), safe="")
-)
-
 _policies: dict[str, Policy] = {}
 
 
-def _policy(state: AppState) -> Policy:
+def policy_in_force(state: AppState) -> Policy:
     """The policy in force (the newest stored version, as the advice uses), parsed once per text."""
     with state.store.session() as s:
         text, source = current_policy_text(s, state.settings.policy_file)
@@ -115,16 +84,7 @@ def _policy(state: AppState) -> Policy:
     return policy
 
 
-def _render(request: Request, name: str, user: CurrentUser, **context: Any) -> HTMLResponse:
-    state = app_state(request)
-    return templates.TemplateResponse(
-        request,
-        name,
-        {"user": user, "csrf": csrf_token(request), "demo": state.settings.demo, **context},
-    )
-
-
-def _iso(t: datetime | None) -> str | None:
+def iso(t: datetime | None) -> str | None:
     return None if t is None else t.astimezone(UTC).isoformat()
 
 
@@ -147,6 +107,8 @@ class DatabasePage:
     base_url: str
     query: dict[str, str]  # the current filters and sort, for links
     note: str | None  # e.g. an ignored sort key
+    freshness: Freshness | None = None  # the target's newest sample, data-end note, hours of history
+    ends_at_data: bool = False  # the figures are the 24 hours ending at the newest sample, not now
 
     def url(self, **changes: str | int | None) -> str:
         q = {k: v for k, v in {**self.query, **changes}.items() if v not in (None, "")}
@@ -168,7 +130,7 @@ class DatabasePage:
         return "descending" if self.filters.descending else "ascending"
 
 
-def _filters(
+def object_filter(
     kind: str | None,
     tier: str | None,
     name: str | None,
@@ -208,7 +170,7 @@ def _objects_page(
     if sort and sort not in SORT_KEYS:
         note = f"Unknown sort key {sort[:40]!r} ignored: sorted by {DEFAULT_SORT}."
         sort, direction = None, None
-    f = _filters(
+    f = object_filter(
         kind,
         tier,
         name,
@@ -218,11 +180,18 @@ def _objects_page(
         PAGE_SIZE,
         clamp=True,
     )
-    policy = _policy(state)
+    policy = policy_in_force(state)
+    now = datetime.now(UTC)
     try:
         with state.store.session() as s:
+            found = find_target(s, target)
+            fresh = None if found is None else target_freshness(s, found.id)
+            # data that ended days ago (an import) is shown as the 24 hours ending at its newest sample
+            data_end = None if fresh is None else fresh.data_end
+            ends_at_data = data_end is not None and data_end < window_start(now, 24)
+            until = data_end if data_end is not None and ends_at_data else now
             objects = list_objects(
-                session=s, target=target, database=database, policy=policy, now=datetime.now(UTC), filters=f
+                session=s, target=target, database=database, policy=policy, now=until, filters=f
             )
     except NotFound as exc:
         raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from None
@@ -236,8 +205,10 @@ def _objects_page(
         base_url=_target_url(objects.target_id, database),
         query={k: v for k, v in query.items() if v},
         note=note,
+        freshness=fresh,
+        ends_at_data=ends_at_data,
     )
-    return _render(request, "database.html", user, active="fleet", page=ctx)
+    return render(request, "database.html", user, active="fleet", page=ctx)
 
 
 @router.get("/targets/{target_name}", response_class=HTMLResponse)
@@ -273,93 +244,6 @@ def database_page(
 ) -> HTMLResponse:
     """One database of a target."""
     return _objects_page(request, user, state, target_name, database, kind, tier, name, sort, dir, page)
-
-
-def _metrics_json(m: Metrics) -> dict[str, Any]:
-    return {
-        "read_iops": m.read_iops,
-        "write_iops": m.write_iops,
-        "avg_read_kb": m.avg_read_kb,
-        "avg_write_kb": m.avg_write_kb,
-        "avg_read_ms": m.avg_read_ms,
-        "avg_write_ms": m.avg_write_ms,
-        "heat": m.heat,
-        "seconds": m.seconds,
-    }
-
-
-def _rec_json(r: RecSummary | None) -> dict[str, Any] | None:
-    if r is None:
-        return None
-    out = asdict(r)
-    out["url"] = f"/recommendations/{r.id}"
-    return out
-
-
-def _row_json(r: ObjectRow) -> dict[str, Any]:
-    return {
-        "id": r.id,
-        "url": f"/objects/{r.id}",
-        "database": r.database,
-        "kind": r.kind,
-        "name": r.name,
-        "key": r.key,
-        "location": r.location,
-        "size_bytes": r.size_bytes,
-        "current_tier": r.current_tier,
-        "placement_unit": r.unit_key,
-        "profile": r.profile,
-        "recommended_tier": r.recommended_tier,
-        "recommendation_id": None if r.recommendation is None else r.recommendation.id,
-        **_metrics_json(r.m),
-    }
-
-
-@router.get("/api/targets/{target_name}/objects")
-def target_objects_json(
-    target_name: str,
-    database: str | None = None,
-    kind: str | None = None,
-    tier: str | None = None,
-    name: str | None = None,
-    sort: str = DEFAULT_SORT,
-    dir: str = Query("desc", pattern="^(asc|desc)$"),
-    limit: int = Query(50, ge=1, le=1000),
-    offset: int = Query(0, ge=0, le=10**9),
-    user: CurrentUser = Depends(api_user),
-    state: AppState = Depends(app_state),
-) -> dict[str, Any]:
-    """The objects table as JSON: metrics over the last 24 h; same filters and sort keys as the page."""
-    if sort not in SORT_KEYS:
-        raise HTTPException(
-            status.HTTP_422_UNPROCESSABLE_CONTENT,
-            f"unknown sort key {sort[:40]!r}; use one of {', '.join(SORT_KEYS)}",
-        )
-    f = _filters(kind, tier, name, sort, dir, offset, limit, clamp=False)
-    try:
-        with state.store.session() as s:
-            objects = list_objects(
-                session=s,
-                target=target_name,
-                database=database,
-                policy=_policy(state),
-                now=datetime.now(UTC),
-                filters=f,
-            )
-    except NotFound as exc:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from None
-    return {
-        "target": objects.target,
-        "database": objects.database,
-        "since": _iso(objects.since),
-        "until": _iso(objects.until),
-        "sort": f.sort,
-        "dir": "desc" if f.descending else "asc",
-        "total": objects.total,
-        "offset": objects.offset,
-        "limit": objects.limit,
-        "items": [_row_json(r) for r in objects.rows],
-    }
 
 
 # --- object --------------------------------------------------------------------------------------
@@ -434,7 +318,7 @@ def object_page(
     state: AppState = Depends(app_state),
 ) -> HTMLResponse:
     """One object: 7 days of IOPS, latency and I/O size, heat by hour of day, its recommendation."""
-    d = _detail(state, object_id)
+    d = detail_or_404(state, object_id)
     iops, latency, size = _series_charts(d)
     hours = bar_chart(
         [f"{h:02d}" for h in range(24)],
@@ -453,62 +337,17 @@ def object_page(
         _duration(d.bucket_seconds),
         object_evidence(state, object_id),
     )
-    return _render(request, "object.html", user, active="fleet", page=ctx)
+    return render(request, "object.html", user, active="fleet", page=ctx)
 
 
-def _detail(state: AppState, object_id: int) -> ObjectDetail:
+def detail_or_404(state: AppState, object_id: int) -> ObjectDetail:
     try:
         with state.store.session() as s:
-            return object_detail(session=s, object_id=object_id, policy=_policy(state), now=datetime.now(UTC))
+            return object_detail(
+                session=s, object_id=object_id, policy=policy_in_force(state), now=datetime.now(UTC)
+            )
     except NotFound as exc:
         raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from None
-
-
-@router.get("/api/objects/{object_id}")
-def object_json(
-    object_id: int = Path(ge=1, le=MAX_ID),
-    user: CurrentUser = Depends(api_user),
-    state: AppState = Depends(app_state),
-) -> dict[str, Any]:
-    """Metadata, the averaged series (at most 300 buckets of `bucket_seconds`, by interval end),
-    heat by hour of day and the placement unit's current recommendation."""
-    d = _detail(state, object_id)
-    meta = {
-        k: getattr(d, k)
-        for k in (
-            "id",
-            "target",
-            "engine",
-            "server",
-            "database",
-            "kind",
-            "name",
-            "key",
-            "size_bytes",
-            "physical_name",
-            "storage_group",
-            "filegroup",
-            "tablespace",
-            "table_name",
-            "partition_number",
-            "range_low",
-            "range_high",
-            "current_tier",
-        )
-    }
-    return {
-        **meta,
-        "placement_unit": d.unit_key,
-        "unit_members": [asdict(m) for m in d.unit_members],
-        "since": _iso(d.since),
-        "until": _iso(d.until),
-        "bucket_seconds": d.bucket_seconds,
-        "series": [{**asdict(p), "t": _iso(p.t)} for p in d.series],
-        "heat_by_hour_of_day": d.heat_by_hour,
-        "total": _metrics_json(d.total),
-        "recommendation": _rec_json(d.recommendation),
-        "evidence": evidence_json(object_evidence(state, object_id)),
-    }
 
 
 # --- heat map ------------------------------------------------------------------------------------
@@ -555,7 +394,7 @@ class TotalsCache:
 heatmap_totals = TotalsCache()
 
 
-def _heatmap(state: AppState, target: str | None) -> HeatMap:
+def cached_heat_map(state: AppState, target: str | None) -> HeatMap:
     now = datetime.now(UTC)
     key = (state.store.url, target or "", window_start(now, 24 * HEATMAP_DAYS))
     try:
@@ -567,7 +406,7 @@ def _heatmap(state: AppState, target: str | None) -> HeatMap:
             return heat_map(
                 session=s,
                 target=target or None,
-                policy=_policy(state),
+                policy=policy_in_force(state),
                 now=now,
                 days=HEATMAP_DAYS,
                 totals=totals,
@@ -584,7 +423,7 @@ def heatmap_page(
     state: AppState = Depends(app_state),
 ) -> HTMLResponse:
     """Hourly heat of the 40 busiest objects over 7 days, the skew curve, the predicted savings."""
-    m = _heatmap(state, target)
+    m = cached_heat_map(state, target)
     rows = []
     for r in m.rows:
         peak = max((v for v in r.cells if v is not None), default=None)
@@ -613,7 +452,7 @@ def heatmap_page(
         y_label="share of I/O",
         marker=marker,
     )
-    tier = _policy(state).tiers[0].name
+    tier = policy_in_force(state).tiers[0].name
     flash = sorted(
         flash_curves(state, target),
         key=lambda c: -float((c.curve.get("savings") or {}).get("io_ms_per_s_now") or 0.0),
@@ -631,29 +470,7 @@ def heatmap_page(
         lines, title=f"How much {tier}: share of I/O wait saved against GB of {tier}", flash_tier=tier
     )
     page = HeatmapPage(m, grid, skew, chart, flash, tier)
-    return _render(request, "heatmap.html", user, active="heatmap", page=page)
-
-
-@router.get("/api/heatmap")
-def heatmap_json(
-    target: str | None = None, user: CurrentUser = Depends(api_user), state: AppState = Depends(app_state)
-) -> dict[str, Any]:
-    m = _heatmap(state, target)
-    sv = m.savings
-    return {
-        "target": m.target,
-        "since": _iso(m.since),
-        "until": _iso(m.until),
-        "unit": "I/O per GB-hour",
-        "hours": [_iso(h) for h in m.hours],
-        "rows": [{**asdict(r), "url": f"/objects/{r.id}"} for r in m.rows],
-        "objects": m.objects,
-        "skew": [asdict(p) for p in m.skew],
-        "knee": None if m.knee is None else asdict(m.knee),
-        "ranked_at": _iso(m.ranked_at),
-        "capacity_share_for_80pct_io": m.capacity_for_80,
-        "savings": {**asdict(sv), "net_ms_per_s": sv.net_ms_per_s},
-    }
+    return render(request, "heatmap.html", user, active="heatmap", page=page)
 
 
 # --- evidence (every object, moved or not) and the flash curve, from the last advice run ----------
@@ -803,44 +620,6 @@ def object_evidence(state: AppState, object_id: int) -> Evidence | None:
     return Evidence(snap.evaluated_at, text, own, unit)
 
 
-def evidence_json(e: Evidence | None) -> dict[str, Any] | None:
-    if e is None:
-        return None
-    src = e.advice or e.unit or {}
-    return {
-        "evaluated_at": _iso(e.evaluated_at),
-        "explanation": e.explanation,
-        "decision": e.decision,
-        "reasons": src.get("reasons", []),
-        "profile": src.get("profile"),
-        "rule": src.get("rule"),
-        "recommended_tier": src.get("recommended_tier"),
-        "predicted": src.get("predicted"),
-        "unit": None
-        if e.unit is None
-        else {
-            k: e.unit.get(k) for k in ("key", "kind", "name", "explanation", "decision", "recommended_tier")
-        },
-    }
-
-
-@router.get("/api/objects/{object_id}/evidence")
-def object_evidence_json(
-    object_id: int = Path(ge=1, le=MAX_ID),
-    user: CurrentUser = Depends(api_user),
-    state: AppState = Depends(app_state),
-) -> dict[str, Any]:
-    """What the last advice run decided for this object and the numbers it used, moved or not;
-    a file or partition that moves with its filegroup / table space also gets the unit's."""
-    e = object_evidence(state, object_id)
-    if e is None:
-        raise HTTPException(
-            status.HTTP_404_NOT_FOUND,
-            f"object #{object_id} has no evidence yet: the advice has not covered it",
-        )
-    return {"object_id": object_id, **(evidence_json(e) or {})}
-
-
 @dataclass(frozen=True)
 class DatabaseFlash:
     target: str
@@ -861,18 +640,3 @@ def flash_curves(state: AppState, target: str | None) -> list[DatabaseFlash]:
             q = q.where(Target.id == found.id)
         rows = s.execute(q.order_by(Target.name)).all()
     return [DatabaseFlash(r.name, r.evaluated_at, c) for r in rows for c in (r.flash_curve or [])]
-
-
-@router.get("/api/targets/{target}/flash-curve")
-def flash_curve_json(
-    target: str, user: CurrentUser = Depends(api_user), state: AppState = Depends(app_state)
-) -> dict[str, Any]:
-    """How much flash each database of a target could use: [flash GB, share of I/O wait saved]
-    points and the recommended placement's predicted savings, from the last advice run."""
-    curves = flash_curves(state, target)
-    return {
-        "target": curves[0].target if curves else target,
-        "evaluated_at": _iso(curves[0].evaluated_at) if curves else None,
-        "flash_tier": _policy(state).tiers[0].name,
-        "databases": [c.curve for c in curves],
-    }

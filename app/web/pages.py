@@ -3,80 +3,68 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, Depends, Form, HTTPException, Request, status
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from fastapi.templating import Jinja2Templates
+from fastapi import APIRouter, Depends, Form, HTTPException, Query, Request, status
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
-from app.scripts import ensure_scripts
-from app.store.models import Recommendation
+from app.review import (
+    REVIEW_ACTIONS,
+    ReviewError,
+    SuppressionError,
+    actions_for,
+    executable,
+    lift,
+    refusal,
+    review_many,
+    suppress,
+)
+from app.store.models import DbObject, Recommendation, ScriptRecord, Target, User
 from app.store.policies import current_policy
 from app.store.recommendations import (
-    REVIEW_ACTIONS,
+    DEFAULT_SORT,
+    SORTS,
+    SUPPRESSED,
     RecommendationFilter,
-    ReviewError,
+    Status,
     audit,
+    freed,
     list_recommendations,
     open_counts,
     recent_audit,
-    review,
+    saving_ms_per_s,
 )
-from app.store.suppressions import SuppressionError, active_for, describe, lift, suppress
+from app.store.suppressions import SUPPRESSIBLE, active_for, describe
 from app.store.targets import statuses
 from app.store.users import authenticate
+from app.store.workbench import start_here
 from app.web.auth import (
     CurrentUser,
     check_csrf,
-    csrf_token,
     form_user,
     log_in,
     log_out,
     page_user,
 )
 from app.web.state import AppState, app_state
+from app.web.templating import render
 
-templates = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
 router = APIRouter()
 PAGE_SIZE = 50
 
 
-def _bytes(n: int | None) -> str:
-    if n is None:
-        return "–"
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if abs(n) < 1024 or unit == "TB":
-            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
-        n = n / 1024  # type: ignore[assignment]
-    return str(n)
-
-
-def _when(t: datetime | None) -> str:
-    return "never" if t is None else t.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
-
-
-templates.env.filters["bytes"] = _bytes
-templates.env.filters["when"] = _when
-
-
-def render(
-    request: Request, name: str, user: CurrentUser | None, *, status_code: int = 200, **context: Any
-) -> HTMLResponse:
-    state = app_state(request)
-    return templates.TemplateResponse(
-        request,
-        name,
-        {"user": user, "csrf": csrf_token(request), "demo": state.settings.demo, **context},
-        status_code=status_code,
-    )
-
-
 @router.get("/login", response_class=HTMLResponse)
 def login_form(request: Request, error: str | None = None) -> HTMLResponse:
-    return render(request, "login.html", None, error=error)
+    """The login form; with no account in the store yet, it says how to create the first admin."""
+    with app_state(request).store.session() as s:
+        return render(request, "login.html", None, error=error, no_users=_no_users(s))
+
+
+def _no_users(s: Session) -> bool:
+    return s.scalar(select(User.id).limit(1)) is None
 
 
 @router.post("/login")
@@ -97,7 +85,9 @@ def login(
         user = authenticate(s, username, password)
         if user is None:
             state.limiter.failed(username, client)
-            return render(request, "login.html", None, error="Wrong user name or password.")
+            return render(
+                request, "login.html", None, error="Wrong user name or password.", no_users=_no_users(s)
+            )
         audit(s, at=now, username=user.username, action="login", subject_type="user", subject_id=user.username,
               summary=f"logged in from {client}")  # fmt: skip
         user_id, name, role = user.id, user.username, user.role
@@ -121,8 +111,22 @@ def fleet(
     with state.store.session() as s:
         rows = statuses(s)
         counts = open_counts(s, now=now)
+        start = start_here(s, current_policy(s, state.settings.policy_file), now=now)
     targets = [{"status": r, "state": r.state(now), "open": counts.get(r.id, 0)} for r in rows]
-    return render(request, "fleet.html", user, targets=targets, now=now)
+    return render(request, "fleet.html", user, targets=targets, start=start)
+
+
+STATUS_CHOICES = [*(str(x) for x in Status), SUPPRESSED]
+COLUMNS = (  # the list's sortable headers: (sort key, heading, numeric)
+    ("object", "Object", False), ("move", "Move", False), ("profile", "Profile", False),
+    ("size", "Size", True), ("saving", "I/O wait ms/s now → after", True), ("status", "Status", False),
+)  # fmt: skip
+
+
+def _list_query(params: dict[str, str | None], **changes: str | None) -> str:
+    """The list's query string with some parameters changed (None drops one); page 1 unless given."""
+    merged = {**params, "page": None, **changes}
+    return urlencode({k: v for k, v in merged.items() if v})
 
 
 @router.get("/recommendations", response_class=HTMLResponse)
@@ -130,57 +134,123 @@ def recommendations(
     request: Request,
     engine: str | None = None,
     server: str | None = None,
-    status_filter: str | None = None,
+    database: str | None = None,
+    status_filter: str | None = Query(None, alias="status"),
     to_tier: str | None = None,
     target: str | None = None,
-    page: int = 1,
+    q: str | None = Query(None, max_length=200, description="text to find in the object, database or server"),
+    sort: str | None = None,
+    direction: str | None = Query(None, alias="dir", pattern="^(asc|desc)$"),
+    page: int = Query(1, ge=1, le=100_000),
     user: CurrentUser = Depends(page_user),
     state: AppState = Depends(app_state),
 ) -> HTMLResponse:
-    status_filter = status_filter or request.query_params.get("status") or None
-    f = RecommendationFilter(engine or None, server or None, status_filter, to_tier or None, target or None)
-    page = max(page, 1)
+    """The workbench: filter, search, sort and review the advice; an unknown filter value is a 400
+    that says so (the list then shows the current recommendations), never an empty list."""
+    problems = []
+    if status_filter and status_filter not in STATUS_CHOICES:
+        problems.append(f"unknown status {status_filter!r} (use {', '.join(STATUS_CHOICES)})")
+        status_filter = None
+    if engine and engine not in ("sqlserver", "db2"):
+        problems.append(f"unknown engine {engine!r} (use sqlserver or db2)")
+        engine = None
+    if sort and sort not in SORTS:
+        problems.append(f"unknown sort {sort!r} (use {', '.join(SORTS)})")
+        sort = None
+    sort = sort or DEFAULT_SORT
+    f = RecommendationFilter(engine or None, server or None, status_filter or None, to_tier or None, target or None,
+                             database or None, (q or "").strip() or None, sort,
+                             None if direction is None else direction == "desc")  # fmt: skip
+    now = datetime.now(UTC)
     with state.store.session() as s:
-        rows, total = list_recommendations(s, f, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE)
-        active = active_for(s, datetime.now(UTC))
+        rows, total = list_recommendations(s, f, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE, now=now)
+        active = active_for(s, now)
         suppressed = {r.id: (active[(r.target_id, r.key)], describe(active[(r.target_id, r.key)]))
                       for r in rows if (r.target_id, r.key) in active}  # fmt: skip
         events = recent_audit(s, limit=30)
         servers = list(s.scalars(select(Recommendation.server).distinct().order_by(Recommendation.server)))
+        databases = list(
+            s.scalars(select(Recommendation.database).distinct().order_by(Recommendation.database))
+        )
         from app.verify import page_context  # verify after change: each executed move and the track record
 
         verification = page_context(s, rows, current_policy(s, state.settings.policy_file).verification)
-    query = {
-        k: v
-        for k, v in {
-            "engine": engine,
-            "server": server,
-            "status": status_filter,
-            "to_tier": to_tier,
-            "target": target,
-        }.items()
-        if v
-    }
+    params = {"engine": f.engine, "server": f.server, "database": f.database, "status": f.status,
+              "to_tier": f.to_tier, "target": f.target, "q": f.text}  # fmt: skip
+    current_desc = SORTS[sort][1] if f.descending is None else f.descending
+    headers = []
+    for key, title, numeric in COLUMNS:
+        on = key == sort
+        desc = (not current_desc) if on else SORTS[key][1]
+        headers.append({"key": key, "title": title, "numeric": numeric, "on": on,
+                        "aria": ("descending" if current_desc else "ascending") if on else None,
+                        "url": _list_query(params, sort=key, dir="desc" if desc else "asc")})  # fmt: skip
+    sorted_by = {"sort": sort if sort != DEFAULT_SORT else None, "dir": direction}
+    message = request.query_params.get("message")
     return render(
         request,
         "recommendations.html",
         user,
+        status_code=status.HTTP_400_BAD_REQUEST if problems else status.HTTP_200_OK,
         rows=rows,
         total=total,
         page=page,
         pages=max(1, -(-total // PAGE_SIZE)),
         filters=f,
-        query=urlencode(query),
+        query=_list_query(params, **sorted_by),
+        export_query=_list_query(params, **sorted_by),
+        headers=headers,
+        statuses=STATUS_CHOICES,
         servers=servers,
+        databases=databases,
         events=events,
         actions=list(REVIEW_ACTIONS),
         # executed, superseded and withdrawn recommendations can no longer be reviewed: no controls
         can_review=user.role in ("approver", "admin")
-        and f.status not in ("executed", "superseded", "withdrawn"),
-        message=request.query_params.get("message"),
+        and f.status not in (Status.EXECUTED, Status.SUPERSEDED, Status.WITHDRAWN),
+        message=message,
+        problems=problems,
         suppressed=suppressed,
+        refused={r.id: refusal(r) for r in rows if refusal(r)},
         verification=verification,
     )
+
+
+# The measured figures of a recommendation, in DBA words with their units: (label, unit, digits).
+FIGURES = {
+    "read_iops": ("Reads", "per second", 1), "write_iops": ("Writes", "per second", 1),
+    "avg_read_ms": ("Average read latency", "ms", 2), "avg_write_ms": ("Average write latency", "ms", 2),
+    "avg_read_bytes": ("Average read size", "KB", 1), "avg_write_bytes": ("Average write size", "KB", 1),
+    "read_pct": ("Reads of all I/O", "%", 1), "read_mb_s": ("Read throughput", "MB/s", 2),
+    "write_mb_s": ("Write throughput", "MB/s", 2), "read_miss_ratio": ("Read-miss ratio", "%", 1),
+    "prefetch_share": ("Prefetch (read-ahead) share", "%", 1), "singleton_share": ("Singleton lookups", "%", 1),
+    "est_cache_hit_share": ("Estimated array-cache hits", "%", 1),
+    "heat": ("Heat", "I/O per GB-hour", 1), "heat_ratio": ("Heat against the database average", "×", 2),
+    "trend_pct_per_day": ("Trend", "% per day", 1), "hours": ("Hours measured", "h", 1),
+    "instance_read_miss_ratio": ("Instance read-miss ratio", "%", 1),
+}  # fmt: skip
+SHARES = {
+    "read_miss_ratio",
+    "prefetch_share",
+    "singleton_share",
+    "est_cache_hit_share",
+    "instance_read_miss_ratio",
+}
+
+
+def figures(metrics: dict[str, Any]) -> list[tuple[str, str]]:
+    """The evidence's metrics as (label, "value unit") rows; unknown ones keep their own name."""
+    out = []
+    for key, value in metrics.items():
+        if key == "io_per_s_by_hour_of_day" or isinstance(value, list | dict):
+            continue
+        label, unit, digits = FIGURES.get(key, (key.replace("_", " "), "", 2))
+        if value is None:
+            out.append((label, "–"))
+            continue
+        v = float(value) * (100 if key in SHARES else 1) / (1024 if key.endswith("_bytes") else 1)
+        out.append((label, f"{v:,.{digits}f} {unit}".strip()))
+    return out
 
 
 @router.get("/recommendations/{rec_id}", response_class=HTMLResponse)
@@ -190,6 +260,7 @@ def recommendation_detail(
     user: CurrentUser = Depends(page_user),
     state: AppState = Depends(app_state),
 ) -> HTMLResponse:
+    now = datetime.now(UTC)
     with state.store.session() as s:
         rec = s.get(Recommendation, rec_id)
         if rec is None:
@@ -203,41 +274,65 @@ def recommendation_detail(
 
         found: dict[str, Any] = {"id": rec_id}
         add_verifications(s, [found])
-    return render(request, "recommendation.html", user, rec=rec, events=events,
-                  can_review=user.role in ("approver", "admin"), actions=list(REVIEW_ACTIONS),
-                  message=request.query_params.get("message"), verification=found["verification"])  # fmt: skip
+        obj = s.scalar(
+            select(DbObject.id).where(DbObject.target_id == rec.target_id, DbObject.key == rec.key)
+        )
+        scripts = list(s.scalars(select(ScriptRecord).where(ScriptRecord.recommendation_id == rec_id)
+                                 .order_by(ScriptRecord.direction.desc())))  # fmt: skip
+        sup = active_for(s, now).get((rec.target_id, rec.key))
+        target_name = s.scalar(select(Target.name).where(Target.id == rec.target_id))
+    can_review = user.role in ("approver", "admin")
+    return render(request, "recommendation.html", user, rec=rec, events=events, can_review=can_review,
+                  actions=actions_for(rec.status) if can_review else [],
+                  message=request.query_params.get("message"), verification=found["verification"],
+                  figures=figures((rec.evidence or {}).get("metrics") or {}), object_id=obj, scripts=scripts,
+                  saving=saving_ms_per_s(rec), gb_freed=freed(rec), refused=refusal(rec),
+                  executable=can_review and executable(rec), suppression=sup,
+                  suppression_text=describe(sup) if sup else None, target_name=target_name,
+                  can_suppress=can_review and sup is None and rec.status in SUPPRESSIBLE,
+                  today=now.strftime("%Y-%m-%dT%H:%M"))  # fmt: skip
 
 
 @router.post("/recommendations/review")
-async def review_form(
-    request: Request,
+def review_form(
+    ids: list[str] = Form(default=[]),
+    action: str = Form(""),
+    comment: str = Form(""),
+    back: str = Form("/recommendations"),
     user: CurrentUser = Depends(form_user("approver")),
     state: AppState = Depends(app_state),
 ) -> Response:
-    form = await request.form()
-    action = str(form.get("action") or "")
-    comment = str(form.get("comment") or "").strip() or None
-    ids = [int(str(v)) for v in form.getlist("ids") if str(v).isascii() and str(v).isdigit()]
-    back = str(form.get("back") or "/recommendations")
-    if not back.startswith("/"):  # never redirect off-site
+    """Review the selected recommendations (a plain def: the store and the script generators block)."""
+    rec_ids = [int(v) for v in ids if v.isascii() and v.isdigit()]
+    if not back.startswith("/") or back.startswith("//"):  # never redirect off-site
         back = "/recommendations"
-    if not ids:
+    if not rec_ids:
         return _back(back, "Select at least one recommendation.")
     now = datetime.now(UTC)
     try:
         with state.store.session() as s:
             policy = current_policy(s, state.settings.policy_file)
-            for rec_id in ids:
-                rec = review(s, rec_id, action=action, username=user.username, comment=comment, now=now)
-                if rec.status == "approved":
-                    ensure_scripts(s, rec, policy, now=now)  # frozen now: what ops run is what was approved
+            done = review_many(s, rec_ids, action=action, username=user.username, comment=comment.strip() or None,
+                               now=now, policy=policy)  # fmt: skip
+            refused = [f"#{r.id} {r.name}: {refusal(r)}" for r in done.refused]
+            unchanged = len(done.unchanged)
     except ReviewError as exc:
         return _back(back, str(exc))
-    return _back(back, f"{action}: {len(ids)} recommendation(s) by {user.username}")
+    text = f"{action}: {len(rec_ids) - unchanged} recommendation(s) by {user.username}"
+    if unchanged:
+        text += f"; {unchanged} already {REVIEW_ACTIONS[action]}"
+    if refused:
+        text += f". Approved, but {'; '.join(refused)}"
+    return _back(back, text)
 
 
-@router.post("/recommendations/suppress")
+def _wants_json(request: Request) -> bool:
+    return "application/json" in request.headers.get("accept", "")
+
+
+@router.post("/recommendations/suppress", response_model=None)
 def suppress_form(
+    request: Request,
     ids: list[str] = Form(default=[]),
     reason: str = Form(""),
     expires: str = Form("", description="expiry date (YYYY-MM-DD, 00:00 UTC) or date and time"),
@@ -245,24 +340,33 @@ def suppress_form(
     user: CurrentUser = Depends(form_user("approver")),
     state: AppState = Depends(app_state),
 ) -> Response:
-    """Suppress the selected recommendations' objects until `expires`, with a reason (audited)."""
-    back = back if back.startswith("/") else "/recommendations"  # never redirect off-site
+    """Suppress the selected recommendations' objects until `expires`, with a reason (audited).
+    Asked for JSON (the page's script does), it answers in place instead of reloading the page."""
+    back = back if back.startswith("/") and not back.startswith("//") else "/recommendations"
+
+    def answer(message: str, rows: dict[int, dict[str, Any]] | None = None) -> Response:
+        if _wants_json(request):
+            code = status.HTTP_200_OK if rows is not None else status.HTTP_422_UNPROCESSABLE_CONTENT
+            return JSONResponse({"message": message, "rows": rows or {}}, status_code=code)
+        return _back(back, message)
+
     rec_ids = [int(v) for v in ids if v.isascii() and v.isdigit()]
     if not rec_ids:
-        return _back(back, "Select at least one recommendation to suppress.")
+        return answer("Select at least one recommendation to suppress.")
     try:
         until = datetime.fromisoformat(expires.strip())
     except ValueError:
-        return _back(back, f"Give the expiry as a date (YYYY-MM-DD), not {expires!r}.")
+        return answer(f"Give the expiry as a date (YYYY-MM-DD), not {expires!r}.")
     until = until if until.tzinfo else until.replace(tzinfo=UTC)
     now = datetime.now(UTC)
     try:
         with state.store.session() as s:
-            for rec_id in rec_ids:
-                suppress(s, rec_id, reason=reason, expires_at=until, username=user.username, now=now)
+            done = {rec_id: suppress(s, rec_id, reason=reason, expires_at=until, username=user.username, now=now)
+                    for rec_id in rec_ids}  # fmt: skip
+            rows = {rec_id: {"suppression": sup.id, "text": describe(sup)} for rec_id, sup in done.items()}
     except SuppressionError as exc:
-        return _back(back, str(exc))
-    return _back(back, f"suppressed {len(rec_ids)} recommendation(s) until {until:%Y-%m-%d %H:%M} UTC")
+        return answer(str(exc))
+    return answer(f"suppressed {len(rec_ids)} recommendation(s) until {until:%Y-%m-%d %H:%M} UTC", rows)
 
 
 @router.post("/suppressions/{sup_id}/lift")
@@ -272,7 +376,7 @@ def lift_form(
     user: CurrentUser = Depends(form_user("approver")),
     state: AppState = Depends(app_state),
 ) -> Response:
-    back = back if back.startswith("/") else "/recommendations"
+    back = back if back.startswith("/") and not back.startswith("//") else "/recommendations"
     try:
         with state.store.session() as s:
             name = lift(s, sup_id, username=user.username, now=datetime.now(UTC)).name

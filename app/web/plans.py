@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import date
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request
@@ -11,8 +10,8 @@ from sqlalchemy import select
 
 from app.store.models import IlmPlanRecord
 from app.web.auth import CurrentUser, api_user, page_user
-from app.web.pages import render
 from app.web.state import AppState, app_state
+from app.web.templating import render
 
 router = APIRouter()
 
@@ -49,9 +48,7 @@ def ilm_page(
     if rec is not None:
         months = [m["month"] for m in next(iter(rec.plan["forecast"].values()), [])]
         tables = [{"table": t, "rows": timeline(t, months)} for t in rec.plan["tables"]]
-    return render(
-        request, "ilm.html", user, rec=rec, tables=tables, months=months, today=date.today().isoformat()
-    )
+    return render(request, "ilm.html", user, rec=rec, tables=tables, months=months)
 
 
 @router.get("/api/ilm")

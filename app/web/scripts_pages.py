@@ -15,12 +15,15 @@ from pygments.lexers import SqlLexer, TransactSqlLexer
 from sqlalchemy import select
 
 from app.change_windows import plan, schedule_json
-from app.scripts import ensure_scripts, mark_executed
+from app.review import RecommendationNotFound, ReviewError, executable, mark_executed, refusal
+from app.scripts import ensure_scripts
 from app.store.models import Recommendation, ScriptRecord
 from app.store.policies import current_policy
+from app.store.recommendations import Status
 from app.web.auth import CurrentUser, api_user, form_user, page_user
-from app.web.pages import _back, render
+from app.web.pages import _back
 from app.web.state import AppState, app_state
+from app.web.templating import render
 
 router = APIRouter()
 _formatter = HtmlFormatter(cssclass="highlight", nowrap=False)  # colours in /static/highlight.css (CSP)
@@ -38,17 +41,21 @@ def scripts_page(
     now = datetime.now(UTC)
     with state.store.session() as s:
         policy = current_policy(s, state.settings.policy_file)
-        recs = list(s.scalars(select(Recommendation).where(Recommendation.status.in_(("approved", "executed")))
+        recs = list(s.scalars(select(Recommendation)
+                              .where(Recommendation.status.in_((Status.APPROVED, Status.EXECUTED)))
                               .order_by(Recommendation.status, Recommendation.updated_at.desc())))  # fmt: skip
         rows: list[dict[str, Any]] = []
         for rec in recs:
-            scripts = ensure_scripts(s, rec, policy, now=now) if rec.status == "approved" else list(
+            scripts = ensure_scripts(s, rec, policy, now=now) if rec.status == Status.APPROVED else list(
                 s.scalars(select(ScriptRecord).where(ScriptRecord.recommendation_id == rec.id)))  # fmt: skip
-            rows.append({"rec": rec, "scripts": scripts})
-        windows = plan([r for r in recs if r.status == "approved"], policy, now=now)
+            rows.append(
+                {"rec": rec, "scripts": scripts, "refused": refusal(rec), "executable": executable(rec)}
+            )
+        windows = plan([r for r in recs if r.status == Status.APPROVED], policy, now=now)
+        refused = [r for r in rows if r["refused"]]
     return render(request, "scripts.html", user, rows=rows, can_execute=user.role in ("approver", "admin"),
                   message=request.query_params.get("message"), today=now.strftime("%Y-%m-%dT%H:%M"),
-                  windows=windows)  # fmt: skip
+                  windows=windows, refused=refused)  # fmt: skip
 
 
 @router.get("/scripts/{script_id}", response_class=HTMLResponse)
@@ -93,9 +100,12 @@ def executed_form(
         return _back("/scripts", "the execution time is in the future")
     try:
         with state.store.session() as s:
-            mark_executed(s, rec_id, username=user.username, when=when, now=now)
-    except (LookupError, ValueError) as exc:
-        return _back("/scripts", str(exc))
+            mark_executed(s, rec_id, username=user.username, when=when, now=now,
+                          policy=current_policy(s, state.settings.policy_file))  # fmt: skip
+    except RecommendationNotFound as exc:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from None
+    except ReviewError as exc:  # not approved, or its scripts were refused: a 409 page that says why
+        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
     return _back("/scripts", f"#{rec_id} marked executed by {user.username}")
 
 
@@ -107,7 +117,7 @@ def scripts_api(
         rec = s.get(Recommendation, rec_id)
         if rec is None:
             raise HTTPException(status.HTTP_404_NOT_FOUND, f"no recommendation #{rec_id}")
-        if rec.status not in ("approved", "executed"):
+        if rec.status not in (Status.APPROVED, Status.EXECUTED):
             raise HTTPException(
                 status.HTTP_409_CONFLICT,
                 f"recommendation #{rec_id} is {rec.status}: scripts are for approved moves",
@@ -128,5 +138,5 @@ def change_windows_api(
     now = datetime.now(UTC)
     with state.store.session() as s:
         policy = current_policy(s, state.settings.policy_file)
-        recs = list(s.scalars(select(Recommendation).where(Recommendation.status == "approved")))
+        recs = list(s.scalars(select(Recommendation).where(Recommendation.status == Status.APPROVED)))
         return schedule_json(plan(recs, policy, now=now))

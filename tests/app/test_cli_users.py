@@ -89,3 +89,26 @@ def test_delete_ends_logins_and_tokens(cli_store: Store) -> None:
     assert _actions(cli_store) == ["delete_user"]
     missing = runner.invoke(app, ["users", "delete", "nobody", "--yes"])
     assert missing.exit_code != 0 and "no user named 'nobody'" in missing.output
+
+
+def test_tokens_are_listed_without_the_token_and_revoked_with_an_audit(cli_store: Store) -> None:
+    made = runner.invoke(app, ["users", "token", "abe", "--name", "prometheus"])
+    assert made.exit_code == 0, made.output
+    token = made.output.strip()
+    listed = runner.invoke(app, ["users", "tokens", "abe"])
+    assert listed.exit_code == 0, listed.output
+    assert "prometheus" in listed.output and "abe" in listed.output and "active" in listed.output
+    assert token not in listed.output and token[3:12] not in listed.output  # never the token
+    with cli_store.session() as s:
+        token_id = s.scalar(select(ApiToken.id))
+    r = runner.invoke(app, ["users", "revoke-token", str(token_id)])
+    assert r.exit_code == 0, r.output
+    assert f"revoked API token #{token_id} (prometheus) of abe" in r.output
+    with cli_store.session() as s:
+        assert s.scalar(select(ApiToken.revoked).where(ApiToken.id == token_id)) is True
+        event = s.scalars(select(AuditEvent).where(AuditEvent.action == "revoke_token")).one()
+        assert event.username.startswith("cli") and event.subject_id == "abe"
+    assert "revoked" in runner.invoke(app, ["users", "tokens"]).output
+    unknown = runner.invoke(app, ["users", "revoke-token", "999"])
+    assert unknown.exit_code == 2 and "no API token #999" in unknown.output
+    assert "no API tokens for nobody" in runner.invoke(app, ["users", "tokens", "nobody"]).output

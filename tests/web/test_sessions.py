@@ -192,3 +192,67 @@ def test_the_account_page_limits_password_guesses(app_client: TestClient) -> Non
     blocked = c.post("/account/password", data={"current": PASSWORD, "new": "n3w password",
                                                 "again": "n3w password", "csrf_token": token})  # fmt: skip
     assert blocked.status_code == 429  # even the right one, until the window passes
+
+
+def _token(settings: Settings, username: str, name: str) -> tuple[int, str]:
+    from app.store.models import ApiToken
+    from app.store.tokens import create_token
+
+    store = _store(settings)
+    with store.session() as s:
+        user = s.scalars(select(User).where(User.username == username)).one()
+        token = create_token(s, user=user, name=name, now=datetime.now(UTC))
+        token_id = s.scalars(select(ApiToken.id).where(ApiToken.name == name)).one()
+    store.dispose()
+    return token_id, token
+
+
+def test_the_account_page_lists_and_revokes_your_own_tokens(
+    app_client: TestClient, web_settings: Settings
+) -> None:
+    from app.store.models import AuditEvent
+
+    mine, token = _token(web_settings, "vera", "grafana")
+    theirs, _ = _token(web_settings, "ada", "backup-job")
+    login(app_client, "vera")
+    page = app_client.get("/account")
+    assert "grafana" in page.text and f"/account/tokens/{mine}/revoke" in page.text
+    assert "backup-job" not in page.text and token not in page.text
+    # without the form's CSRF token: refused, the token still works
+    bad = app_client.post(f"/account/tokens/{mine}/revoke", data={"csrf_token": "x"}, follow_redirects=False)
+    assert bad.status_code == 403
+    app_client.cookies.clear()
+    assert app_client.get("/api/session", headers={"Authorization": f"Bearer {token}"}).status_code == 200
+    login(app_client, "vera")
+    csrf = csrf_of(app_client.get("/account").text)
+    other = app_client.post(f"/account/tokens/{theirs}/revoke", data={"csrf_token": csrf})
+    assert f"no API token #{theirs} of yours" in other.text  # someone else's id is unknown
+    done = app_client.post(f"/account/tokens/{mine}/revoke", data={"csrf_token": csrf})
+    assert done.status_code == 200 and f"API token #{mine} (grafana) revoked" in done.text
+    assert "grafana" not in done.text.split("revoked")[-1]  # gone from the list
+    app_client.cookies.clear()
+    assert app_client.get("/api/session", headers={"Authorization": f"Bearer {token}"}).status_code == 401
+    store = _store(web_settings)
+    with store.session() as s:
+        events = list(s.scalars(select(AuditEvent).where(AuditEvent.action == "revoke_token")))
+    store.dispose()
+    assert [(e.username, e.subject_id) for e in events] == [("vera", "vera")]
+
+
+def test_the_login_page_says_how_to_create_the_first_admin(settings: Settings) -> None:
+    from app.main import create_app
+
+    with TestClient(create_app(settings.model_copy(update={"scheduler_enabled": False}))) as client:
+        page = client.get("/login").text
+        assert "tierwise users add NAME --role admin" in page
+        # a first try at logging in on the empty store keeps the hint
+        r = client.post("/login", data={"username": "ada", "password": PASSWORD, "csrf_token": csrf_of(page)})
+        assert "Wrong user name or password" in r.text and "tierwise users add NAME --role admin" in r.text
+    store = _store(settings)
+    with store.session() as s:
+        from app.store.users import add_user
+
+        add_user(s, username="ada", password=PASSWORD, role="admin", now=datetime.now(UTC))
+    store.dispose()
+    with TestClient(create_app(settings.model_copy(update={"scheduler_enabled": False}))) as client:
+        assert "tierwise users add NAME --role admin" not in client.get("/login").text

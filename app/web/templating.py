@@ -1,0 +1,231 @@
+"""The one template environment of the web pages: its filters, its `render` and what each page gets.
+
+Every page goes through `render`, which adds the context base.html needs (`BASE_CONTEXT`); the rest
+of each page's context is listed in `PAGE_CONTEXTS` (template name -> variable -> meaning), so a
+template can be changed without reading the handler. A test checks every template is listed.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from fastapi import Request
+from fastapi.responses import HTMLResponse
+from fastapi.templating import Jinja2Templates
+
+from app.freshness import stale_notes
+from app.web.auth import CurrentUser, csrf_token
+from app.web.charts import fmt_num
+from app.web.state import app_state
+
+TEMPLATE_DIR = Path(__file__).parent / "templates"
+templates = Jinja2Templates(directory=str(TEMPLATE_DIR))
+
+
+def fmt_bytes(n: float | None) -> str:
+    """Sizes in binary units with one decimal: "1.5 GB"; "–" for unknown."""
+    if n is None:
+        return "–"
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if abs(n) < 1024 or unit == "TB":
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n = n / 1024
+    return str(n)
+
+
+def fmt_fixed(v: float | None, digits: int = 1) -> str:
+    return "–" if v is None else f"{v:,.{digits}f}"
+
+
+def fmt_when(t: datetime | None) -> str:
+    """Times are shown in UTC, minute precision, as the collectors and the reports write them."""
+    return "never" if t is None else t.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def fmt_table_num(v: float | None) -> str:
+    """fmt_num for tables, where a trickle reads better as "<0.01" than as 0.00098."""
+    return "<0.01" if v is not None and 0 < abs(v) < 0.01 else fmt_num(v)
+
+
+def url_part(s: object) -> str:
+    """One path segment: a database or target name may hold "/" or spaces."""
+    return quote(str(s), safe="")
+
+
+FILTERS = {"bytes": fmt_bytes, "fixed": fmt_fixed, "num": fmt_table_num, "when": fmt_when, "path": url_part}
+templates.env.filters.update(FILTERS)
+
+# What `render` gives every page (base.html reads these).
+BASE_CONTEXT = {
+    "user": "the signed-in user (CurrentUser: id, username, role) or None on the login and error pages",
+    "csrf": "the session's CSRF token, for every form's hidden csrf_token field",
+    "demo": "True when the server runs the simulated demo fleet",
+    "stale_targets": "list of (target name, data-end note) for targets judged on an older window (banner)",
+    "active": "which navigation tab is highlighted (fleet, recommendations, heatmap, ...); optional",
+}
+
+# Each page's own context, beyond BASE_CONTEXT. Partials (names starting "_") are included by pages.
+PAGE_CONTEXTS: dict[str, dict[str, str]] = {
+    "login.html": {
+        "error": "why the last attempt failed, or None",
+        "no_users": "True when the store has no user yet: the page says how to create the first admin",
+    },
+    "error.html": {
+        "code": "the HTTP status (404, 403, 400, 422, 500, ...)",
+        "title": "a short heading (Not found, Not allowed, ...)",
+        "detail": "what went wrong, in words fit for a browser; never a traceback or a credential",
+    },
+    "account.html": {
+        "message": "a confirmation after a change, or None",
+        "error": "why the password change failed, or None",
+        "tokens": "the user's API tokens (app.store.tokens.TokenInfo: id, name, created_at, last_used_at)",
+    },
+    "fleet.html": {
+        "targets": "app.store.targets.statuses rows",
+        "start": "app.store.workbench.StartHere: what the open moves save, flash used/free, GB freed, problems",
+    },
+    "recommendations.html": {
+        "rows": "the page of Recommendation rows",
+        "total": "how many rows the filter matches",
+        "page": "the page number (1-based)",
+        "pages": "how many pages",
+        "filters": "the RecommendationFilter in force",
+        "query": "the filter as a URL query string, for paging links",
+        "servers": "every server name, for the filter",
+        "events": "recent audit events",
+        "suppressed": "rec id -> (Suppression, description) for suppressed rows",
+        "can_review": "the user may approve/reject",
+        "verification": "app.verify.page_context: verification per executed move and the track record",
+        "export_query": "the filter as a query string for the CSV/XLSX export links",
+        "headers": "the sortable column headers (label, sort key, link, current direction)",
+        "statuses": "the status filter's choices (suppressed included)",
+        "databases": "every database name, for the filter",
+        "actions": "the review actions",
+        "message": "a confirmation after an action, or None",
+        "problems": "why a filter value was refused (bad status, sort, ...), shown above the list",
+        "refused": "rec id -> why its scripts were refused, for approved moves that cannot be scripted",
+    },
+    "recommendation.html": {
+        "rec": "the Recommendation",
+        "events": "its audit events",
+        "can_review": "the user may approve/reject",
+        "actions": "the review actions",
+        "message": "a confirmation after an action, or None",
+        "verification": "the move's verification, or None",
+        "figures": "the measured figures as (label, value, unit) rows",
+        "object_id": "the advised object's id (for links to its page and charts), or None",
+        "scripts": "its generated scripts",
+        "saving": "the I/O wait the move saves, ms per second",
+        "gb_freed": "GB and cost a demotion frees, or None",
+        "refused": "why its scripts were refused, or None",
+        "executable": "the user may mark it executed now",
+        "suppression": "the Suppression that covers it, or None",
+        "suppression_text": "that suppression in words",
+        "target_name": "its target's name",
+        "can_suppress": "the user may suppress it",
+        "today": "now, for the datetime-local inputs",
+    },
+    "database.html": {"page": "app.web.objects.DatabasePage: a target's or database's objects and totals"},
+    "object.html": {"page": "app.web.objects.ObjectPage: one object's I/O over time and its advice"},
+    "heatmap.html": {"page": "app.web.objects.HeatmapPage: the fleet heat map"},
+    "targets.html": {
+        "rows": "targets with their status",
+        "now": "the time of the request (UTC)",
+        "is_admin": "the user may add, change and remove targets",
+        "message": "a confirmation after a change, or None",
+        "unknown": "per target, the locations (path prefixes, storage groups) no tier of the policy knows",
+    },
+    "policies.html": {
+        "text": "the policy YAML shown",
+        "source": "where the text comes from (stored version, file, or your unsaved edit)",
+        "versions": "stored policy versions",
+        "is_admin": "the user may save a policy",
+        "error": "why the edit was refused, or None",
+        "message": "a confirmation after saving, or None",
+        "unknown": "the locations no tier knows, with their objects, GB and I/O (the mapping form's rows)",
+        "choices": "the pool/tier pairs a location can be mapped to",
+    },
+    "reports.html": {
+        "subs": "report subscriptions",
+        "deliveries": "recent deliveries",
+        "can_manage": "the user may add and remove subscriptions",
+        "targets": "the known target names, offered for a subscription's scope",
+        "message": "a confirmation after a change, or None",
+    },
+    "scripts.html": {
+        "rows": "generated scripts",
+        "can_execute": "the user may mark a script executed",
+        "message": "a confirmation after a change, or None",
+        "today": "now, for the datetime-local inputs",
+        "windows": "upcoming change windows",
+        "refused": "approved moves whose scripts were refused (rec, why): listed apart, never planned",
+    },
+    "script.html": {
+        "row": "the script",
+        "rec": "its Recommendation",
+        "code": "the highlighted script (Markup)",
+    },
+    "ilm.html": {
+        "rec": "the newest ILM plan row, or None",
+        "tables": "per table, its timeline rows",
+        "months": "the forecast months",
+    },
+    "_track_record.html": {"verification": "as on recommendations.html"},
+    "_verification.html": {
+        "v": "one move's verification (app.verify.verification_json), set by the includer"
+    },
+}
+
+
+def render(
+    request: Request, name: str, user: CurrentUser | None, *, status_code: int = 200, **context: Any
+) -> HTMLResponse:
+    """A page in the site's layout: `BASE_CONTEXT` plus the page's own (see PAGE_CONTEXTS)."""
+    state = app_state(request)
+    base = {
+        "user": user,
+        "csrf": csrf_token(request),
+        "demo": state.settings.demo,
+        "stale_targets": stale_notes(state.store) if user is not None else [],
+    }
+    return templates.TemplateResponse(request, name, {**base, **context}, status_code=status_code)
+
+
+ERROR_TITLES = {
+    400: "Bad request",
+    401: "Log in first",
+    403: "Not allowed",
+    404: "Not found",
+    405: "Not allowed here",
+    409: "Conflict",
+    413: "Too large",
+    422: "Bad value",
+    429: "Too many requests",
+    500: "Something went wrong",
+}
+
+
+def error_page(
+    request: Request,
+    code: int,
+    detail: str,
+    *,
+    user: CurrentUser | None = None,
+    headers: dict[str, str] | None = None,
+) -> HTMLResponse:
+    """An error in the site's layout for a browser. Needs neither a session nor the store (a 500 may
+    come from either): the navigation shows only when the caller passes the signed-in user."""
+    state = getattr(request.app.state, "tierwise", None)
+    context: dict[str, Any] = {
+        "user": user,
+        "csrf": csrf_token(request) if user is not None else "",
+        "demo": bool(state and state.settings.demo),
+        "stale_targets": [],
+        "code": code,
+        "title": ERROR_TITLES.get(code, "Error"),
+        "detail": detail,
+    }
+    return templates.TemplateResponse(request, "error.html", context, status_code=code, headers=headers)
