@@ -452,7 +452,7 @@ def advise(
         report = run_advice(windows, policy, now=newest, time_limit_s=time_limit)
     doc = report_json(report, policy)
     if explain is not None:
-        _explain(doc["objects"], explain)
+        _explain(doc["objects"], explain, doc.get("unknown_locations", []))
         return
     if output_format == "json":
         typer.echo(json.dumps(doc, indent=2))
@@ -477,13 +477,14 @@ def _history_notes(snapshots: list[Any]) -> list[str]:
     return notes
 
 
-def _explain(objects: list[dict[str, Any]], query: str) -> None:
+def _explain(objects: list[dict[str, Any]], query: str, unknown: list[dict[str, Any]]) -> None:
     """`advise --explain`: the evidence block of one object, and of the unit it moves with."""
     from advisors.explain import evidence_lines, match_objects
 
     found = match_objects(objects, query)
     if not found:
-        _fail(f"no object matches {query!r}: give its key, name or server/database/name")
+        left_out = "".join(f"; {u['text']} ({u['objects']} objects left out of the advice)" for u in unknown)
+        _fail(f"no object matches {query!r}: give its key, name or server/database/name{left_out}")
     if len(found) > 1:
         typer.echo(
             f"{query!r} matches {len(found)} objects; name one by key or server/database/name:", err=True

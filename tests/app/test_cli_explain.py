@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 from typer.testing import CliRunner
 
 from app.cli import app
 from tests.conftest import FIXTURES
+from tests.fixture_policy import ROOT, mapped_policy
 
 runner = CliRunner()
 IMPORT = FIXTURES / "import"
 FILES = [str(IMPORT / "sqlserver_file_stats.csv"), str(IMPORT / "sqlserver_partitions.csv")]
 
 
-def _explain(query: str):  # type: ignore[no-untyped-def]
-    return runner.invoke(app, ["advise", "--input", *FILES, "--explain", query])
+def _explain(query: str, *policy: str):  # type: ignore[no-untyped-def]
+    if not policy:  # the fixture's drives, mapped to tiers as an admin would
+        policy = ("--policy", str(mapped_policy(Path(tempfile.mkdtemp()) / "policy.yaml")))
+    return runner.invoke(app, ["advise", "--input", *FILES, "--explain", query, *policy])
 
 
 def test_explain_by_server_database_name() -> None:
@@ -50,3 +56,12 @@ def test_explain_unknown_object() -> None:
     r = _explain("FG_NOPE")
     assert r.exit_code == 2
     assert "error: no object matches 'FG_NOPE'" in r.stderr
+
+
+def test_explain_an_object_on_an_unmapped_drive_says_where_it_is() -> None:
+    """The shipped policy names none of the fixture's drives: the object is left out, and the error
+    says which locations to map."""
+    r = _explain("sales/filegroup/primary", "--policy", str(ROOT / "policies" / "default.yaml"))
+    assert r.exit_code == 2
+    assert "no object matches 'sales/filegroup/primary'" in r.stderr
+    assert "E:\\data\\ matches no tier of the policy" in r.stderr

@@ -150,7 +150,9 @@ def test_jobs_fail_retry_and_recover_while_another_writer_holds_the_store(
         assert done.failures >= 2 and done.consecutive_failures == 0
         assert done.last_error is not None and re.search("locked|lock timeout", done.last_error)
         # polls go on: new samples, every poll job has succeeded again, the scheduler is running
-        wait_for(lambda: samples(store) > before and scheduler.status().state == "running", what="recovery")
+        # (the scheduler's own job-store writes recover at its next write: wait for that too)
+        wait_for(lambda: samples(store) > before and scheduler.status().state == "running"
+                 and not scheduler.status().failing, what="recovery")  # fmt: skip
         for p in polls:
             job = scheduler.monitor.get(p)
             assert job is not None and job.failures >= 1 and job.last_success is not None

@@ -104,7 +104,7 @@ def test_refused_scripts_are_flagged_never_planned_nor_executed(store: Store, id
         recs = list(s.scalars(select(Recommendation).where(Recommendation.status == Status.APPROVED)))
         assert [r.name for r in recs] == ["FG_A"]
         schedule = plan(recs, POLICY, now=NOW)  # ... and so does the plan, whoever asks
-        assert [p for w in schedule.windows for p in w.moves] + schedule.unfit + schedule.waiting == []
+        assert [p for w in schedule.windows for p in w.moves] + [*schedule.unfit, *schedule.waiting] == []
     with store.session() as s, pytest.raises(reviews.ScriptsRefused, match="its scripts were refused"):
         reviews.mark_executed(
             s, ids["FG_A"], username="ops", when=NOW, now=NOW + timedelta(hours=1), policy=POLICY
