@@ -14,12 +14,13 @@ import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import typer
 
 from advisors.placement import PlacementObject, PlacementResult, PlacementTier, place
 from advisors.sizing import devices_needed, physical_iops, raid_factor
+from app.cli_runtime import fail as _fail
 
 OBJECT_FIELDS = ("id", "size_gb", "read_iops", "write_iops", "pinned_tier", "allowed_tiers", "read_hit_ratio")
 TIER_FIELDS = ("name", "capacity_gb", "max_iops", "raid_factor", "read_latency_ms", "write_latency_ms")
@@ -27,11 +28,6 @@ TIER_FIELDS = ("name", "capacity_gb", "max_iops", "raid_factor", "read_latency_m
 
 class InputError(Exception):
     """Bad input; the message names the file and the object/field."""
-
-
-def _fail(message: str) -> NoReturn:
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(2)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import NoReturn
+
 import typer
 
 from app.settings import Settings, get_settings
 
 
-def fail(message: str, code: int = 2) -> None:
+def fail(message: str, code: int = 2) -> NoReturn:
     """A message on stderr and a non-zero exit: a DBA sees what to fix, scripts see the failure."""
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(code)

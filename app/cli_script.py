@@ -14,10 +14,11 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import typer
 
+from app.cli_runtime import fail as _fail
 from migrations import (
     EXTENSION,
     AdviceError,
@@ -34,11 +35,6 @@ from migrations import (
 )
 from migrations.header import GENERATOR_REVISION, timestamp
 from migrations.quoting import file_stem
-
-
-def _fail(message: str) -> NoReturn:
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(2)
 
 
 def _generator() -> str:

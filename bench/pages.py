@@ -199,15 +199,6 @@ def _login(client: TestClient) -> None:
     assert r.status_code == 303, r.text
 
 
-def _app(settings: Settings) -> Any:
-    from app.web.objects import router
-
-    app = create_app(settings)
-    if not any(getattr(r, "path", None) == "/heatmap" for r in app.routes):
-        app.include_router(router)  # until app/main.py includes the object pages
-    return app
-
-
 def time_routes(
     url: str, tmp: Path, routes: list[tuple[str, str, bool]], repeat: int
 ) -> list[tuple[str, float, float]]:
@@ -220,7 +211,7 @@ def time_routes(
         database_url=url, secret_key_file=tmp / "bench.key", demo=False, scheduler_enabled=False
     )
     out = []
-    with TestClient(_app(settings)) as client:
+    with TestClient(create_app(settings)) as client:
         _login(client)
         for label, route, cold in routes:
             for _ in range(2):
