@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from app.cli import app
@@ -16,9 +17,19 @@ IMPORT = FIXTURES / "import"
 FILES = [str(IMPORT / "sqlserver_file_stats.csv"), str(IMPORT / "sqlserver_partitions.csv")]
 
 
+_MAPPED: list[Path] = []  # the fixture's drives, mapped to tiers as an admin would (one file per module)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _mapped_policy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    _MAPPED.append(mapped_policy(tmp_path_factory.mktemp("explain") / "policy.yaml"))
+    yield
+    _MAPPED.clear()
+
+
 def _explain(query: str, *policy: str):  # type: ignore[no-untyped-def]
-    if not policy:  # the fixture's drives, mapped to tiers as an admin would
-        policy = ("--policy", str(mapped_policy(Path(tempfile.mkdtemp()) / "policy.yaml")))
+    if not policy:
+        policy = ("--policy", str(_MAPPED[0]))
     return runner.invoke(app, ["advise", "--input", *FILES, "--explain", query, *policy])
 
 
