@@ -38,12 +38,21 @@ from datetime import datetime, timedelta
 from statistics import fmean
 from typing import Any
 
-from advisors.verify_stats import Interval, pct, pct_change, t_interval, week_variance
+from advisors.verify_stats import (
+    Interval,
+    RankInterval,
+    hodges_lehmann,
+    pct,
+    pct_change,
+    t_interval,
+    week_variance,
+)
 from advisors.verify_windows import DAY, HOUR, Day, HourTotals, Slots, pair_days
 from policies.model import VerificationPolicy
 
 __all__ = [  # the windows and the interval arithmetic live in verify_windows / verify_stats
-    "DAY", "HOUR", "Day", "HourTotals", "Interval", "Slots", "pair_days", "pct", "t_interval", "week_variance",
+    "DAY", "HOUR", "Day", "HourTotals", "Interval", "RankInterval", "Slots", "hodges_lehmann", "pair_days", "pct",
+    "t_interval", "week_variance",
 ]  # fmt: skip
 
 IMPROVED, NO_EFFECT, REGRESSED = "improved", "no_effect", "regressed"
@@ -298,6 +307,9 @@ class Outcome:
     reasons: tuple[str, ...]
     tier_share: float | None = None  # the moved unit's share of the joined tier's I/O after the move
     tier_intervals: Mapping[str, Interval] = field(default_factory=dict)  # the tier check, per I/O class
+    # the effect shown: Hodges–Lehmann with its Wilcoxon interval, over the days `interval` is over
+    effect: RankInterval | None = None
+    slower: bool = False  # outside band and slower than before on the old tier too (the report says so)
 
 
 def _mean_ms(days: Sequence[Day]) -> float:
@@ -414,13 +426,19 @@ def verify(change: Change, policy: VerificationPolicy) -> Outcome:
     days = pair_days(change.before, change.after, start=change.start, end=change.end, lag=change.lag,
                      min_hours=p.min_day_hours, excluded=change.excluded, controls=controls)  # fmt: skip
 
+    basis: dict[int, list[float]] = {}  # id of an interval -> the day effects it is over
+
     def done(status: str, verdict: str, **kw: Any) -> Outcome:
         fields: dict[str, Any] = dict(achieved_gain_ms_per_s=None, share_of_prediction=None, achieved=None,
                                       interval=None, regression=None, before=None, after=None,
                                       tier_before=None, tier_after=None)  # fmt: skip
         fields.update(kw)
+        # the effect shown beside the verdict: robust to one odd day, over the same days
+        values = basis.get(id(fields["interval"])) if fields["interval"] is not None else None
+        effect = hodges_lehmann(values, p.interval_level) if values else None
+        shown = (f"effect {effect.text()}",) if effect is not None else ()
         return Outcome(status=status, days=tuple(days), controlled=with_controls, verdict=verdict,
-                       reasons=(*reasons, verdict), **fields)  # fmt: skip
+                       reasons=(*reasons, *shown, verdict), effect=effect, **fields)  # fmt: skip
 
     weeks = change.lag.days // 7
     reasons.append(
@@ -478,12 +496,18 @@ def verify(change: Change, policy: VerificationPolicy) -> Outcome:
     credit = [d for d in days if d.load >= p.credit_min_load]
     blame = [d for d in days if _blameable(d, p)]
     both = [d for d in credit if d in blame]
-    iv_all = t_interval([d.effect for d in days], level, wv or 0.0)
-    iv_credit = (
-        t_interval([d.effect for d in credit], level, wv or 0.0) if len(credit) >= p.min_days else None
-    )
-    iv_blame = t_interval([d.effect for d in blame], level, wv or 0.0) if len(blame) >= p.min_days else None
-    iv_both = t_interval([d.effect for d in both], level, wv or 0.0) if len(both) >= p.min_days else None
+
+    def interval(of: Sequence[Day], need: int) -> Interval | None:
+        vals = [d.effect for d in of]
+        iv = t_interval(vals, level, wv or 0.0) if len(of) >= need else None
+        if iv is not None:
+            basis[id(iv)] = vals
+        return iv
+
+    iv_all = interval(days, 2)
+    iv_credit = interval(credit, p.min_days)
+    iv_blame = interval(blame, p.min_days)
+    iv_both = interval(both, p.min_days)
     if len(credit) < len(days):
         reasons.append(
             f"{len(days) - len(credit)} days with less than {p.credit_min_load:g}x the before day's I/O are not "
@@ -545,6 +569,7 @@ def verify(change: Change, policy: VerificationPolicy) -> Outcome:
     # the destination's band, per class (reads, writes), from days the load allows
     beyond: list[str] = []
     inside: list[bool] = []
+    band_ivs: list[str] = []  # per class: the band interval, for an open verdict
     band_text = ""
     if band is not None:
         margin = p.regression_ms
@@ -566,6 +591,11 @@ def verify(change: Change, policy: VerificationPolicy) -> Outcome:
             if ms_after is None:
                 continue
             texts.append(f"{what} {ms_after:,.1f} ms against {top:g}")
+            if iv is not None:
+                band_ivs.append(
+                    f"{what}s {pct(iv.estimate):+,.0f} % ({pct(iv.low):+,.0f} % to {pct(iv.high):+,.0f} %) "
+                    f"against {top + margin:g} ms"
+                )
             if iv is not None and iv.low > 0:
                 beyond.append(f"{what} latency {ms_after:,.1f} ms is above {change.to_tier}'s normal band "
                               f"(up to {top:g} ms, +{margin:g} ms allowed) on every comparable day's interval")  # fmt: skip
@@ -607,12 +637,15 @@ def verify(change: Change, policy: VerificationPolicy) -> Outcome:
             )
         return done(OUTSIDE_BAND, f"outside {change.to_tier}'s normal band: {'; '.join(beyond)}; not credited "
                     "as an improvement (check the array before moving it back)", interval=iv_all, achieved=hit,
-                    **common)  # fmt: skip
+                    slower=slower, **common)  # fmt: skip
     if change.promotion is False and band is not None:
         if within_band:
             return done(WITHIN_BAND, f"within {change.to_tier}'s normal band, as a move to a slower tier should be",
                         interval=iv_all, achieved=None, **common)  # fmt: skip
-        return done(INCONCLUSIVE, f"cannot yet tell whether it stays within {change.to_tier}'s band{extend}",
+        # a level against a fixed line: only more days narrow it (docs/verification.md, "Why a noisy
+        # demotion needs more than a week")
+        found = f" ({'; '.join(band_ivs)}, top plus the margin)" if band_ivs else ""
+        return done(INCONCLUSIVE, f"cannot yet tell whether it stays within {change.to_tier}'s band{found}{extend}",
                     interval=iv_all, **common)  # fmt: skip
     if iv_credit is not None and iv_credit.high < 0:
         return done(IMPROVED, f"improved: even the slow end of the interval is faster ({iv_credit.text()})",
