@@ -202,8 +202,11 @@ def create_stogroup_sql(sg: StorageGroup) -> str:
 
 
 def ensure_group(s: Db2Script, sg: StorageGroup, step: str) -> bool:
-    """Create the storage group if missing (a numbered step, True), or, without paths to create
-    it on, only check that it exists (no step, False)."""
+    """Step `step` (always a step, so the writers' numbering never skips one): create the storage
+    group if missing; a second run, or a later part of an ILM file that uses the same group, says
+    "already done". Without paths to create it on, the step only checks that it exists (a
+    numbered check that stops the script when it is missing) and says so. Returns True when the
+    script may create the group."""
     if not sg.paths:
         s.check(
             f"storage group {sg.name} exists",
@@ -211,6 +214,10 @@ def ensure_group(s: Db2Script, sg: StorageGroup, step: str) -> bool:
             f"storage group {sg.name} missing",
             where=f"NOT EXISTS (SELECT 1 FROM SYSCAT.STOGROUPS WHERE SGNAME = {db2_str(sg.name)})",
         )
+        s.comment(
+            f"{step}: storage group {sg.name}, not created here (no storage paths given): it exists (checked)"
+        )
+        s.statement(compound([s.say(f"{step}: already done: storage group {db2_ident(sg.name)} exists")]))
         return False
     s.comment(f"{step}: storage group {sg.name}, created only if missing")
     s.statement(

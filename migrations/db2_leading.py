@@ -252,7 +252,8 @@ def _add_checks(s: Db2Script, a: AddDataPartition, low: str, high: str) -> None:
 def _add(s: Db2Script, a: AddDataPartition, low: str, high: str) -> None:
     """The storage group and table space if missing, ADD PARTITION, and the post-check."""
     table, part = _names(a)[3:]
-    number = 2 if ensure_group(s, a.target, "step 1") else 1
+    ensure_group(s, a.target, "step 1")
+    number = 2
     if a.tablespace != a.like_tablespace:  # else it exists (checked above): nothing to create
         create_tablespace_like(s, a.tablespace, a.like_tablespace, a.target.name, f"step {number}")
         number += 1

@@ -127,14 +127,16 @@ def _lit_db(move: Move) -> str:
     return tsql_str(move.target.database)
 
 
-def server_state_check() -> list[str]:
+def server_state_check(tail: str = "Nothing was changed.") -> list[str]:
     """The checks on other sessions read sys.dm_exec_requests and sys.dm_tran_locks, which show
     only the caller's own session without VIEW SERVER STATE (DMV pages, Permissions): without
     it they would pass silently."""
     return fail(
         "HAS_PERMS_BY_NAME(NULL, NULL, N'VIEW SERVER STATE') = 0",
-        "N'tierwise: pre-check failed: this login lacks VIEW SERVER STATE, so the script cannot see a running "
-        "BACKUP or DBCC of the database. Grant it or run as sysadmin. Nothing was changed.'",
+        tsql_str(
+            "tierwise: pre-check failed: this login lacks VIEW SERVER STATE, so the script cannot see a running "
+            f"BACKUP or DBCC of the database. Grant it or run as sysadmin. {tail}"
+        ),
     )
 
 
@@ -166,14 +168,14 @@ def busy_checks(move: Move, tail: str = "Nothing was changed.") -> list[str]:
     ]
 
 
-def snapshot_check(move: Move) -> list[str]:
+def snapshot_check(move: Move, tail: str = "Nothing was changed.") -> list[str]:
     """No database snapshot of this database: "Files cannot be dropped from the source database
     or from any snapshots" ("Database Snapshots (SQL Server)", limitations on the source
     database), and every page a move rewrites is first copied into each snapshot."""
     q = tsql_ident(move.target.database)
     return [
         "SELECT TOP (1) @msg = N'tierwise: pre-check failed: database snapshot ' + QUOTENAME(s.name)",
-        f"    + {tsql_str(f' of {q} exists; files cannot be removed from a database that has snapshots, and every moved page would be copied into them. Drop the snapshots first. Nothing was changed.')}",
+        f"    + {tsql_str(f' of {q} exists; files cannot be removed from a database that has snapshots, and every moved page would be copied into them. Drop the snapshots first. {tail}')}",
         f"FROM sys.databases AS s WHERE s.source_database_id = DB_ID({_lit_db(move)});",
         *fail_if_msg(),
     ]
@@ -200,24 +202,69 @@ def columnstore_check(filegroup: str, why: str) -> list[str]:
     ]
 
 
-def log_room_check(need_mb: str, what: str, headroom_pct: float) -> list[str]:
+def volume_of_directory(directory: str) -> list[str]:
+    """Set @log_shared_volume to the volume holding `directory`: sys.dm_os_volume_stats of the
+    longest mount point that prefixes it (any online database's file on it), as free_space_check."""
+    return [
+        "SELECT TOP (1) @log_shared_volume = vs.volume_id",
+        "FROM sys.master_files AS mf",
+        "JOIN sys.databases AS d ON d.database_id = mf.database_id AND d.state = 0",
+        "CROSS APPLY sys.dm_os_volume_stats(mf.database_id, mf.file_id) AS vs",
+        f"WHERE LEFT(LOWER({tsql_str(directory)}), LEN(vs.volume_mount_point)) = LOWER(vs.volume_mount_point)",
+        "ORDER BY LEN(vs.volume_mount_point) DESC;",
+    ]
+
+
+def volume_of_filegroup(filegroup: str) -> list[str]:
+    """Set @log_shared_volume to the volume of the filegroup's first file (`filegroup`: an
+    nvarchar T-SQL expression; run in the database)."""
+    return [
+        "SELECT TOP (1) @log_shared_volume = vs.volume_id",
+        "FROM sys.database_files AS df CROSS APPLY sys.dm_os_volume_stats(DB_ID(), df.file_id) AS vs",
+        f"WHERE df.data_space_id = FILEGROUP_ID({filegroup}) ORDER BY df.file_id;",
+    ]
+
+
+def log_room_check(
+    need_mb: str, what: str, headroom_pct: float, shared: tuple[list[str], str] | None = None
+) -> list[str]:
     """The transaction log can hold `need_mb` (a bigint expression, MB) more: free space in the
     log (sys.dm_db_log_space_usage, SQL Server 2012+, reports the current database, so run it in
     the database) plus what the log files may still grow to (growth on, below max_size, within
     the volume's free space). Only in FULL / BULK_LOGGED recovery: there the log keeps every
     record until a log backup, and log backups are paused for the move; in SIMPLE it is reused
-    after each checkpoint. Needs @msg declared."""
+    after each checkpoint. Needs @msg declared.
+
+    Each volume's free space counts once: log files on one volume share it (summing it per file
+    counted it once per file). `shared` = (lines that set @log_shared_volume, see
+    volume_of_directory / volume_of_filegroup; MB expression) is what the move's data will still
+    take on that volume, which the log cannot grow into as well."""
     factor = 1 + headroom_pct / 100
+    reserve: list[str] = []
+    reserved = "0"
+    if shared is not None:
+        volume, reserve_mb = shared
+        reserve = [
+            "DECLARE @log_shared_volume nvarchar(256), @log_reserved_mb bigint;",
+            f"SET @log_reserved_mb = CEILING(({reserve_mb}) * {factor:.2f});",
+            *volume,
+        ]
+        reserved = "CASE WHEN v.volume_id = @log_shared_volume THEN @log_reserved_mb ELSE 0 END"
     return [
         "DECLARE @log_need_mb bigint, @log_free_mb bigint, @log_grow_mb bigint, @recovery nvarchar(60);",
         f"SET @log_need_mb = CEILING(({need_mb}) * {factor:.2f});",
         "SELECT @recovery = recovery_model_desc FROM sys.databases WHERE database_id = DB_ID();",
         "SELECT @log_free_mb = (total_log_size_in_bytes - used_log_space_in_bytes) / 1048576 FROM sys.dm_db_log_space_usage;",
-        "SELECT @log_grow_mb = COALESCE(SUM(CASE WHEN df.growth = 0 THEN 0",
-        "    WHEN df.max_size = -1 OR (CAST(df.max_size AS bigint) - df.size) / 128 > vs.available_bytes / 1048576",
-        "        THEN vs.available_bytes / 1048576",
-        "    ELSE (CAST(df.max_size AS bigint) - df.size) / 128 END), 0)",
-        "FROM sys.database_files AS df CROSS APPLY sys.dm_os_volume_stats(DB_ID(), df.file_id) AS vs WHERE df.type = 1;",
+        *reserve,
+        "-- per volume: what its log files may still grow by, at most the volume's free space (counted once)",
+        "SELECT @log_grow_mb = COALESCE(SUM(CASE WHEN v.free_mb - " + reserved + " < 0 THEN 0",
+        "    WHEN v.grow_mb < v.free_mb - " + reserved + " THEN v.grow_mb",
+        "    ELSE v.free_mb - " + reserved + " END), 0)",
+        "FROM (SELECT vs.volume_id, MIN(vs.available_bytes) / 1048576 AS free_mb,",
+        "        SUM(CASE WHEN df.growth = 0 THEN 0 WHEN df.max_size = -1 THEN vs.available_bytes / 1048576",
+        "            ELSE (CAST(df.max_size AS bigint) - df.size) / 128 END) AS grow_mb",
+        "    FROM sys.database_files AS df CROSS APPLY sys.dm_os_volume_stats(DB_ID(), df.file_id) AS vs",
+        "    WHERE df.type = 1 GROUP BY vs.volume_id) AS v;",
         say_expr(
             f"{tsql_str(f'log: {what} writes about ')} + CAST(@log_need_mb AS nvarchar(20)) + N' MB of log; recovery model '"
             " + @recovery + N', ' + CAST(@log_free_mb AS nvarchar(20)) + N' MB free in the log, which can grow by '"
@@ -230,7 +277,13 @@ def log_room_check(need_mb: str, what: str, headroom_pct: float) -> list[str]:
             + f"{headroom_pct:g}"
             + " % headroom included), which stays in the log until the next log backup ('"
             " + @recovery + N' recovery, log backups paused for the move), but the log has ' + CAST(@log_free_mb AS nvarchar(20))"
-            " + N' MB free and can grow by only ' + CAST(@log_grow_mb AS nvarchar(20)) + N' MB. Grow the log first. Nothing was changed.'",
+            " + N' MB free and can grow by only ' + CAST(@log_grow_mb AS nvarchar(20)) + N' MB"
+            + (
+                " (set aside: the room the moved data needs on a volume it shares with the log)"
+                if shared is not None
+                else ""
+            )
+            + ". Grow the log first. Nothing was changed.'",
         ),
     ]
 

@@ -26,6 +26,7 @@ from migrations.tsql_checks import (
     free_space_check,
     ha_checks,
     identity_checks,
+    server_state_check,
 )
 from migrations.tsql_files import (
     MB,
@@ -173,6 +174,9 @@ def _run1_checks(move: Move, ldb: str, qdb: str) -> list[str]:
                 "<snapshot>) or move later. Nothing was changed."
             ),
         ),
+        # without VIEW SERVER STATE sys.dm_exec_requests shows only this session: the check below
+        # would pass blind and ROLLBACK IMMEDIATE kill a running backup
+        *server_state_check(),
         *fail(
             running,
             tsql_str(

@@ -39,6 +39,7 @@ from migrations.tsql_checks import (
     opening_checks,
     server_state_check,
     snapshot_check,
+    volume_of_directory,
 )
 from migrations.tsql_files import describe, plan_table, size_mb, start, target_dir
 from migrations.tsql_frame import MAJOR_VERSION, fail, fail_if_msg, finish, say, say_expr, step
@@ -240,6 +241,8 @@ def _file_checks(move: Move, action: MoveFiles, options: Options) -> list[str]:
             "FROM #tw_files AS p JOIN sys.database_files AS df ON df.name = p.from_name",
             f"emptying the files of {label}",
             options.headroom_pct,
+            # the new files land on the target volume first: the log cannot grow into that room too
+            shared=(volume_of_directory(target), MISSING_MB),
         ),
     ]
 

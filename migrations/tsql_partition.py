@@ -9,9 +9,12 @@ The move itself is one transaction (XACT_ABORT, TRY/CATCH): staging table with t
 columns and indexes on the partition's filegroup; SWITCH the partition out; rebuild the
 staging indexes onto the target filegroup (DROP_EXISTING); MERGE the now-empty range, NEXT USED
 the target, SPLIT it again (metadata only, the range is empty); verify the partition now maps to
-the target; CHECK constraint from the boundaries; SWITCH back; verify the row count; drop the
+the target; CHECK constraint from the boundaries; SWITCH back; metadata-only checks (the partition
+maps to the target and holds the rebuilt rows, per sys.partitions; its compression); drop the
 staging table. Any error — including a table shape this recipe does not cover — rolls everything
-back, so the table is either moved or untouched.
+back, so the table is either moved or untouched. The exact row count (a scan) runs after the
+COMMIT, when the Sch-M lock is gone: under the lock it would block every reader for the length of
+a count. A difference there is reported with what to do, never rolled back (the move committed).
 
 What it refuses, before starting (each with "unsupported here: review"): heaps, columnstore,
 XML/spatial/filtered/disabled or non-aligned indexes, computed/sparse/FILESTREAM/ROWGUIDCOL
@@ -40,6 +43,8 @@ from migrations.tsql_checks import (
     log_room_check,
     opening_checks,
     server_state_check,
+    snapshot_check,
+    volume_of_filegroup,
 )
 from migrations.tsql_frame import Batches, fail, fail_if_msg, finish, gate, make_header, say
 from migrations.tsql_partition_sql import DISCOVER, MOVE, TYPE_AND_STYLE
@@ -249,7 +254,8 @@ def _header(
         + (f" (created if missing, file {a.create_target.path})" if a.create_target else ""),
         method=[
             "switch the partition out to a staging table, rebuild it onto the target filegroup, MERGE/NEXT USED/SPLIT",
-            "the empty range onto the target, CHECK constraint, switch back - in ONE transaction (all or nothing).",
+            "the empty range onto the target, CHECK constraint, switch back - in ONE transaction (all or nothing);",
+            "the exact row count is checked after the commit, when the table is no longer locked.",
             "Index definitions, the partitioning column and boundary values are read from the catalog at run time.",
         ],
         limits=[
@@ -312,7 +318,14 @@ def _move(move: Move, a: MovePartition, options: Options) -> list[str]:
         *_capacity_check(),
         # the header's promise: the rebuild is logged in one transaction, so the log must hold it
         *log_room_check(
-            PARTITION_USED_MB, f"moving partition {a.partition_number} of {table}", options.headroom_pct
+            PARTITION_USED_MB,
+            f"moving partition {a.partition_number} of {table}",
+            options.headroom_pct,
+            # what the target filegroup's files must grow by lands on their volume, maybe the log's
+            shared=(
+                volume_of_filegroup("@target_fg"),
+                "CASE WHEN @need_mb > @fg_free_mb THEN @need_mb - @fg_free_mb ELSE 0 END",
+            ),
         ),
         MOVE.format(
             type_and_style=TYPE_AND_STYLE,
@@ -320,6 +333,7 @@ def _move(move: Move, a: MovePartition, options: Options) -> list[str]:
             lock_timeout_ms=(SWITCH_WAIT_MINUTES + 1) * 60000,
             old_lock_timeout_ms=OLD_LOCK_TIMEOUT_MS,
             old_timeout_s=OLD_LOCK_TIMEOUT_MS // 1000,
+            post_lock_timeout_ms=LOCK_TIMEOUT_MS,
         ),
     ]
 
@@ -393,7 +407,8 @@ def _operations(forward: Move, a: MovePartition) -> Operations:
             "long as the work done so far; the script is safe to run again: every step checks first."
         ),
         recover=(
-            "the partition is either moved or untouched (one transaction); a filegroup or file the forward script "
+            "the partition is either moved or untouched (one transaction); a post-check that failed after the "
+            "commit says so (COMMITTED) and what to check before running the script again; a filegroup or file the forward script "
             "created stays (the next run reuses it; the rollback script removes it once empty); if the session died "
             "mid-transaction, wait until SQL Server has rolled it back (the table is usable again), then run the "
             "script again."
@@ -414,11 +429,12 @@ def _capacity_check() -> list[str]:
     """Room for the partition's pages in the target filegroup: free space inside its files plus
     what their volumes can still grow into."""
     return [
-        "DECLARE @need_mb bigint, @room_mb bigint;",
+        "DECLARE @need_mb bigint, @room_mb bigint, @fg_free_mb bigint;",
         "SELECT @need_mb = COALESCE(SUM(au.total_pages), 0) / 128 FROM sys.partitions AS p",
         "JOIN sys.allocation_units AS au ON au.container_id = CASE WHEN au.type = 2 THEN p.partition_id ELSE p.hobt_id END",
         "WHERE p.object_id = @object_id AND p.partition_number = @n;",
-        "SELECT @room_mb = SUM(CAST(df.size AS bigint) - COALESCE(FILEPROPERTY(df.name, 'SpaceUsed'), 0)) / 128",
+        "SELECT @fg_free_mb = SUM(CAST(df.size AS bigint) - COALESCE(FILEPROPERTY(df.name, 'SpaceUsed'), 0)) / 128,",
+        "    @room_mb = SUM(CAST(df.size AS bigint) - COALESCE(FILEPROPERTY(df.name, 'SpaceUsed'), 0)) / 128",
         "    + MIN(vs.available_bytes) / 1048576",
         "FROM sys.database_files AS df",
         "CROSS APPLY sys.dm_os_volume_stats(DB_ID(), df.file_id) AS vs",
@@ -479,7 +495,15 @@ def create_filegroup(script: Batches, move: Move, a: MovePartition, options: Opt
 
 
 def _remove_filegroup(script: Batches, move: Move, a: MovePartition) -> None:
-    """Rollback: remove the filegroup the forward script created, once nothing uses it."""
+    """Rollback: remove the filegroup the forward script created, once nothing uses it.
+
+    Before REMOVE FILE / REMOVE FILEGROUP, like every other file change here: VIEW SERVER STATE
+    (else the checks see no other session), no BACKUP of the database running ("Backup Overview
+    (SQL Server)": files cannot be added or removed while a backup runs; whichever comes second
+    waits, then one fails), no database snapshot ("Database Snapshots (SQL Server)": files cannot
+    be dropped from a database that has snapshots). REMOVE FILE needs the file empty (Microsoft
+    Learn, "Delete data or log files from a database"; error 5042 otherwise): nothing may be
+    allocated in the filegroup. Each part checks first, so a re-run after a stop finishes the job."""
     assert a.remove_source is not None
     f = a.remove_source
     qdb = tsql_ident(move.target.database)
@@ -491,21 +515,42 @@ def _remove_filegroup(script: Batches, move: Move, a: MovePartition) -> None:
         f"OR EXISTS (SELECT 1 FROM sys.indexes WHERE data_space_id = FILEGROUP_ID({lfg})) "
         f"OR EXISTS (SELECT 1 FROM sys.database_files WHERE data_space_id = FILEGROUP_ID({lfg}) AND name <> {tsql_str(f.name)})"
     )
+    again = "The partition is back on its filegroup; a re-run says so and carries on here."
     script.add(
         f"USE {qdb};",
+        "DECLARE @msg nvarchar(2048);",
         f"IF FILEGROUP_ID({lfg}) IS NULL",
         "BEGIN",
         say(f"step 3: already done: filegroup {qfg} no longer exists", "    "),
-        "END",
-        f"ELSE IF {used}",
+        "    RETURN;",
+        "END;",
+        f"IF {used}",
         "BEGIN",
         say(f"step 3: keeping filegroup {qfg}: other data or files use it", "    "),
-        "END",
-        "ELSE",
-        "BEGIN",
-        say(f"step 3: removing the empty filegroup {qfg} that the forward script created", "    "),
+        "    RETURN;",
+        "END;",
+        *server_state_check(f"Nothing was removed. {again}"),
+        *busy_checks(move, f"Nothing was removed. {again}"),
+        *snapshot_check(move, f"Nothing was removed. {again}"),
+        say(f"step 3: removing the empty filegroup {qfg} that the forward script created"),
+        "BEGIN TRY",
         f"    IF EXISTS (SELECT 1 FROM sys.database_files WHERE name = {tsql_str(f.name)})",
         f"        ALTER DATABASE {qdb} REMOVE FILE {tsql_ident(f.name)};",
-        f"    ALTER DATABASE {qdb} REMOVE FILEGROUP {qfg};",
-        "END;",
+        f"    IF FILEGROUP_ID({lfg}) IS NOT NULL",
+        f"        ALTER DATABASE {qdb} REMOVE FILEGROUP {qfg};",
+        "END TRY",
+        "BEGIN CATCH",
+        "    SET @msg = "
+        + tsql_str(f"tierwise: step 3: error: removing file {tsql_ident(f.name)} / filegroup {qfg}: error ")
+        + " + CAST(ERROR_NUMBER() AS nvarchar(10)) + N': ' + ERROR_MESSAGE() + "
+        + tsql_str(
+            f" The partition is back on its filegroup (step 2 committed); only the empty filegroup is left. "
+            f"Error 5042 (the file is not empty): under FULL or BULK_LOGGED recovery take a log backup of {qdb}, "
+            "then run the script again: it says already done up to here and carries on."
+        )
+        + ";",
+        "    RAISERROR(N'%s', 16, 1, @msg);",
+        "    SET NOEXEC ON;",
+        "    RETURN;",
+        "END CATCH;",
     )

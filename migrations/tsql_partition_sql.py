@@ -84,7 +84,7 @@ WHERE ic.object_id = @object_id AND ic.index_id = 1 AND ic.partition_ordinal = 1
 MOVE = """\
 DECLARE @type nvarchar(200), @style int, @sql nvarchar(max), @stage sysname, @qstage nvarchar(300);
 DECLARE @boundary sql_variant, @low sql_variant, @high sql_variant, @low_text nvarchar(4000), @high_text nvarchar(4000);
-DECLARE @check nvarchar(max), @rows_about bigint, @rows_before bigint, @rows_after bigint, @index_id int, @ddl nvarchar(max);
+DECLARE @check nvarchar(max), @rows_about bigint, @rows_moved bigint, @rows_in bigint, @rows_after bigint, @index_id int, @ddl nvarchar(max);
 DECLARE @want nvarchar(60), @switch_option nvarchar(200);
 DECLARE @ix TABLE (index_id int PRIMARY KEY, compression nvarchar(60) NOT NULL, create_sql nvarchar(max) NOT NULL,
     rebuild_sql nvarchar(max) NOT NULL, compress_sql nvarchar(max) NOT NULL);
@@ -184,10 +184,10 @@ BEGIN TRY
     END;
     SET @sql = N'ALTER TABLE ' + @qtable + N' SWITCH PARTITION ' + CAST(@n AS nvarchar(10)) + N' TO ' + @qstage + @switch_option + N';';
     EXEC sys.sp_executesql @sql;
-    -- the rows the move must keep, counted once nobody else can change them (the table is locked until the commit)
-    SET @sql = N'SELECT @c = COUNT_BIG(*) FROM ' + @qstage + N';';
-    EXEC sys.sp_executesql @sql, N'@c bigint OUTPUT', @c = @rows_before OUTPUT;
-    SET @msg = N'tierwise: step 2: switched out ' + CAST(@rows_before AS nvarchar(20)) + N' rows; rebuilding them onto ' + QUOTENAME(@target_fg);
+    -- no row count (a scan) while the table is locked (Sch-M blocks every reader): the progress line and the
+    -- checks below read sys.partitions (metadata); the exact count runs after the commit
+    SET @msg = N'tierwise: step 2: switched out partition ' + CAST(@n AS nvarchar(10)) + N' (about ' + CAST(@rows_about AS nvarchar(20))
+        + N' rows); rebuilding it onto ' + QUOTENAME(@target_fg);
     RAISERROR(N'%s', 0, 1, @msg) WITH NOWAIT;
     SET @index_id = 0;
     WHILE 1 = 1
@@ -196,6 +196,8 @@ BEGIN TRY
         IF @@ROWCOUNT = 0 BREAK;
         EXEC sys.sp_executesql @ddl;
     END;
+    -- the rows the rebuild wrote (the index build counts them into the staging table's metadata)
+    SELECT @rows_moved = SUM(rows) FROM sys.partitions WHERE object_id = OBJECT_ID(@qstage, N'U') AND index_id = 1;
     SET @sql = N'DECLARE @v ' + @type + N' = CONVERT(' + @type + N', @b); ALTER PARTITION FUNCTION ' + QUOTENAME(@function) + N'() MERGE RANGE (@v);';
     EXEC sys.sp_executesql @sql, N'@b sql_variant', @b = @boundary;
     SET @sql = N'ALTER PARTITION SCHEME ' + QUOTENAME(@scheme) + N' NEXT USED ' + QUOTENAME(@target_fg) + N';';
@@ -220,10 +222,10 @@ BEGIN TRY
     EXEC sys.sp_executesql @sql;
     SET @sql = N'ALTER TABLE ' + @qstage + N' SWITCH TO ' + @qtable + N' PARTITION ' + CAST(@n AS nvarchar(10)) + N';';
     EXEC sys.sp_executesql @sql;
-    SET @sql = N'SELECT @c = COUNT_BIG(*) FROM ' + @qtable + N' WHERE $PARTITION.' + QUOTENAME(@function) + N'(' + QUOTENAME(@column) + N') = @p;';
-    EXEC sys.sp_executesql @sql, N'@c bigint OUTPUT, @p int', @c = @rows_after OUTPUT, @p = @n;
-    IF @rows_after <> @rows_before
-        RAISERROR(N'%s', 16, 1, N'the row count of the partition changed during the move');
+    -- metadata-only checks while the lock is held: the switched-in rows are partition n's, with its compression
+    SELECT @rows_in = SUM(rows) FROM sys.partitions WHERE object_id = @object_id AND index_id = 1 AND partition_number = @n;
+    IF @rows_in IS NULL OR @rows_in <> @rows_moved
+        RAISERROR(N'%s', 16, 1, N'after the switch-in partition n does not hold the rebuilt rows (sys.partitions)');
     IF EXISTS (SELECT 1 FROM @ix AS x JOIN sys.partitions AS p ON p.object_id = @object_id AND p.index_id = x.index_id
                AND p.partition_number = @n WHERE p.data_compression_desc <> x.compression)
         RAISERROR(N'%s', 16, 1, N'the partition''s data compression changed during the move');
@@ -237,4 +239,38 @@ BEGIN CATCH
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
-END CATCH;"""
+END CATCH;
+-- after the commit the table is usable again: the exact count reads partition n like any query (shared
+-- locks, no Sch-M), against the rows the rebuild wrote. A difference is reported, never rolled back: the
+-- move is committed, and rows written by other sessions since the commit are one explanation.
+SET LOCK_TIMEOUT {post_lock_timeout_ms};
+SET @msg = N'tierwise: step 2: committed: partition ' + CAST(@n AS nvarchar(10)) + N' of ' + @qtable + N' is on ' + QUOTENAME(@target_fg)
+    + N' and the table is usable again; counting its rows (' + CAST(@rows_moved AS nvarchar(20)) + N' moved)';
+RAISERROR(N'%s', 0, 1, @msg) WITH NOWAIT;
+SET @sql = N'SELECT @c = COUNT_BIG(*) FROM ' + @qtable + N' WHERE $PARTITION.' + QUOTENAME(@function) + N'(' + QUOTENAME(@column) + N') = @p;';
+SET @check = N'SELECT COUNT_BIG(*) FROM ' + @qtable + N' WHERE $PARTITION.' + QUOTENAME(@function) + N'(' + QUOTENAME(@column) + N') = '
+    + CAST(@n AS nvarchar(10)) + N';';
+BEGIN TRY
+    EXEC sys.sp_executesql @sql, N'@c bigint OUTPUT, @p int', @c = @rows_after OUTPUT, @p = @n;
+END TRY
+BEGIN CATCH
+    SET @msg = N'tierwise: post-check failed: the move of partition ' + CAST(@n AS nvarchar(10)) + N' of ' + @qtable + N' to '
+        + QUOTENAME(@target_fg) + N' is COMMITTED, but its row count could not be read (' + ERROR_MESSAGE() + N'). Run ' + @check
+        + N' when the table is quiet: it must return ' + CAST(@rows_moved AS nvarchar(20)) + N' plus or minus the rows written since. Then run this script again (the move says already done).';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END CATCH;
+IF @rows_after <> @rows_moved
+BEGIN
+    SET @msg = N'tierwise: post-check failed: the move of partition ' + CAST(@n AS nvarchar(10)) + N' of ' + @qtable + N' to '
+        + QUOTENAME(@target_fg) + N' is COMMITTED (nothing was rolled back), but an exact count finds ' + CAST(@rows_after AS nvarchar(20))
+        + N' rows where the rebuild wrote ' + CAST(@rows_moved AS nvarchar(20)) + N'. If the application wrote to this range since the commit, '
+        + N'that explains it: run ' + @check + N' again when it is quiet. If it still differs, do not run the rollback script: run DBCC CHECKTABLE ('
+        + N'N''' + REPLACE(@qtable, N'''', N'''''') + N''') WITH NO_INFOMSGS, compare the rows with the last backup, and escalate. Later steps did not run; run this script again once resolved.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+SET @msg = N'tierwise: step 2: verified: ' + CAST(@rows_after AS nvarchar(20)) + N' rows in partition ' + CAST(@n AS nvarchar(10)) + N' of ' + @qtable;
+RAISERROR(N'%s', 0, 1, @msg) WITH NOWAIT;"""

@@ -7,7 +7,7 @@ from datetime import datetime
 from migrations.header import Operations
 from migrations.plan import Move, Options, SetReadOnly
 from migrations.quoting import tsql_ident, tsql_str
-from migrations.tsql_checks import opening_checks
+from migrations.tsql_checks import opening_checks, server_state_check
 from migrations.tsql_frame import Batches, fail, finish, gate, make_header, say
 
 
@@ -82,27 +82,37 @@ def _pre_checks(move: Move, action: SetReadOnly, direction: str) -> list[str]:
 
 
 def _mark(move: Move, action: SetReadOnly) -> list[str]:
-    """Step 1: MODIFY FILEGROUP, only while no other session uses the database."""
+    """Step 1: MODIFY FILEGROUP, only while no other session uses the database.
+
+    "Other sessions" are those whose current database it is and those holding a DATABASE lock on
+    it (sys.dm_tran_locks): a BACKUP or DBCC CHECKDB of it started from master runs in master and
+    is found only by its lock. Both DMVs show only this session without VIEW SERVER STATE, so
+    that is checked first (server_state_check), or the count would pass blind."""
     qdb, _, mode, flag, label, fg_flag = _names(move, action)
+    ldb = tsql_str(move.target.database)
     return [
         "USE [master];",
         "DECLARE @msg nvarchar(2048), @others int;",
         f"IF {fg_flag} = {flag}",
         "BEGIN",
         say(f"already done: {label} is {mode}.", "    "),
-        "END",
-        "ELSE",
-        "BEGIN",
-        f"    SELECT @others = COUNT(*) FROM sys.dm_exec_sessions WHERE database_id = DB_ID({tsql_str(move.target.database)}) AND session_id <> @@SPID;",
+        "    RETURN;",
+        "END;",
+        *server_state_check(),
+        "SELECT @others = COUNT(*) FROM (",
+        f"    SELECT session_id FROM sys.dm_exec_sessions WHERE database_id = DB_ID({ldb})",
+        "    UNION",
+        f"    SELECT request_session_id FROM sys.dm_tran_locks WHERE resource_type = N'DATABASE' AND resource_database_id = DB_ID({ldb})",
+        ") AS u (session_id) WHERE session_id <> @@SPID;",
         *fail(
             "@others > 0",
             f"{tsql_str(f'tierwise: pre-check failed: {mode} needs exclusive access, but ')} + CAST(@others AS nvarchar(10)) + "
-            "N' other session(s) use the database; stop them and run again. Nothing was changed.'",
-            "    ",
+            "N' other session(s) use the database (a BACKUP or DBCC of it counts, even one started from master); "
+            "stop them or let the backup finish, and run again. Nothing was changed.'",
         ),
-        say(f"step 1: marking {label} {mode}", "    "),
+        say(f"step 1: marking {label} {mode}"),
+        f"IF {fg_flag} <> {flag}",
         f"    ALTER DATABASE {qdb} MODIFY FILEGROUP {tsql_ident(action.filegroup)} {mode};",
-        "END;",
     ]
 
 

@@ -352,3 +352,51 @@ def test_copy_count_message_does_not_claim_a_rollback() -> None:
     assert "rolled back" not in forward.split("-- Checks")[1]
     copy = next(s for s in db2_statements(forward) if "copy row count differs" in s)
     assert "DELETE FROM" in copy and copy.index("DELETE FROM") < copy.index("INSERT INTO")
+
+
+def _step_numbers(text: str) -> list[int]:
+    return [int(n) for n in re.findall(r"^-- step (\d+):", text, re.M)]
+
+
+def test_steps_are_numbered_from_1_without_gaps_whether_or_not_the_group_is_created(
+    scripts: dict[str, str],
+) -> None:
+    """H7 #4: ensure_group made a step only when it could create the storage group; a group
+    without paths (every rollback: the group it goes back to exists) was only checked, and the
+    steps started at 2. Now the group is always step 1 (created, or checked and said), and every
+    script's steps run 1, 2, 3 ... in order (a step may have two comments, never a gap)."""
+    for name, text in scripts.items():
+        numbers = _step_numbers(text)
+        assert numbers, name
+        assert numbers == sorted(numbers), name
+        assert sorted(set(numbers)) == list(range(1, max(numbers) + 1)), (name, numbers)
+        if "storage group" in text.split("-- step 1:", 1)[1].split("\n", 1)[0]:
+            assert "'step 1: already done: storage group " in text, name
+
+
+def test_storage_group_step_is_safe_to_run_twice(scripts: dict[str, str]) -> None:
+    """H7 #4: CREATE STOGROUP runs only in the branch where SYSCAT.STOGROUPS has no such group;
+    a second run (or a later ILM part using the same group) says already done."""
+    created = 0
+    for name, text in scripts.items():
+        for statement in db2_statements(text):
+            if "CREATE STOGROUP" not in statement:
+                continue
+            created += 1
+            guard = statement.index("IF EXISTS (SELECT 1 FROM SYSCAT.STOGROUPS WHERE SGNAME = ")
+            done = statement.index("step 1: already done: storage group")
+            assert (
+                guard < done < statement.index("ELSE") < statement.index("EXECUTE IMMEDIATE 'CREATE STOGROUP")
+            ), name
+    assert created
+
+
+def test_a_group_without_paths_is_checked_and_still_step_1() -> None:
+    move = _case("db2_partition")
+    a = move.action
+    assert isinstance(a, MoveDataPartition) and a.target.paths
+    forward, _ = _render(replace(move, action=replace(a, target=replace(a.target, paths=()))))
+    assert "CREATE STOGROUP" not in forward
+    assert f"failed: storage group {a.target.name} missing" in forward
+    assert _step_numbers(forward)[0] == 1
+    assert sorted(set(_step_numbers(forward))) == list(range(1, 8))

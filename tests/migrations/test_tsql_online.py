@@ -158,3 +158,35 @@ def test_emptyfile_step_is_done_only_when_the_file_is_empty(scripts: dict[str, s
             done = b.index(" done: emptying file", refuse)
             assert b.index("BEGIN TRY") < shrink < check < refuse < done < b.index("BEGIN CATCH"), name
             assert b.startswith("USE [") or "\nUSE [" in b[:shrink]  # FILEPROPERTY reads this database
+
+
+def test_log_growth_counts_each_volume_once_and_sets_aside_the_new_files(scripts: dict[str, str]) -> None:
+    """H7 #3: the log's growth room summed each log file's volume free space, so two log files on
+    one volume counted that volume twice, and a log on the destination's volume counted the room
+    the new data files are about to take as well. Now the log files are grouped per volume, each
+    volume's free space counts once, and on the destination's volume the new files' size (with
+    headroom) is set aside first."""
+    for name, text in _both(scripts):
+        batches = _batches(text)
+        b = batches[_first(batches, "sys.dm_db_log_space_usage")]
+        grow = b[b.index("SELECT @log_grow_mb") :]
+        grow = grow[: grow.index(") AS v;")]
+        outer, inner = grow.split("FROM (SELECT", 1)
+        assert "GROUP BY vs.volume_id" in inner and "MIN(vs.available_bytes) / 1048576 AS free_mb" in inner, (
+            name
+        )
+        # the outer sum adds volumes, each capped at its own free space: no per-file free space there
+        assert "available_bytes" not in outer, name
+        assert "WHEN v.grow_mb < v.free_mb - " in outer, name
+        assert "CASE WHEN v.volume_id = @log_shared_volume THEN @log_reserved_mb ELSE 0 END" in outer, name
+        reserve = b[b.index("SET @log_reserved_mb") : b.index("SELECT @log_grow_mb")]
+        assert (
+            "FROM #tw_files AS p WHERE NOT EXISTS (SELECT 1 FROM sys.database_files AS df WHERE df.name = p.to_name)"
+            in reserve
+        )
+        assert ") * 1.10);" in reserve, name
+        target = re.search(r"WHERE LEFT\(LOWER\((N'[^']*')\), LEN\(vs.volume_mount_point\)\)", reserve)
+        assert target is not None, name
+        # the same directory the new files' free-space check measures
+        space = batches[_first(batches, "SET @need_mb = CEILING(")]
+        assert f"LEFT(LOWER({target.group(1)})" in space, name

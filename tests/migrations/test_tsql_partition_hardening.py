@@ -84,25 +84,58 @@ def test_switch_out_waits_at_low_priority_on_2014_and_briefly_on_2012(name: str,
     )
     old = at(b, "SET @switch_option = N'';")
     assert branch < low < old < at(b, "BEGIN TRANSACTION")
-    timeouts = [int(t) for t in re.findall(r"SET LOCK_TIMEOUT (\d+);", b[branch:])]
+    # the move's transaction; after its commit (the exact count) the usual 30 s apply again
+    locked = b[branch : at(b, "COMMIT TRANSACTION")]
+    timeouts = [int(t) for t in re.findall(r"SET LOCK_TIMEOUT (\d+);", locked)]
     # 2014+: the session timeout never cuts the 5-minute low-priority wait short; 2012: others queue 5 s at most
     assert timeouts == [360000, 5000]
     # the switch-out (the only lock request others could queue behind) carries the option
     assert "N' SWITCH PARTITION ' + CAST(@n AS nvarchar(10)) + N' TO ' + @qstage + @switch_option + N';'" in b
-    assert "SWITCH PARTITION" in b and "LOCK_TIMEOUT 30000" not in b[branch:]
+    assert "SWITCH PARTITION" in b and "LOCK_TIMEOUT 30000" not in locked
 
 
 @pytest.mark.parametrize(("name", "text"), PARTITION_SCRIPTS, ids=[n for n, _ in PARTITION_SCRIPTS])
-def test_rows_are_counted_from_the_staging_table_after_the_switch_out(name: str, text: str) -> None:
+def test_no_row_count_runs_under_the_sch_m_lock(name: str, text: str) -> None:
+    """H7 #1: a COUNT(*) inside the transaction held the table's Sch-M lock (every reader
+    blocked) for the length of a scan. Between the switch-out and the commit only metadata is
+    read: sys.partitions (rows the rebuild wrote, rows partition n holds after the switch-in)."""
     b = move_batch(text)
-    switch_out = at(b, "N' SWITCH PARTITION '")
-    counted = at(b, "SET @sql = N'SELECT @c = COUNT_BIG(*) FROM ' + @qstage + N';';")
-    assert switch_out < counted < at(b, "@c = @rows_before OUTPUT;")
-    assert "SELECT @rows_before" not in b  # no approximate sys.partitions count before BEGIN TRAN
-    after = at(b, "@c = @rows_after OUTPUT")
-    assert at(b, "N' SWITCH TO ' + @qtable") < after
-    assert "COUNT_BIG(*) FROM ' + @qtable + N' WHERE $PARTITION.' + QUOTENAME(@function)" in b
-    assert "IF @rows_after <> @rows_before" in b
+    locked = b[at(b, "N' SWITCH PARTITION '") : at(b, "COMMIT TRANSACTION")]
+    assert "COUNT_BIG" not in locked and "COUNT(" not in locked
+    moved = at(
+        b, "SELECT @rows_moved = SUM(rows) FROM sys.partitions WHERE object_id = OBJECT_ID(@qstage, N'U')"
+    )
+    rebuild = at(b, "@ddl = rebuild_sql FROM @ix")
+    switch_in = at(b, "N' SWITCH TO ' + @qtable")
+    meta = at(b, "IF @rows_in IS NULL OR @rows_in <> @rows_moved")
+    assert rebuild < moved < switch_in < meta < at(b, "COMMIT TRANSACTION")
+
+
+@pytest.mark.parametrize(("name", "text"), PARTITION_SCRIPTS, ids=[n for n, _ in PARTITION_SCRIPTS])
+def test_exact_count_runs_after_the_commit_and_a_difference_says_what_to_do(name: str, text: str) -> None:
+    """H7 #1: the exact count runs after the commit (and after the CATCH that rolls back), with a
+    normal lock timeout; a difference stops the script saying the move is committed, which object,
+    the query to count again and what to do, instead of a silent rollback."""
+    b = move_batch(text)
+    catch_end = at(b, "END CATCH;")
+    count = at(b, "SET @sql = N'SELECT @c = COUNT_BIG(*) FROM ' + @qtable + N' WHERE $PARTITION.'")
+    assert at(b, "COMMIT TRANSACTION") < catch_end < b.rindex("SET LOCK_TIMEOUT 30000;") < count
+    differ = at(b, "IF @rows_after <> @rows_moved")
+    assert count < differ
+    message = b[differ : b.index("END;", differ)]
+    for words in (
+        "is COMMITTED (nothing was rolled back)",
+        "' + @qtable + N' to '",
+        "QUOTENAME(@target_fg)",
+        "run ' + @check + N' again",
+        "do not run the rollback script",
+        "DBCC CHECKTABLE",
+        "run this script again",
+    ):
+        assert words in message, words
+    assert "SET NOEXEC ON;" in message and "ROLLBACK" not in message
+    # a count that cannot run (lock timeout) is reported the same way
+    assert "its row count could not be read (' + ERROR_MESSAGE()" in b[count:differ]
 
 
 # -- 3. table features that rule out SWITCH or MERGE/SPLIT ------------------------------------------
@@ -305,3 +338,45 @@ def test_filegroup_creation_checks_running_backups_and_says_creating_after_its_c
     creating = at(checks, "step 1: creating filegroup")
     assert at(checks, "already done: filegroup") < perms < backup < creating
     assert space < creating
+
+
+def test_filegroup_removal_stops_while_a_backup_runs_and_says_how_to_finish() -> None:
+    """H7 #2: the rollback removed the filegroup it created without looking for a running BACKUP
+    (REMOVE FILE waits for it, then one of them fails) or a database snapshot. Now the removal's
+    batch checks VIEW SERVER STATE, running BACKUP/DBCC and snapshots after the already-done and
+    still-used exits (a re-run that has nothing to remove checks nothing) and before REMOVE FILE;
+    a failed removal names the file and filegroup, the log backup for error 5042, and the re-run."""
+    text = dict(PARTITION_SCRIPTS)["tsql_partition.rollback.sql"]
+    (b,) = [b for b in tsql_batches(text) if "REMOVE FILEGROUP" in b]
+    gone = at(b, "already done: filegroup")
+    keep = at(b, "keeping filegroup")
+    perms = at(b, "HAS_PERMS_BY_NAME(NULL, NULL, N'VIEW SERVER STATE') = 0")
+    backup = at(b, "WHERE UPPER(r.command) LIKE N'BACKUP%'")
+    snapshot = at(b, "WHERE s.source_database_id = DB_ID(")
+    remove = at(b, "ALTER DATABASE [Sales] REMOVE FILE ")
+    assert gone < keep < perms < backup < snapshot < remove < at(b, "REMOVE FILEGROUP")
+    assert b[gone:keep].count("RETURN;") == 1 and b[keep:perms].count("RETURN;") == 1
+    catch = b[at(b, "BEGIN CATCH") :]
+    for words in ("error 5042", "take a log backup of [Sales]", "run the script again", "SET NOEXEC ON;"):
+        assert words.lower() in catch.lower(), words
+    assert "Nothing was removed." in b[backup:snapshot]
+
+
+@pytest.mark.parametrize(("name", "text"), PARTITION_SCRIPTS, ids=[n for n, _ in PARTITION_SCRIPTS])
+def test_log_room_counts_each_volume_once_and_sets_aside_the_filegroup_growth(name: str, text: str) -> None:
+    """H7 #3, the partition move: what the target filegroup's files must grow by (the partition
+    beyond their free space) lands on their volume, which the log's growth room must not count
+    again; log files are grouped per volume."""
+    b = move_batch(text)
+    capacity = at(
+        b,
+        "SELECT @fg_free_mb = SUM(CAST(df.size AS bigint) - COALESCE(FILEPROPERTY(df.name, 'SpaceUsed'), 0)) / 128,",
+    )
+    reserve = at(
+        b,
+        "SET @log_reserved_mb = CEILING((CASE WHEN @need_mb > @fg_free_mb THEN @need_mb - @fg_free_mb ELSE 0 END) * 1.10);",
+    )
+    volume = at(b, "WHERE df.data_space_id = FILEGROUP_ID(@target_fg) ORDER BY df.file_id;")
+    grow = at(b, "SELECT @log_grow_mb = ")
+    assert capacity < reserve < volume < grow < at(b, "BEGIN TRANSACTION")
+    assert "WHERE df.type = 1 GROUP BY vs.volume_id) AS v;" in b[grow:]

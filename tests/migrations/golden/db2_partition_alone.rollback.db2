@@ -79,6 +79,10 @@ SELECT RAISE_ERROR('75001', 'tierwise check 10 failed (see the script header)') 
 SELECT RAISE_ERROR('75001', 'tierwise check 11 failed: a rebalance is running: wait for it') FROM TABLE(MON_GET_REBALANCE_STATUS('TS_ORDERS_2024Q3', -2)) AS R WHERE EXISTS (SELECT 1 FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TS_ORDERS_2024Q3' AND COALESCE(SGNAME, '') <> 'SG_HOT') FETCH FIRST 1 ROW ONLY@
 -- check 12: storage group SG_HOT exists
 SELECT RAISE_ERROR('75001', 'tierwise check 12 failed: storage group SG_HOT missing') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSCAT.STOGROUPS WHERE SGNAME = 'SG_HOT') FETCH FIRST 1 ROW ONLY@
+-- step 1: storage group SG_HOT, not created here (no storage paths given): it exists (checked)
+BEGIN
+  CALL DBMS_OUTPUT.PUT_LINE('tierwise: ' || VARCHAR_FORMAT(CURRENT TIMESTAMP - CURRENT TIMEZONE, 'YYYY-MM-DD HH24:MI:SS') || ' UTC ' || 'step 1: already done: storage group "SG_HOT" exists');
+END@
 -- check 13: the paths of SG_HOT have room for TS_ORDERS_2024Q3 (10 % headroom; storage is striped over the paths)
 SELECT RAISE_ERROR('75001', 'tierwise check 13 failed: not enough free space in SG_HOT') FROM SYSIBM.SYSDUMMY1 WHERE EXISTS (SELECT 1 FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TS_ORDERS_2024Q3' AND COALESCE(SGNAME, '') <> 'SG_HOT') AND (SELECT MIN(P.STO_PATH_FREE_SIZE) * COUNT(*) FROM TABLE(ADMIN_GET_STORAGE_PATHS('SG_HOT', -1)) AS P) < (SELECT SUM(T.TBSP_USED_PAGES * T.TBSP_PAGE_SIZE) FROM TABLE(MON_GET_TABLESPACE('TS_ORDERS_2024Q3', -1)) AS T) * 1.10 FETCH FIRST 1 ROW ONLY@
 -- step 2: re-point TS_ORDERS_2024Q3 at SG_HOT (online; the rebalance runs in the background after the commit)

@@ -72,6 +72,10 @@ SELECT RAISE_ERROR('75001', 'tierwise check 8 failed: USERSPACE1: temporary or S
 SELECT RAISE_ERROR('75001', 'tierwise check 9 failed: a rebalance is running: wait for it') FROM TABLE(MON_GET_REBALANCE_STATUS('USERSPACE1', -2)) AS R WHERE EXISTS (SELECT 1 FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'USERSPACE1' AND COALESCE(SGNAME, '') <> 'IBMSTOGROUP') FETCH FIRST 1 ROW ONLY@
 -- check 10: storage group IBMSTOGROUP exists
 SELECT RAISE_ERROR('75001', 'tierwise check 10 failed: storage group IBMSTOGROUP missing') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSCAT.STOGROUPS WHERE SGNAME = 'IBMSTOGROUP') FETCH FIRST 1 ROW ONLY@
+-- step 1: storage group IBMSTOGROUP, not created here (no storage paths given): it exists (checked)
+BEGIN
+  CALL DBMS_OUTPUT.PUT_LINE('tierwise: ' || VARCHAR_FORMAT(CURRENT TIMESTAMP - CURRENT TIMEZONE, 'YYYY-MM-DD HH24:MI:SS') || ' UTC ' || 'step 1: already done: storage group "IBMSTOGROUP" exists');
+END@
 -- check 11: the paths of IBMSTOGROUP have room for USERSPACE1 (10 % headroom; storage is striped over the paths)
 SELECT RAISE_ERROR('75001', 'tierwise check 11 failed: not enough free space in IBMSTOGROUP') FROM SYSIBM.SYSDUMMY1 WHERE EXISTS (SELECT 1 FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'USERSPACE1' AND COALESCE(SGNAME, '') <> 'IBMSTOGROUP') AND (SELECT MIN(P.STO_PATH_FREE_SIZE) * COUNT(*) FROM TABLE(ADMIN_GET_STORAGE_PATHS('IBMSTOGROUP', -1)) AS P) < (SELECT SUM(T.TBSP_USED_PAGES * T.TBSP_PAGE_SIZE) FROM TABLE(MON_GET_TABLESPACE('USERSPACE1', -1)) AS T) * 1.10 FETCH FIRST 1 ROW ONLY@
 -- step 2: re-point USERSPACE1 at IBMSTOGROUP (online; the rebalance runs in the background after the commit)

@@ -76,6 +76,10 @@ SELECT RAISE_ERROR('75001', 'tierwise check 7 failed: TEMPSPACE1 exists elsewher
 SELECT RAISE_ERROR('75001', 'tierwise check 8 failed: a created temp table is defined in it') FROM SYSCAT.TABLES WHERE TYPE = 'G' AND TBSPACE = 'TEMPSPACE1_FC' FETCH FIRST 1 ROW ONLY@
 -- check 9: storage group IBMSTOGROUP exists
 SELECT RAISE_ERROR('75001', 'tierwise check 9 failed: storage group IBMSTOGROUP missing') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSCAT.STOGROUPS WHERE SGNAME = 'IBMSTOGROUP') FETCH FIRST 1 ROW ONLY@
+-- step 1: storage group IBMSTOGROUP, not created here (no storage paths given): it exists (checked)
+BEGIN
+  CALL DBMS_OUTPUT.PUT_LINE('tierwise: ' || VARCHAR_FORMAT(CURRENT TIMESTAMP - CURRENT TIMEZONE, 'YYYY-MM-DD HH24:MI:SS') || ' UTC ' || 'step 1: already done: storage group "IBMSTOGROUP" exists');
+END@
 -- step 2: table space TEMPSPACE1 in IBMSTOGROUP, created only if missing, like TEMPSPACE1_FC
 BEGIN
   DECLARE v_page INTEGER;

@@ -75,6 +75,10 @@ SELECT RAISE_ERROR('75001', 'tierwise check 7 failed: USERTEMP1 exists elsewhere
 SELECT RAISE_ERROR('75001', 'tierwise check 8 failed: a created temp table is defined in it') FROM SYSCAT.TABLES WHERE TYPE = 'G' AND TBSPACE = 'USERTEMP1_FC' FETCH FIRST 1 ROW ONLY@
 -- check 9: storage group SG_SATA exists
 SELECT RAISE_ERROR('75001', 'tierwise check 9 failed: storage group SG_SATA missing') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSCAT.STOGROUPS WHERE SGNAME = 'SG_SATA') FETCH FIRST 1 ROW ONLY@
+-- step 1: storage group SG_SATA, not created here (no storage paths given): it exists (checked)
+BEGIN
+  CALL DBMS_OUTPUT.PUT_LINE('tierwise: ' || VARCHAR_FORMAT(CURRENT TIMESTAMP - CURRENT TIMEZONE, 'YYYY-MM-DD HH24:MI:SS') || ' UTC ' || 'step 1: already done: storage group "SG_SATA" exists');
+END@
 -- step 2: table space USERTEMP1 in SG_SATA, created only if missing, like USERTEMP1_FC
 BEGIN
   DECLARE v_page INTEGER;

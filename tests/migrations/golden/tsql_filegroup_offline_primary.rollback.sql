@@ -167,6 +167,15 @@ BEGIN
     SET NOEXEC ON;
     RETURN;
 END;
+IF HAS_PERMS_BY_NAME(NULL, NULL, N'VIEW SERVER STATE') = 0
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: this login lacks VIEW SERVER STATE, so the script cannot see a running BACKUP or DBCC of the database. Grant it or run as sysadmin. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
 IF EXISTS (SELECT 1 FROM sys.dm_exec_requests AS r WHERE (r.command LIKE N'BACKUP%' OR r.command LIKE N'DBCC%' OR r.command LIKE N'RESTORE%') AND r.session_id <> @@SPID AND (r.database_id = DB_ID(N'Sales') OR EXISTS (SELECT 1 FROM sys.dm_tran_locks AS l WHERE l.request_session_id = r.session_id AND l.resource_type = N'DATABASE' AND l.resource_database_id = DB_ID(N'Sales'))))
 BEGIN
     SET @msg = N'tierwise: pre-check failed: a BACKUP, RESTORE or DBCC (e.g. CHECKDB) is running on [Sales]; SET OFFLINE WITH ROLLBACK IMMEDIATE would kill it (or fail with error 5094). Let it finish and pause the backup and maintenance jobs of this database for the window, then run again. Nothing was changed.';

@@ -307,16 +307,28 @@ DECLARE @log_need_mb bigint, @log_free_mb bigint, @log_grow_mb bigint, @recovery
 SET @log_need_mb = CEILING((SELECT COALESCE(SUM(CAST(FILEPROPERTY(df.name, 'SpaceUsed') AS bigint)), 0) / 128 FROM #tw_files AS p JOIN sys.database_files AS df ON df.name = p.from_name) * 1.10);
 SELECT @recovery = recovery_model_desc FROM sys.databases WHERE database_id = DB_ID();
 SELECT @log_free_mb = (total_log_size_in_bytes - used_log_space_in_bytes) / 1048576 FROM sys.dm_db_log_space_usage;
-SELECT @log_grow_mb = COALESCE(SUM(CASE WHEN df.growth = 0 THEN 0
-    WHEN df.max_size = -1 OR (CAST(df.max_size AS bigint) - df.size) / 128 > vs.available_bytes / 1048576
-        THEN vs.available_bytes / 1048576
-    ELSE (CAST(df.max_size AS bigint) - df.size) / 128 END), 0)
-FROM sys.database_files AS df CROSS APPLY sys.dm_os_volume_stats(DB_ID(), df.file_id) AS vs WHERE df.type = 1;
+DECLARE @log_shared_volume nvarchar(256), @log_reserved_mb bigint;
+SET @log_reserved_mb = CEILING((SELECT COALESCE(SUM(p.size_mb), 0) FROM #tw_files AS p WHERE NOT EXISTS (SELECT 1 FROM sys.database_files AS df WHERE df.name = p.to_name)) * 1.10);
+SELECT TOP (1) @log_shared_volume = vs.volume_id
+FROM sys.master_files AS mf
+JOIN sys.databases AS d ON d.database_id = mf.database_id AND d.state = 0
+CROSS APPLY sys.dm_os_volume_stats(mf.database_id, mf.file_id) AS vs
+WHERE LEFT(LOWER(N'S:\sata\'), LEN(vs.volume_mount_point)) = LOWER(vs.volume_mount_point)
+ORDER BY LEN(vs.volume_mount_point) DESC;
+-- per volume: what its log files may still grow by, at most the volume's free space (counted once)
+SELECT @log_grow_mb = COALESCE(SUM(CASE WHEN v.free_mb - CASE WHEN v.volume_id = @log_shared_volume THEN @log_reserved_mb ELSE 0 END < 0 THEN 0
+    WHEN v.grow_mb < v.free_mb - CASE WHEN v.volume_id = @log_shared_volume THEN @log_reserved_mb ELSE 0 END THEN v.grow_mb
+    ELSE v.free_mb - CASE WHEN v.volume_id = @log_shared_volume THEN @log_reserved_mb ELSE 0 END END), 0)
+FROM (SELECT vs.volume_id, MIN(vs.available_bytes) / 1048576 AS free_mb,
+        SUM(CASE WHEN df.growth = 0 THEN 0 WHEN df.max_size = -1 THEN vs.available_bytes / 1048576
+            ELSE (CAST(df.max_size AS bigint) - df.size) / 128 END) AS grow_mb
+    FROM sys.database_files AS df CROSS APPLY sys.dm_os_volume_stats(DB_ID(), df.file_id) AS vs
+    WHERE df.type = 1 GROUP BY vs.volume_id) AS v;
 SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'log: emptying the files of [FG]]''x /* y] of [Sales]]; DROP DATABASE x; --] writes about ' + CAST(@log_need_mb AS nvarchar(20)) + N' MB of log; recovery model ' + @recovery + N', ' + CAST(@log_free_mb AS nvarchar(20)) + N' MB free in the log, which can grow by ' + CAST(@log_grow_mb AS nvarchar(20)) + N' MB.';
 RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 IF @recovery <> N'SIMPLE' AND @log_free_mb + @log_grow_mb < @log_need_mb
 BEGIN
-    SET @msg = N'tierwise: pre-check failed: emptying the files of [FG]]''x /* y] of [Sales]]; DROP DATABASE x; --] is fully logged: about ' + CAST(@log_need_mb AS nvarchar(20)) + N' MB of log (10 % headroom included), which stays in the log until the next log backup (' + @recovery + N' recovery, log backups paused for the move), but the log has ' + CAST(@log_free_mb AS nvarchar(20)) + N' MB free and can grow by only ' + CAST(@log_grow_mb AS nvarchar(20)) + N' MB. Grow the log first. Nothing was changed.';
+    SET @msg = N'tierwise: pre-check failed: emptying the files of [FG]]''x /* y] of [Sales]]; DROP DATABASE x; --] is fully logged: about ' + CAST(@log_need_mb AS nvarchar(20)) + N' MB of log (10 % headroom included), which stays in the log until the next log backup (' + @recovery + N' recovery, log backups paused for the move), but the log has ' + CAST(@log_free_mb AS nvarchar(20)) + N' MB free and can grow by only ' + CAST(@log_grow_mb AS nvarchar(20)) + N' MB (set aside: the room the moved data needs on a volume it shares with the log). Grow the log first. Nothing was changed.';
     SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
     RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);

@@ -15,7 +15,8 @@
 -- Size:       0.8 GB
 -- Method:
 --   switch the partition out to a staging table, rebuild it onto the target filegroup, MERGE/NEXT USED/SPLIT
---   the empty range onto the target, CHECK constraint, switch back - in ONE transaction (all or nothing).
+--   the empty range onto the target, CHECK constraint, switch back - in ONE transaction (all or nothing);
+--   the exact row count is checked after the commit, when the table is no longer locked.
 --   Index definitions, the partitioning column and boundary values are read from the catalog at run time.
 -- Limits and notes:
 --   - OFFLINE for this table: it is locked (Sch-M) from the switch-out until the commit. On SQL Server 2014+ the switch-out waits at low priority (WAIT_AT_LOW_PRIORITY, blocking no one) for at most 5 min, then rolls back; on 2012 it waits at most 5 s.
@@ -29,7 +30,7 @@
 --   Blocking:    Sch-M on [dbo].[Orders] from the switch-out to the commit: every query on the table, any partition, waits for the whole rebuild. SQL Server 2014+: the switch-out waits at low priority (WAIT_AT_LOW_PRIORITY, ABORT_AFTER_WAIT = SELF) for at most 5 min and blocks no one while waiting; 2012: new readers queue behind it for at most 5 s.
 --   Backups:     a full backup must be recent (checked); log backups may run but cannot free the log this transaction uses until it commits, and the next one carries the whole rebuild; do not run index maintenance or DBCC CHECKDB on this table at the same time.
 --   To abort:    cancel the query (sqlcmd: Ctrl+C; SSMS: Cancel): the one transaction rolls back, which takes about as long as the work done so far; the script is safe to run again: every step checks first.
---   To recover:  the partition is either moved or untouched (one transaction); a filegroup or file the forward script created stays (the next run reuses it; the rollback script removes it once empty); if the session died mid-transaction, wait until SQL Server has rolled it back (the table is usable again), then run the script again.
+--   To recover:  the partition is either moved or untouched (one transaction); a post-check that failed after the commit says so (COMMITTED) and what to check before running the script again; a filegroup or file the forward script created stays (the next run reuses it; the rollback script removes it once empty); if the session died mid-transaction, wait until SQL Server has rolled it back (the table is usable again), then run the script again.
 -- Generator:  tierwise (golden files) (migrations/1)
 -- Generated:  2024-05-02T06:00:00Z
 -- Plan:       sha256 bd5b979cffd0226984058abbfebee86ffd1cb4503cb8041b6848987832352372 (the forward plan; the rollback shows the same)
@@ -715,11 +716,12 @@ BEGIN
     SET NOEXEC ON;
     RETURN;
 END;
-DECLARE @need_mb bigint, @room_mb bigint;
+DECLARE @need_mb bigint, @room_mb bigint, @fg_free_mb bigint;
 SELECT @need_mb = COALESCE(SUM(au.total_pages), 0) / 128 FROM sys.partitions AS p
 JOIN sys.allocation_units AS au ON au.container_id = CASE WHEN au.type = 2 THEN p.partition_id ELSE p.hobt_id END
 WHERE p.object_id = @object_id AND p.partition_number = @n;
-SELECT @room_mb = SUM(CAST(df.size AS bigint) - COALESCE(FILEPROPERTY(df.name, 'SpaceUsed'), 0)) / 128
+SELECT @fg_free_mb = SUM(CAST(df.size AS bigint) - COALESCE(FILEPROPERTY(df.name, 'SpaceUsed'), 0)) / 128,
+    @room_mb = SUM(CAST(df.size AS bigint) - COALESCE(FILEPROPERTY(df.name, 'SpaceUsed'), 0)) / 128
     + MIN(vs.available_bytes) / 1048576
 FROM sys.database_files AS df
 CROSS APPLY sys.dm_os_volume_stats(DB_ID(), df.file_id) AS vs
@@ -737,16 +739,25 @@ DECLARE @log_need_mb bigint, @log_free_mb bigint, @log_grow_mb bigint, @recovery
 SET @log_need_mb = CEILING((SELECT COALESCE(SUM(au.used_pages), 0) / 128 FROM sys.partitions AS p JOIN sys.allocation_units AS au ON au.container_id = CASE WHEN au.type = 2 THEN p.partition_id ELSE p.hobt_id END WHERE p.object_id = @object_id AND p.partition_number = @n) * 1.10);
 SELECT @recovery = recovery_model_desc FROM sys.databases WHERE database_id = DB_ID();
 SELECT @log_free_mb = (total_log_size_in_bytes - used_log_space_in_bytes) / 1048576 FROM sys.dm_db_log_space_usage;
-SELECT @log_grow_mb = COALESCE(SUM(CASE WHEN df.growth = 0 THEN 0
-    WHEN df.max_size = -1 OR (CAST(df.max_size AS bigint) - df.size) / 128 > vs.available_bytes / 1048576
-        THEN vs.available_bytes / 1048576
-    ELSE (CAST(df.max_size AS bigint) - df.size) / 128 END), 0)
-FROM sys.database_files AS df CROSS APPLY sys.dm_os_volume_stats(DB_ID(), df.file_id) AS vs WHERE df.type = 1;
+DECLARE @log_shared_volume nvarchar(256), @log_reserved_mb bigint;
+SET @log_reserved_mb = CEILING((CASE WHEN @need_mb > @fg_free_mb THEN @need_mb - @fg_free_mb ELSE 0 END) * 1.10);
+SELECT TOP (1) @log_shared_volume = vs.volume_id
+FROM sys.database_files AS df CROSS APPLY sys.dm_os_volume_stats(DB_ID(), df.file_id) AS vs
+WHERE df.data_space_id = FILEGROUP_ID(@target_fg) ORDER BY df.file_id;
+-- per volume: what its log files may still grow by, at most the volume's free space (counted once)
+SELECT @log_grow_mb = COALESCE(SUM(CASE WHEN v.free_mb - CASE WHEN v.volume_id = @log_shared_volume THEN @log_reserved_mb ELSE 0 END < 0 THEN 0
+    WHEN v.grow_mb < v.free_mb - CASE WHEN v.volume_id = @log_shared_volume THEN @log_reserved_mb ELSE 0 END THEN v.grow_mb
+    ELSE v.free_mb - CASE WHEN v.volume_id = @log_shared_volume THEN @log_reserved_mb ELSE 0 END END), 0)
+FROM (SELECT vs.volume_id, MIN(vs.available_bytes) / 1048576 AS free_mb,
+        SUM(CASE WHEN df.growth = 0 THEN 0 WHEN df.max_size = -1 THEN vs.available_bytes / 1048576
+            ELSE (CAST(df.max_size AS bigint) - df.size) / 128 END) AS grow_mb
+    FROM sys.database_files AS df CROSS APPLY sys.dm_os_volume_stats(DB_ID(), df.file_id) AS vs
+    WHERE df.type = 1 GROUP BY vs.volume_id) AS v;
 SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'log: moving partition 3 of [dbo].[Orders] writes about ' + CAST(@log_need_mb AS nvarchar(20)) + N' MB of log; recovery model ' + @recovery + N', ' + CAST(@log_free_mb AS nvarchar(20)) + N' MB free in the log, which can grow by ' + CAST(@log_grow_mb AS nvarchar(20)) + N' MB.';
 RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 IF @recovery <> N'SIMPLE' AND @log_free_mb + @log_grow_mb < @log_need_mb
 BEGIN
-    SET @msg = N'tierwise: pre-check failed: moving partition 3 of [dbo].[Orders] is fully logged: about ' + CAST(@log_need_mb AS nvarchar(20)) + N' MB of log (10 % headroom included), which stays in the log until the next log backup (' + @recovery + N' recovery, log backups paused for the move), but the log has ' + CAST(@log_free_mb AS nvarchar(20)) + N' MB free and can grow by only ' + CAST(@log_grow_mb AS nvarchar(20)) + N' MB. Grow the log first. Nothing was changed.';
+    SET @msg = N'tierwise: pre-check failed: moving partition 3 of [dbo].[Orders] is fully logged: about ' + CAST(@log_need_mb AS nvarchar(20)) + N' MB of log (10 % headroom included), which stays in the log until the next log backup (' + @recovery + N' recovery, log backups paused for the move), but the log has ' + CAST(@log_free_mb AS nvarchar(20)) + N' MB free and can grow by only ' + CAST(@log_grow_mb AS nvarchar(20)) + N' MB (set aside: the room the moved data needs on a volume it shares with the log). Grow the log first. Nothing was changed.';
     SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
     RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
@@ -755,7 +766,7 @@ BEGIN
 END;
 DECLARE @type nvarchar(200), @style int, @sql nvarchar(max), @stage sysname, @qstage nvarchar(300);
 DECLARE @boundary sql_variant, @low sql_variant, @high sql_variant, @low_text nvarchar(4000), @high_text nvarchar(4000);
-DECLARE @check nvarchar(max), @rows_about bigint, @rows_before bigint, @rows_after bigint, @index_id int, @ddl nvarchar(max);
+DECLARE @check nvarchar(max), @rows_about bigint, @rows_moved bigint, @rows_in bigint, @rows_after bigint, @index_id int, @ddl nvarchar(max);
 DECLARE @want nvarchar(60), @switch_option nvarchar(200);
 DECLARE @ix TABLE (index_id int PRIMARY KEY, compression nvarchar(60) NOT NULL, create_sql nvarchar(max) NOT NULL,
     rebuild_sql nvarchar(max) NOT NULL, compress_sql nvarchar(max) NOT NULL);
@@ -881,10 +892,10 @@ BEGIN TRY
     END;
     SET @sql = N'ALTER TABLE ' + @qtable + N' SWITCH PARTITION ' + CAST(@n AS nvarchar(10)) + N' TO ' + @qstage + @switch_option + N';';
     EXEC sys.sp_executesql @sql;
-    -- the rows the move must keep, counted once nobody else can change them (the table is locked until the commit)
-    SET @sql = N'SELECT @c = COUNT_BIG(*) FROM ' + @qstage + N';';
-    EXEC sys.sp_executesql @sql, N'@c bigint OUTPUT', @c = @rows_before OUTPUT;
-    SET @msg = N'tierwise: step 2: switched out ' + CAST(@rows_before AS nvarchar(20)) + N' rows; rebuilding them onto ' + QUOTENAME(@target_fg);
+    -- no row count (a scan) while the table is locked (Sch-M blocks every reader): the progress line and the
+    -- checks below read sys.partitions (metadata); the exact count runs after the commit
+    SET @msg = N'tierwise: step 2: switched out partition ' + CAST(@n AS nvarchar(10)) + N' (about ' + CAST(@rows_about AS nvarchar(20))
+        + N' rows); rebuilding it onto ' + QUOTENAME(@target_fg);
     RAISERROR(N'%s', 0, 1, @msg) WITH NOWAIT;
     SET @index_id = 0;
     WHILE 1 = 1
@@ -893,6 +904,8 @@ BEGIN TRY
         IF @@ROWCOUNT = 0 BREAK;
         EXEC sys.sp_executesql @ddl;
     END;
+    -- the rows the rebuild wrote (the index build counts them into the staging table's metadata)
+    SELECT @rows_moved = SUM(rows) FROM sys.partitions WHERE object_id = OBJECT_ID(@qstage, N'U') AND index_id = 1;
     SET @sql = N'DECLARE @v ' + @type + N' = CONVERT(' + @type + N', @b); ALTER PARTITION FUNCTION ' + QUOTENAME(@function) + N'() MERGE RANGE (@v);';
     EXEC sys.sp_executesql @sql, N'@b sql_variant', @b = @boundary;
     SET @sql = N'ALTER PARTITION SCHEME ' + QUOTENAME(@scheme) + N' NEXT USED ' + QUOTENAME(@target_fg) + N';';
@@ -917,10 +930,10 @@ BEGIN TRY
     EXEC sys.sp_executesql @sql;
     SET @sql = N'ALTER TABLE ' + @qstage + N' SWITCH TO ' + @qtable + N' PARTITION ' + CAST(@n AS nvarchar(10)) + N';';
     EXEC sys.sp_executesql @sql;
-    SET @sql = N'SELECT @c = COUNT_BIG(*) FROM ' + @qtable + N' WHERE $PARTITION.' + QUOTENAME(@function) + N'(' + QUOTENAME(@column) + N') = @p;';
-    EXEC sys.sp_executesql @sql, N'@c bigint OUTPUT, @p int', @c = @rows_after OUTPUT, @p = @n;
-    IF @rows_after <> @rows_before
-        RAISERROR(N'%s', 16, 1, N'the row count of the partition changed during the move');
+    -- metadata-only checks while the lock is held: the switched-in rows are partition n's, with its compression
+    SELECT @rows_in = SUM(rows) FROM sys.partitions WHERE object_id = @object_id AND index_id = 1 AND partition_number = @n;
+    IF @rows_in IS NULL OR @rows_in <> @rows_moved
+        RAISERROR(N'%s', 16, 1, N'after the switch-in partition n does not hold the rebuilt rows (sys.partitions)');
     IF EXISTS (SELECT 1 FROM @ix AS x JOIN sys.partitions AS p ON p.object_id = @object_id AND p.index_id = x.index_id
                AND p.partition_number = @n WHERE p.data_compression_desc <> x.compression)
         RAISERROR(N'%s', 16, 1, N'the partition''s data compression changed during the move');
@@ -935,6 +948,40 @@ BEGIN CATCH
     SET NOEXEC ON;
     RETURN;
 END CATCH;
+-- after the commit the table is usable again: the exact count reads partition n like any query (shared
+-- locks, no Sch-M), against the rows the rebuild wrote. A difference is reported, never rolled back: the
+-- move is committed, and rows written by other sessions since the commit are one explanation.
+SET LOCK_TIMEOUT 30000;
+SET @msg = N'tierwise: step 2: committed: partition ' + CAST(@n AS nvarchar(10)) + N' of ' + @qtable + N' is on ' + QUOTENAME(@target_fg)
+    + N' and the table is usable again; counting its rows (' + CAST(@rows_moved AS nvarchar(20)) + N' moved)';
+RAISERROR(N'%s', 0, 1, @msg) WITH NOWAIT;
+SET @sql = N'SELECT @c = COUNT_BIG(*) FROM ' + @qtable + N' WHERE $PARTITION.' + QUOTENAME(@function) + N'(' + QUOTENAME(@column) + N') = @p;';
+SET @check = N'SELECT COUNT_BIG(*) FROM ' + @qtable + N' WHERE $PARTITION.' + QUOTENAME(@function) + N'(' + QUOTENAME(@column) + N') = '
+    + CAST(@n AS nvarchar(10)) + N';';
+BEGIN TRY
+    EXEC sys.sp_executesql @sql, N'@c bigint OUTPUT, @p int', @c = @rows_after OUTPUT, @p = @n;
+END TRY
+BEGIN CATCH
+    SET @msg = N'tierwise: post-check failed: the move of partition ' + CAST(@n AS nvarchar(10)) + N' of ' + @qtable + N' to '
+        + QUOTENAME(@target_fg) + N' is COMMITTED, but its row count could not be read (' + ERROR_MESSAGE() + N'). Run ' + @check
+        + N' when the table is quiet: it must return ' + CAST(@rows_moved AS nvarchar(20)) + N' plus or minus the rows written since. Then run this script again (the move says already done).';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END CATCH;
+IF @rows_after <> @rows_moved
+BEGIN
+    SET @msg = N'tierwise: post-check failed: the move of partition ' + CAST(@n AS nvarchar(10)) + N' of ' + @qtable + N' to '
+        + QUOTENAME(@target_fg) + N' is COMMITTED (nothing was rolled back), but an exact count finds ' + CAST(@rows_after AS nvarchar(20))
+        + N' rows where the rebuild wrote ' + CAST(@rows_moved AS nvarchar(20)) + N'. If the application wrote to this range since the commit, '
+        + N'that explains it: run ' + @check + N' again when it is quiet. If it still differs, do not run the rollback script: run DBCC CHECKTABLE ('
+        + N'N''' + REPLACE(@qtable, N'''', N'''''') + N''') WITH NO_INFOMSGS, compare the rows with the last backup, and escalate. Later steps did not run; run this script again once resolved.';
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+SET @msg = N'tierwise: step 2: verified: ' + CAST(@rows_after AS nvarchar(20)) + N' rows in partition ' + CAST(@n AS nvarchar(10)) + N' of ' + @qtable;
+RAISERROR(N'%s', 0, 1, @msg) WITH NOWAIT;
 GO
 DECLARE @tw_say nvarchar(2048);
 USE [Sales];

@@ -121,23 +121,35 @@ IF (SELECT is_read_only FROM [Sales].sys.filegroups WHERE name = N'FG_ORDERS_202
 BEGIN
     SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'already done: filegroup [FG_ORDERS_2024] of [Sales] is READ_WRITE.';
     RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
-END
-ELSE
-BEGIN
-    SELECT @others = COUNT(*) FROM sys.dm_exec_sessions WHERE database_id = DB_ID(N'Sales') AND session_id <> @@SPID;
-    IF @others > 0
-    BEGIN
-        SET @msg = N'tierwise: pre-check failed: READ_WRITE needs exclusive access, but ' + CAST(@others AS nvarchar(10)) + N' other session(s) use the database; stop them and run again. Nothing was changed.';
-        SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
-        RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
-        RAISERROR(N'%s', 16, 1, @msg);
-        SET NOEXEC ON;
-        RETURN;
-    END;
-    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'step 1: marking filegroup [FG_ORDERS_2024] of [Sales] READ_WRITE';
-    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
-    ALTER DATABASE [Sales] MODIFY FILEGROUP [FG_ORDERS_2024] READ_WRITE;
+    RETURN;
 END;
+IF HAS_PERMS_BY_NAME(NULL, NULL, N'VIEW SERVER STATE') = 0
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: this login lacks VIEW SERVER STATE, so the script cannot see a running BACKUP or DBCC of the database. Grant it or run as sysadmin. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+SELECT @others = COUNT(*) FROM (
+    SELECT session_id FROM sys.dm_exec_sessions WHERE database_id = DB_ID(N'Sales')
+    UNION
+    SELECT request_session_id FROM sys.dm_tran_locks WHERE resource_type = N'DATABASE' AND resource_database_id = DB_ID(N'Sales')
+) AS u (session_id) WHERE session_id <> @@SPID;
+IF @others > 0
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: READ_WRITE needs exclusive access, but ' + CAST(@others AS nvarchar(10)) + N' other session(s) use the database (a BACKUP or DBCC of it counts, even one started from master); stop them or let the backup finish, and run again. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'step 1: marking filegroup [FG_ORDERS_2024] of [Sales] READ_WRITE';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+IF (SELECT is_read_only FROM [Sales].sys.filegroups WHERE name = N'FG_ORDERS_2024') <> 0
+    ALTER DATABASE [Sales] MODIFY FILEGROUP [FG_ORDERS_2024] READ_WRITE;
 GO
 DECLARE @tw_say nvarchar(2048);
 USE [master];
