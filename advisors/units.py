@@ -29,16 +29,27 @@ WHOLE = "the whole window"
 TIE = 1e-6  # ms/s added to every move, so that an exact tie (an empty unit) stays where it is
 
 
-def unit_key(info: ObjectInfo) -> str | None:
-    """Key of the placement unit an object belongs to (None: it is its own unit)."""
+# Objects held inside another whose counters already include their I/O: a partition (in its
+# filegroup's files / its table space) and a DB2 container (in its table space).
+HELD = frozenset({"partition", "container"})
+
+
+def unit_key(info: ObjectInfo, *, held_alone: bool = False) -> str | None:
+    """Key of the placement unit an object moves with (None: it is its own unit), the one rule for
+    every kind the store holds. SQL Server: a data file and a partition move with their filegroup,
+    tempdb's data files together; DB2: a partition and a container move with their table space.
+    Logs, table spaces, buffer pools and the instance are their own unit.
+
+    `held_alone`: a partition or container counts as its own unit, as verification judges one (its
+    I/O is already in the unit's files, so it is never summed into the unit)."""
+    if held_alone and info.kind in HELD:
+        return None
     if info.engine == "sqlserver":
-        if info.kind == "data_file" and info.filegroup:
+        if info.kind in ("data_file", "partition") and info.filegroup:
             return f"{info.database}/filegroup/{info.filegroup}"
         if info.kind == "tempdb":
             return "tempdb/data"
-        if info.kind == "partition" and info.filegroup:
-            return f"{info.database}/filegroup/{info.filegroup}"
-    if info.engine == "db2" and info.kind == "partition" and info.tablespace:
+    if info.engine == "db2" and info.kind in HELD and info.tablespace:
         return f"{info.database}/tablespace/{info.tablespace}"
     return None
 

@@ -4,7 +4,7 @@ Scripts page, `GET /api/change-windows` and the report email show it."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select
@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 from advisors.change_windows import Move, Placed, PlannedWindow, Schedule, duration_text, schedule
 from app.store.models import Recommendation, Target
 from app.store.recommendations import Status, saving_ms_per_s
+from app.timefmt import iso
 from policies.model import Policy
 
 
@@ -51,10 +52,6 @@ def plan(recs: Iterable[Recommendation], policy: Policy, *, now: datetime) -> Sc
     return schedule([move_of(r) for r in runnable], policy.change_windows, now=now)
 
 
-def _iso(t: datetime | None) -> str | None:
-    return None if t is None else t.astimezone(UTC).isoformat()
-
-
 def _placed_json(p: Placed) -> dict[str, Any]:
     return {
         "recommendation": p.move.id,
@@ -65,7 +62,7 @@ def _placed_json(p: Placed) -> dict[str, Any]:
         "minutes": round(p.estimate.total_s / 60, 1),
         "duration": duration_text(p.estimate.total_s),
         "restart_needed": p.estimate.restart,
-        "starts_at": _iso(p.starts_at),
+        "starts_at": iso(p.starts_at),
         "reason": p.reason,
     }
 
@@ -76,7 +73,7 @@ def _window_json(w: PlannedWindow) -> dict[str, Any]:
         "label": w.label,
         "start": w.start.isoformat(),
         "end": w.end.isoformat(),
-        "opens_at": _iso(w.opens_at),
+        "opens_at": iso(w.opens_at),
         "length_minutes": round(w.length_s / 60, 1),
         "used_minutes": round(w.used_s / 60, 1),
         "cap_gb": w.cap_gb,
@@ -87,7 +84,7 @@ def _window_json(w: PlannedWindow) -> dict[str, Any]:
 
 def schedule_json(s: Schedule) -> dict[str, Any]:
     return {
-        "now": _iso(s.now),
+        "now": iso(s.now),
         "next_window": _window_json(s.windows[0]) if s.windows else None,
         "later_windows": [_window_json(w) for w in s.windows[1:] if w.moves],
         "cannot_fit": [_placed_json(p) for p in s.unfit],

@@ -9,28 +9,33 @@ from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
-from fastapi import FastAPI, HTTPException, Request
+from fastapi import FastAPI, Request
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
-from sqlalchemy import func, select
 from sqlalchemy.exc import DataError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.sessions import SessionMiddleware
 
-from app.api.objects import router as api_objects_router
-from app.api.routes import router as api_router
+from app.api import exports as api_exports
+from app.api import health as api_health
+from app.api import ilm as api_ilm
+from app.api import objects as api_objects
+from app.api import reports as api_reports
+from app.api import routes as api_routes
+from app.api import scripts as api_scripts
 from app.demo import DEMO_PASSWORD, DEMO_USER, ensure_demo_fleet, ensure_demo_user
+from app.errors import TierwiseError
 from app.evaluate import evaluate
+from app.http.auth import CurrentUser, LoginRequired, current_user, session_secret
+from app.http.state import AppState
 from app.jobs import Runtime, Scheduler
 from app.secrets import Vault, load_key
 from app.settings import Settings, get_settings
 from app.store.db import Store
-from app.store.models import DbObject, IoInterval, Sample, Target
 from app.store.policies import current_policy
 from app.web.admin import router as admin_router
-from app.web.auth import CurrentUser, LoginRequired, api_user, current_user, session_secret
 from app.web.mapping import router as mapping_router
 from app.web.objects import router as objects_router
 from app.web.pages import router as pages_router
@@ -39,7 +44,6 @@ from app.web.reports import router as reports_router
 from app.web.scripts_pages import router as scripts_router
 from app.web.security import install as install_security
 from app.web.security import validation_error
-from app.web.state import AppState
 from app.web.templating import error_page
 
 log = logging.getLogger("tierwise")
@@ -90,8 +94,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     install_security(app)  # headers, body limit, short 422s, /docs and /openapi.json behind login
     app.mount("/static", StaticFiles(directory=str(Path(__file__).parent / "web" / "static")), name="static")
-    app.include_router(api_router)
-    app.include_router(api_objects_router)
+    for api in (api_health, api_routes, api_objects, api_scripts, api_exports, api_ilm, api_reports):
+        app.include_router(api.router)  # every /api route is in app/api
     app.include_router(admin_router)
     app.include_router(mapping_router)
     app.include_router(reports_router)
@@ -109,6 +113,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         if wants_html(request):
             return error_page(request, 422, detail + ".", user=_page_user(request))
         return JSONResponse({"detail": detail}, status_code=422)
+
+    @app.exception_handler(TierwiseError)
+    def domain_error(request: Request, exc: TierwiseError) -> Response:
+        """NotFound / Conflict / Invalid (app/errors.py) raised by a service: their status code with
+        the message, as a page for a browser and as {"detail": ...} for /api and JSON clients."""
+        if wants_html(request):
+            return error_page(request, exc.status_code, exc.detail, user=_page_user(request))
+        return JSONResponse({"detail": exc.detail}, status_code=exc.status_code)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
@@ -152,37 +164,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     def to_login(request: Request, exc: LoginRequired) -> Response:
         return RedirectResponse("/login", status_code=303)
 
-    @app.get("/api/health")
-    def health(request: Request) -> JSONResponse:
-        """Liveness, the scheduler's state and a count of what the store holds (no login: nothing
-        sensitive). The scheduler is running (thread alive, every job succeeded within 3 of its
-        intervals), degraded (some job late: named in `stale`; `failing` names jobs whose last try
-        failed) or stopped (its thread ended: answered with 503, restart the service); off when this
-        process schedules nothing. The late or failing jobs' details (target names, last errors)
-        only for a logged-in caller or an API token."""
-        state: AppState = app.state.tierwise
-        with state.store.session() as s:
-            counts = {
-                "targets": s.scalar(select(func.count()).select_from(Target)),
-                "objects": s.scalar(select(func.count()).select_from(DbObject)),
-                "samples": s.scalar(select(func.count()).select_from(Sample)),
-                "intervals": s.scalar(select(func.count()).select_from(IoInterval)),
-            }
-        body: dict[str, object] = {
-            "status": "ok",
-            "store": state.store.engine.dialect.name,
-            "scheduler": "off",
-        }
-        if state.scheduler is not None:
-            sched = state.scheduler.status()
-            body["scheduler"] = sched.state
-            body["status"] = "ok" if sched.state == "running" else "degraded"
-            body["stale"], body["failing"] = sched.stale, sched.failing
-            if _signed_in(request):
-                body["jobs"] = [j.as_dict() for j in sched.jobs if j.job_id in {*sched.stale, *sched.failing}]
-        body.update({"demo": state.settings.demo, **counts})
-        return JSONResponse(body, status_code=503 if body["scheduler"] == "stopped" else 200)
-
     return app
 
 
@@ -204,12 +185,3 @@ def _page_user(request: Request) -> CurrentUser | None:
         return current_user(request)
     except Exception:  # the store may be what failed
         return None
-
-
-def _signed_in(request: Request) -> bool:
-    """A session or a valid API token (as api_user accepts), without answering 401."""
-    try:
-        api_user(request)
-    except HTTPException:
-        return False
-    return True

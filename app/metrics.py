@@ -13,6 +13,7 @@ from sqlalchemy import func, select, tuple_
 
 from app.store.db import Store
 from app.store.models import Recommendation
+from app.store.recommendations import SUPPRESSED, Status
 from app.store.suppressions import active_for
 from app.store.targets import statuses
 
@@ -107,13 +108,13 @@ def render(store: Store) -> bytes:
         if suppressed:
             n_suppressed = s.scalar(
                 select(func.count()).where(
-                    Recommendation.status == "open",
+                    Recommendation.status == Status.OPEN,
                     tuple_(Recommendation.target_id, Recommendation.key).in_(list(suppressed)),
                 )
             )
             if n_suppressed:
-                counts["open"] = counts.get("open", 0) - n_suppressed
-                counts["suppressed"] = n_suppressed
+                counts[Status.OPEN] = counts.get(Status.OPEN, 0) - n_suppressed
+                counts[SUPPRESSED] = n_suppressed
         for status, n in counts.items():
             recs.labels(status=status).set(n)
         for t in statuses(s):

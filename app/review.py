@@ -14,6 +14,7 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.errors import Conflict, Invalid, NotFound
 from app.scripts import ensure_scripts
 from app.store.models import Recommendation, ScriptRecord, Suppression
 from app.store.recommendations import (
@@ -37,8 +38,11 @@ __all__ = [
     "ReviewError",
     "ScriptsRefused",
     "Status",
+    "SuppressionEnded",
     "SuppressionError",
+    "SuppressionMissing",
     "SuppressionNotFound",
+    "SuppressionRefused",
     "actions_for",
     "executable",
     "lift",
@@ -52,6 +56,19 @@ __all__ = [
 
 class ScriptsRefused(ReviewError):
     """An approved move without scripts (the generator refused it) cannot be marked executed."""
+
+
+class SuppressionMissing(SuppressionNotFound, NotFound):
+    """No recommendation (to suppress) or suppression (to lift) with that id (404)."""
+
+
+class SuppressionRefused(SuppressionError, Invalid):
+    """A suppression that cannot be made as asked: no reason, an expiry in the past, a status or
+    object that cannot take one (422: the request is what must change)."""
+
+
+class SuppressionEnded(SuppressionError, Conflict):
+    """A suppression already lifted or expired cannot be lifted (409)."""
 
 
 def refusal(rec: Recommendation) -> str | None:
@@ -124,13 +141,27 @@ def review_many(
 def suppress(
     session: Session, rec_id: int, *, reason: str, expires_at: datetime, username: str, now: datetime
 ) -> Suppression:
-    """Hide the advice for this recommendation's object until `expires_at` (audited)."""
-    return add_suppression(session, rec_id, reason=reason, expires_at=expires_at, username=username, now=now)
+    """Hide the advice for this recommendation's object until `expires_at` (audited). The store's
+    refusals are raised as SuppressionMissing (404) or SuppressionRefused (422)."""
+    try:
+        return add_suppression(
+            session, rec_id, reason=reason, expires_at=expires_at, username=username, now=now
+        )
+    except SuppressionNotFound as exc:
+        raise SuppressionMissing(str(exc)) from None
+    except SuppressionError as exc:
+        raise SuppressionRefused(str(exc)) from None
 
 
 def lift(session: Session, sup_id: int, *, username: str, now: datetime) -> Suppression:
-    """End a suppression now (audited); the advice shows again."""
-    return lift_suppression(session, sup_id, username=username, now=now)
+    """End a suppression now (audited); the advice shows again. The store's refusals are raised
+    as SuppressionMissing (404) or SuppressionEnded (409)."""
+    try:
+        return lift_suppression(session, sup_id, username=username, now=now)
+    except SuppressionNotFound as exc:
+        raise SuppressionMissing(str(exc)) from None
+    except SuppressionError as exc:
+        raise SuppressionEnded(str(exc)) from None
 
 
 def mark_executed(

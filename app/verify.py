@@ -46,7 +46,8 @@ from advisors.verify import (
 from advisors.verify_windows import burst_hours, is_burst_hour
 from app.store.db import Store
 from app.store.models import DbObject, IoInterval, Recommendation, ScriptRecord, Target, Verification
-from policies.model import Policy, VerificationPolicy
+from app.store.recommendations import Status
+from policies.model import Policy, PoolConflict, VerificationPolicy
 
 log = logging.getLogger("tierwise.verify")
 
@@ -71,10 +72,9 @@ def _info(o: DbObject) -> ObjectInfo:
 
 
 def unit_of(o: DbObject) -> str:
-    """The placement unit an object moves with (its own key for partitions and loose objects)."""
-    if o.kind == "partition":
-        return o.key
-    return unit_key(_info(o)) or o.key
+    """The placement unit an object is verified as (advisors.units.unit_key): a partition or DB2
+    container is verified as itself, a loose object too."""
+    return unit_key(_info(o), held_alone=True) or o.key
 
 
 def _unit_name(o: DbObject, key: str) -> str:
@@ -89,10 +89,35 @@ def members(session: Session, target_id: int, key: str) -> list[DbObject]:
     return [o for o in objs if o.key == key or (o.kind != "partition" and unit_of(o) == key)]
 
 
-def _tier(policy: Policy, engine: str, loc: dict[str, Any] | DbObject) -> str | None:
-    get = loc.get if isinstance(loc, dict) else (lambda f: getattr(loc, f))
-    return policy.tier_of_location(engine=engine, physical_name=get("physical_name"),
-                                   storage_group=get("storage_group"))  # fmt: skip
+def _tier(policy: Policy, o: DbObject, loc: dict[str, Any] | None = None) -> str | None:
+    """The tier of an object's location (`loc`: an earlier one), among the tiers of its pool. Two
+    pools taking it raise PoolConflict: the policy must say which array it is on."""
+    path, group = (o.physical_name, o.storage_group) if loc is None else (
+        loc.get("physical_name"), loc.get("storage_group"))  # fmt: skip
+    pool = policy.pool_of(server=o.server, engine=o.engine, physical_name=path, storage_group=group)
+    return policy.tier_of_location(engine=o.engine, physical_name=path, storage_group=group, pool=pool)
+
+
+def _tier_or_none(policy: Policy, o: DbObject, loc: dict[str, Any] | None = None) -> str | None:
+    """`_tier`, with a pool conflict read as an unknown tier (not a control, not a tier's object)."""
+    try:
+        return _tier(policy, o, loc)
+    except PoolConflict:
+        return None
+
+
+def _unit_policy(policy: Policy, objs: Sequence[DbObject]) -> Policy:
+    """The policy as the unit's pool sees it (its tiers' bands and service latencies), from where
+    its files are now; the whole policy when that cannot be told."""
+    for o in objs:
+        if o.physical_name or o.storage_group:
+            try:
+                pool = policy.pool_of(server=o.server, engine=o.engine, physical_name=o.physical_name,
+                                      storage_group=o.storage_group)  # fmt: skip
+            except PoolConflict:
+                return policy
+            return policy.for_pool(pool)
+    return policy
 
 
 # ---- opening verifications --------------------------------------------------------------------
@@ -126,14 +151,14 @@ def open_for_executed(
     move was observed) rather than counted twice."""
     v = _near(session, rec.target_id, rec.key, when)
     if v is not None and v.recommendation_id in (None, rec.id):
-        v.recommendation_id, v.trigger = rec.id, "executed"
+        v.recommendation_id, v.trigger = rec.id, Status.EXECUTED.value
         v.before = {k: x for k, x in (v.before or {}).items() if k != "extended_to_days"}
         v.from_tier, v.to_tier = rec.from_tier, rec.to_tier
         v.predicted_gain_ms_per_s = _predicted(rec)
         v.status = WAITING  # judged again (at the next run) against the recommendation's prediction
         return v
     v = Verification(target_id=rec.target_id, recommendation_id=rec.id, key=rec.key, name=rec.name,
-                     trigger="executed", changed_at=when, from_tier=rec.from_tier, to_tier=rec.to_tier,
+                     trigger=Status.EXECUTED.value, changed_at=when, from_tier=rec.from_tier, to_tier=rec.to_tier,
                      window_days=VerificationPolicy().window_days, status=WAITING,
                      predicted_gain_ms_per_s=_predicted(rec), before={}, after={}, reasons=[], created_at=now)  # fmt: skip
     session.add(v)
@@ -158,8 +183,8 @@ def scan_relocations(session: Session, policy: Policy, *, now: datetime) -> list
             continue  # already verified, or another file of the same filegroup moved with it
         prev = o.previous_location or {}
         v = Verification(target_id=o.target_id, key=key, name=_unit_name(o, key), trigger="location_change",
-                         changed_at=o.location_since, from_tier=_tier(policy, o.engine, prev),
-                         to_tier=_tier(policy, o.engine, o), window_days=policy.verification.window_days,
+                         changed_at=o.location_since, from_tier=_tier_or_none(policy, o, prev),
+                         to_tier=_tier_or_none(policy, o), window_days=policy.verification.window_days,
                          status=WAITING, before={"previous_location": prev}, after={}, reasons=[],
                          created_at=now)  # fmt: skip
         session.add(v)
@@ -238,7 +263,7 @@ def tier_others(
         and o.kind in PLACEABLE
         and o.kind not in _FILE_KINDS
         and (o.location_since is None or o.location_since < since)
-        and _tier(policy, o.engine, o) == tier
+        and _tier_or_none(policy, o) == tier
     ]
 
 
@@ -282,13 +307,13 @@ def placements(session: Session, policy: Policy, objs: Sequence[DbObject]) -> li
     files = [o for o in objs if o.kind not in _FILE_KINDS]
     out = []
     for o in files or objs:
-        tier = _tier(policy, o.engine, o)
+        tier = _tier(policy, o)
         if tier is None and o.kind == "partition":
             tier = _partition_tier(session, policy, o)
         prev = o.previous_location or {}
         out.append(Placement(name=o.name, location=o.physical_name or o.storage_group or o.filegroup or o.tablespace,
                              tier=tier, since=o.location_since,
-                             previous_tier=_tier(policy, o.engine, prev) if prev else None,
+                             previous_tier=_tier_or_none(policy, o, prev) if prev else None,
                              first_seen=o.first_seen, last_seen=o.last_seen))  # fmt: skip
     return out
 
@@ -302,7 +327,7 @@ def _partition_tier(session: Session, policy: Policy, o: DbObject) -> str | None
         q = q.where(DbObject.filegroup == o.filegroup)
     else:
         return None
-    tiers = {_tier(policy, x.engine, x) for x in session.scalars(q)} - {None}
+    tiers = {_tier(policy, x) for x in session.scalars(q)} - {None}
     return tiers.pop() if len(tiers) == 1 else None
 
 
@@ -359,7 +384,14 @@ def evaluate_one(session: Session, v: Verification, policy: Policy, *, now: date
         v.reasons = ["the moved object is no longer monitored"]
         v.status, v.evaluated_at = (INCONCLUSIVE if final else WAITING), now
         return None
-    moved = seen_moved(placements(session, policy, objs), v.to_tier, v.changed_at, settle=SAME_CHANGE)
+    try:
+        where = placements(session, policy, objs)
+    except PoolConflict as e:  # the policy must say which array the unit is on before it is judged
+        v.reasons = [f"not verified: pool conflict: {e}"]
+        v.after = {"placement": list(v.reasons)}
+        v.status, v.evaluated_at = (INCONCLUSIVE if final else WAITING), now
+        return None
+    moved = seen_moved(where, v.to_tier, v.changed_at, settle=SAME_CHANGE)
     before = dict(v.before or {})
     after: dict[str, Any] = {"placement": list(moved.reasons)}
     v.evaluated_at = now
@@ -403,7 +435,8 @@ def evaluate_one(session: Session, v: Verification, policy: Policy, *, now: date
             skip = maintenance_skip(session, policy, others)
             before["tier_slots"] = _to_json(hour_slots(session, others, b_start, b_end, skip))
         if v.recommendation_id is None and v.predicted_gain_ms_per_s is None:
-            v.predicted_gain_ms_per_s = _predict_from_tiers(policy, v, _from_json(before["slots"]))
+            v.predicted_gain_ms_per_s = _predict_from_tiers(_unit_policy(policy, objs), v,
+                                                            _from_json(before["slots"]))  # fmt: skip
     after_end = min(now, end)
     after_slots = hour_slots(session, ids, start, after_end)
     controls_after = tier_after = None
@@ -425,10 +458,11 @@ def evaluate_one(session: Session, v: Verification, policy: Policy, *, now: date
     excluded = excluded_hours(policy, start, after_end, lag, objs) | burst_hours(
         before_slots, after_slots, policy.burst_detection
     )
-    band_r, band_w = _band(policy, v.to_tier)
+    unit_policy = _unit_policy(policy, objs)
+    band_r, band_w = _band(unit_policy, v.to_tier)
     change = Change(before=before_slots, after=after_slots, start=start, end=after_end, lag=lag,
                     predicted_gain_ms_per_s=v.predicted_gain_ms_per_s, from_tier=v.from_tier, to_tier=v.to_tier,
-                    promotion=_promotion(policy, v),
+                    promotion=_promotion(unit_policy, v),
                     controls_before=_from_json(before.get("control_slots")) if controls_after is not None else None,
                     controls_after=controls_after, controls=len(before.get("control_objects") or []),
                     tier_before=_from_json(before.get("tier_slots")) if tier_after is not None else None,
@@ -444,6 +478,8 @@ def evaluate_one(session: Session, v: Verification, policy: Policy, *, now: date
         "tier_figures": out.tier_after.as_dict() if out.tier_after else None,
         "measured_from": start.isoformat(),
         "interval": out.interval.as_dict() if out.interval else None,
+        "effect": out.effect.as_dict() if out.effect else None,  # Hodges–Lehmann, the effect shown
+        "slower": out.slower,  # outside band and slower than before too
         "controlled": out.controlled,
         "days": [d.as_dict() for d in out.days],
         "verdict": out.verdict,
@@ -557,6 +593,7 @@ def verification_json(v: Verification, rollback_script_id: int | None = None) ->
         "share_of_prediction": v.share_of_prediction,
         "achieved": after.get("achieved"),
         "interval": after.get("interval"),
+        "effect": after.get("effect"),  # Hodges–Lehmann estimate with its Wilcoxon interval
         "confidence": v.confidence,  # None since intervals: kept for clients that read it
         "verdict": after.get("verdict"),
         "controlled": after.get("controlled"),
@@ -620,11 +657,16 @@ def track_record(session: Session, policy: VerificationPolicy) -> dict[str, Any]
 
 
 def pending_regressions(session: Session, target_names: set[str] | None = None) -> list[Verification]:
-    """Regressions no report has announced yet (optionally only those of some targets)."""
-    q = select(Verification).where(Verification.status == REGRESSED, Verification.notified_at.is_(None))
+    """Moves that made things worse no report has announced yet (optionally only those of some
+    targets): regressions, and promotions that landed outside the destination's band and are
+    slower than before on the old tier too (the array, not the move, is the suspect; still worse)."""
+    q = select(Verification).where(
+        Verification.status.in_((REGRESSED, OUTSIDE_BAND)), Verification.notified_at.is_(None)
+    )
     if target_names is not None:
         q = q.join(Target, Target.id == Verification.target_id).where(Target.name.in_(target_names))
-    return list(session.scalars(q.order_by(Verification.id)))
+    rows = session.scalars(q.order_by(Verification.id))
+    return [v for v in rows if v.status == REGRESSED or (v.after or {}).get("slower") is True]
 
 
 def mark_notified(store: Store, ids: Iterable[int], *, now: datetime) -> None:

@@ -5,8 +5,8 @@ Loads into a fresh PostgreSQL database, with COPY: `--instances` x `--files` obj
 (`--days`) of hourly roll-ups for each, and the last `--raw-days` of 5-minute intervals (the raw
 data the object page and the advice read; the current hour's intervals are above the roll-up mark,
 as between two roll-ups). Then times, `--repeat` times each with a different target / object, the
-queries as the service runs them (the functions of app/store/queries.py and the evaluate window's
-statement of app/evaluate.py), prints p50 / p95 and the plan of the slowest statement of each;
+queries as the service runs them (the functions of app/store/heat_map.py, object_detail.py and
+io_window.py, and the evaluate window's statement of app/evaluate.py), prints p50 / p95 and the plan of the slowest statement of each;
 then converts the store with the documented partitioning SQL (timed) and measures again.
 
 A year of 1,000 instances x 50 files is 438 million roll-up rows (~90 GB): more than this host
@@ -33,8 +33,10 @@ import psycopg
 from sqlalchemy import create_engine, event, select, text
 
 from app.store.db import Store
+from app.store.heat_map import heat_map
+from app.store.io_window import usage, window_start
 from app.store.models import DbObject, HourlyRollup, IoInterval
-from app.store.queries import heat_map, object_detail, usage, window_start
+from app.store.object_detail import object_detail
 from app.store.rollup import rolled_up_mark
 from policies.loader import load_policy
 

@@ -12,8 +12,14 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, status
 
-from app.store.queries import SORT_KEYS, Metrics, NotFound, ObjectRow, RecSummary, list_objects
-from app.web.auth import CurrentUser, api_user
+from app import errors
+from app.http.auth import CurrentUser, api_user
+from app.http.state import AppState, app_state
+from app.store.io_window import Metrics
+from app.store.object_list import list_objects
+from app.store.object_rows import SORT_KEYS, ObjectRow
+from app.store.rec_list import RecSummary
+from app.timefmt import iso
 from app.web.objects import (
     DEFAULT_SORT,
     MAX_ID,
@@ -21,12 +27,10 @@ from app.web.objects import (
     cached_heat_map,
     detail_or_404,
     flash_curves,
-    iso,
     object_evidence,
     object_filter,
     policy_in_force,
 )
-from app.web.state import AppState, app_state
 
 router = APIRouter(prefix="/api")
 
@@ -90,10 +94,7 @@ def target_objects_json(
 ) -> dict[str, Any]:
     """The objects table as JSON: metrics over the last 24 h; same filters and sort keys as the page."""
     if sort not in SORT_KEYS:
-        raise HTTPException(
-            status.HTTP_422_UNPROCESSABLE_CONTENT,
-            f"unknown sort key {sort[:40]!r}; use one of {', '.join(SORT_KEYS)}",
-        )
+        raise errors.Invalid(f"unknown sort key {sort[:40]!r}; use one of {', '.join(SORT_KEYS)}")
     f = object_filter(kind, tier, name, sort, dir, offset, limit, clamp=False)
     try:
         with state.store.session() as s:
@@ -105,7 +106,7 @@ def target_objects_json(
                 now=datetime.now(UTC),
                 filters=f,
             )
-    except NotFound as exc:
+    except errors.NotFound as exc:
         raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from None
     return {
         "target": objects.target,
@@ -221,10 +222,7 @@ def object_evidence_json(
     a file or partition that moves with its filegroup / table space also gets the unit's."""
     e = object_evidence(state, object_id)
     if e is None:
-        raise HTTPException(
-            status.HTTP_404_NOT_FOUND,
-            f"object #{object_id} has no evidence yet: the advice has not covered it",
-        )
+        raise errors.NotFound(f"object #{object_id} has no evidence yet: the advice has not covered it")
     return {"object_id": object_id, **(evidence_json(e) or {})}
 
 

@@ -5,30 +5,29 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request, status
+from fastapi import APIRouter, Depends, Header, Query, Request, status
 from pydantic import BaseModel, Field
 
 from app import review as reviews
+from app.errors import Invalid
 from app.freshness import freshness
+from app.http.auth import CurrentUser, api_user, check_csrf, csrf_token, require
+from app.http.state import AppState, app_state
 from app.store.models import Recommendation, Suppression
 from app.store.policies import current_policy
 from app.store.recommendations import (
     RecommendationFilter,
-    ReviewError,
     list_recommendations,
     open_counts,
     recent_audit,
 )
 from app.store.suppressions import (
-    SuppressionError,
-    SuppressionNotFound,
     active_for,
     list_suppressions,
     suppression_json,
 )
 from app.store.targets import statuses
-from app.web.auth import CurrentUser, api_user, check_csrf, require
-from app.web.state import AppState, app_state
+from app.timefmt import iso
 
 router = APIRouter(prefix="/api")
 
@@ -41,10 +40,6 @@ ListSort = Literal[
     "saving", "wait", "size", "object", "database", "server", "move", "profile", "status", "updated"
 ]
 SortDirection = Literal["asc", "desc"]
-
-
-def _iso(t: datetime | None) -> str | None:
-    return None if t is None else t.astimezone(UTC).isoformat()
 
 
 def recommendation_json(
@@ -68,10 +63,10 @@ def recommendation_json(
         "status": r.status,
         "reasons": (r.evidence or {}).get("reasons", []),
         "metrics": (r.evidence or {}).get("metrics", {}),
-        "created_at": _iso(r.created_at),
-        "updated_at": _iso(r.updated_at),
+        "created_at": iso(r.created_at),
+        "updated_at": iso(r.updated_at),
         "reviewed_by": r.reviewed_by,
-        "reviewed_at": _iso(r.reviewed_at),
+        "reviewed_at": iso(r.reviewed_at),
         "review_comment": r.review_comment,
         # an approved move no safe script could be written for: not planned, cannot be executed
         "scripts_refused": reviews.refusal(r),
@@ -97,13 +92,13 @@ def targets(
             "state": r.state(now),
             "objects": r.objects,
             "poll_interval_s": r.poll_interval_s,
-            "last_success_at": _iso(r.last_success_at),
+            "last_success_at": iso(r.last_success_at),
             "last_error": r.last_error,
-            "last_error_at": _iso(r.last_error_at),
+            "last_error_at": iso(r.last_error_at),
             "consecutive_failures": r.consecutive_failures,
             "open_recommendations": counts.get(r.id, 0),
             # the newest sample, and how the advice was judged when that is older than its window
-            "data_end": _iso(fresh[r.id].data_end) if r.id in fresh else None,
+            "data_end": iso(fresh[r.id].data_end) if r.id in fresh else None,
             "data_note": fresh[r.id].data_note if r.id in fresh else None,
         }
         for r in rows
@@ -150,7 +145,7 @@ def recommendations(
         items = [recommendation_json(r, active.get((r.target_id, r.key)), now=now) for r in rows]
         fresh = freshness(s, {r.target_id for r in rows})
         for item, r in zip(items, rows, strict=True):  # what the target's figures rest on
-            item["data_end"] = _iso(fresh[r.target_id].data_end)
+            item["data_end"] = iso(fresh[r.target_id].data_end)
             item["data_note"] = fresh[r.target_id].data_note
         from app.verify import add_verifications
 
@@ -175,17 +170,11 @@ def review_recommendation(
     if not user.via_token:
         check_csrf(request, x_csrf_token)
     require(user, "approver")
-    try:
-        with state.store.session() as s:
-            now = datetime.now(UTC)
-            rec = reviews.review(s, rec_id, action=body.action, username=user.username, comment=body.comment,
-                                 now=now, policy=current_policy(s, state.settings.policy_file))  # fmt: skip
-            out = recommendation_json(rec, active_for(s, now).get((rec.target_id, rec.key)), now=now)
-    except reviews.RecommendationNotFound as exc:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from None
-    except ReviewError as exc:
-        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
-    return out
+    with state.store.session() as s:  # no such recommendation: 404; a review its status refuses: 409
+        now = datetime.now(UTC)
+        rec = reviews.review(s, rec_id, action=body.action, username=user.username, comment=body.comment,
+                             now=now, policy=current_policy(s, state.settings.policy_file))  # fmt: skip
+        return recommendation_json(rec, active_for(s, now).get((rec.target_id, rec.key)), now=now)
 
 
 class SuppressBody(BaseModel):
@@ -212,16 +201,11 @@ def suppress_recommendation(
     require(user, "approver")
     until = body.expires_at if body.expires_at.tzinfo else body.expires_at.replace(tzinfo=UTC)
     now = datetime.now(UTC)
-    try:
-        with state.store.session() as s:
-            sup = reviews.suppress(
-                s, rec_id, reason=body.reason, expires_at=until, username=user.username, now=now
-            )
-            return suppression_json(sup, now)
-    except SuppressionNotFound as exc:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from None
-    except SuppressionError as exc:
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
+    with state.store.session() as s:  # no such recommendation: 404; a suppression it cannot take: 422
+        sup = reviews.suppress(
+            s, rec_id, reason=body.reason, expires_at=until, username=user.username, now=now
+        )
+        return suppression_json(sup, now)
 
 
 class ExecutedBody(BaseModel):
@@ -246,17 +230,12 @@ def executed_recommendation(
     when = body.executed_at if body is not None and body.executed_at is not None else now
     when = (when if when.tzinfo else when.replace(tzinfo=UTC)).astimezone(UTC)  # keep the offset given
     if when > now:
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, "executed_at is in the future")
-    try:
-        with state.store.session() as s:
-            rec = reviews.mark_executed(s, rec_id, username=user.username, when=when, now=now,
-                                        policy=current_policy(s, state.settings.policy_file))  # fmt: skip
-            return {"id": rec.id, "status": rec.status, "executed_by": rec.executed_by,
-                    "executed_at": rec.executed_at.isoformat() if rec.executed_at else None}  # fmt: skip
-    except reviews.RecommendationNotFound as exc:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from None
-    except ReviewError as exc:  # not approved, or its scripts were refused
-        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
+        raise Invalid("executed_at is in the future")
+    with state.store.session() as s:  # not found: 404; not approved, or its scripts were refused: 409
+        rec = reviews.mark_executed(s, rec_id, username=user.username, when=when, now=now,
+                                    policy=current_policy(s, state.settings.policy_file))  # fmt: skip
+        return {"id": rec.id, "status": rec.status, "executed_by": rec.executed_by,
+                "executed_at": rec.executed_at.isoformat() if rec.executed_at else None}  # fmt: skip
 
 
 @router.post("/suppressions/{sup_id}/lift")
@@ -271,13 +250,8 @@ def lift_suppression(
     _csrf_unless_token(request, user, x_csrf_token)
     require(user, "approver")
     now = datetime.now(UTC)
-    try:
-        with state.store.session() as s:
-            return suppression_json(reviews.lift(s, sup_id, username=user.username, now=now), now)
-    except SuppressionNotFound as exc:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from None
-    except SuppressionError as exc:
-        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
+    with state.store.session() as s:  # no such suppression: 404; already lifted or expired: 409
+        return suppression_json(reviews.lift(s, sup_id, username=user.username, now=now), now)
 
 
 @router.get("/suppressions")
@@ -300,7 +274,7 @@ def audit_log(
     with state.store.session() as s:
         return [
             {
-                "at": _iso(e.at),
+                "at": iso(e.at),
                 "username": e.username,
                 "action": e.action,
                 "subject_type": e.subject_type,
@@ -315,8 +289,6 @@ def audit_log(
 @router.get("/session")
 def session_info(request: Request, user: CurrentUser = Depends(api_user)) -> dict[str, str]:
     """Who is logged in, and the CSRF token to send as X-CSRF-Token on API posts."""
-    from app.web.auth import csrf_token
-
     return {"username": user.username, "role": user.role, "csrf_token": csrf_token(request)}
 
 

@@ -14,9 +14,11 @@ from app.change_windows import plan
 from app.evaluate import newest_samples, server_owners, stale_targets
 from app.freshness import target_freshness
 from app.mail.scope import Scope
-from app.store.models import DbObject, IlmPlanRecord, Recommendation, Target
+from app.store.ilm_plans import latest_plan
+from app.store.io_window import NOT_STORAGE, metrics_of, usage, window_start
+from app.store.models import DbObject, Recommendation, Target
 from app.store.policies import current_policy
-from app.store.queries import NOT_STORAGE, metrics_of, usage, window_start
+from app.store.recommendations import CURRENT, SUPPRESSED, Status, saving_ms_per_s
 from app.store.rollup import rolled_up_mark
 from app.store.suppressions import active_for
 from app.store.targets import statuses
@@ -24,7 +26,6 @@ from policies.model import Policy
 
 __all__ = ["NOTIFY_HEADER", "Coverage", "RecLine", "RegressionLine", "ReportContent", "Scope", "gather"]
 
-LIVE = ("open", "approved", "deferred")
 # ids of the regressions a message announces; deliver() drops it before sending and marks them notified
 NOTIFY_HEADER = "X-Tierwise-Regressions"
 
@@ -159,34 +160,31 @@ def gather(
     policy = policy or current_policy(session, None)
     objects = {o.id: o for o in session.scalars(_objects_query(scope))}
     rates = _rates(session, scope, objects, policy, now=now, period_hours=period_hours)
-    recs_q = (
-        select(Recommendation).join(Target).where(Recommendation.status.in_((*LIVE, "executed", "rejected")))
-    )
+    recs_q = select(Recommendation).join(Target).where(Recommendation.status.in_(CURRENT))
     if scope.target:
         recs_q = recs_q.where(Target.name == scope.target)
     if scope.database:
         recs_q = recs_q.where(Recommendation.database == scope.database)
     recs = list(session.scalars(recs_q))
     hidden = active_for(session, now)  # suppressed: out of the counts, the top list and the savings
-    suppressed = [r for r in recs if r.status in ("open", "deferred") and (r.target_id, r.key) in hidden]
+    suppressed = [
+        r for r in recs if r.status in (Status.OPEN, Status.DEFERRED) and (r.target_id, r.key) in hidden
+    ]
     recs = [r for r in recs if r not in suppressed]
-    counts = {
+    counts: dict[str, int] = {
         s: sum(1 for r in recs if r.status == s)
-        for s in ("open", "approved", "deferred", "rejected", "executed")
+        for s in (Status.OPEN, Status.APPROVED, Status.DEFERRED, Status.REJECTED, Status.EXECUTED)
     }
-    counts["suppressed"] = len(suppressed)
-    windows = _next_window(session, [r for r in recs if r.status == "approved"], policy, now)
-    live = [r for r in recs if r.status in ("open", "approved")]
-
-    def saving(r: Recommendation) -> float:
-        return max((r.io_ms_per_s_now or 0.0) - (r.io_ms_per_s_after or 0.0), 0.0)
+    counts[SUPPRESSED] = len(suppressed)
+    windows = _next_window(session, [r for r in recs if r.status == Status.APPROVED], policy, now)
+    live = [r for r in recs if r.status in (Status.OPEN, Status.APPROVED)]
 
     def freed(r: Recommendation) -> tuple[float, float]:
         """What a demotion frees (advice evidence `decision.numbers`): GB and their cost."""
         numbers = ((r.evidence or {}).get("decision") or {}).get("numbers") or {}
         return float(numbers.get("gb_freed") or 0.0), float(numbers.get("cost_freed") or 0.0)
 
-    top = sorted(live, key=saving, reverse=True)[:top_n]
+    top = sorted(live, key=saving_ms_per_s, reverse=True)[:top_n]
     gb_now: dict[str, float] = {}
     gb_after: dict[str, float] = {}
     for r in live:
@@ -218,7 +216,7 @@ def gather(
         avg_read_ms=rates.read_ms / rates.reads if rates.reads else None,
         avg_write_ms=rates.write_ms / rates.writes if rates.writes else None,
         counts=counts,
-        predicted_saving_ms_per_s=sum(saving(r) for r in live),
+        predicted_saving_ms_per_s=sum(saving_ms_per_s(r) for r in live),
         gb_freed=sum(freed(r)[0] for r in live),
         cost_freed=sum(freed(r)[1] for r in live),
         flash_gb_recommended=sum((r.size_bytes or 0) / 1024**3 for r in live if r.to_tier == "flash"),
@@ -233,7 +231,7 @@ def gather(
                 r.to_tier,
                 r.status,
                 (r.size_bytes or 0) / 1024**3,
-                saving(r),
+                saving_ms_per_s(r),
                 tuple((r.evidence or {}).get("reasons", [])),
                 *freed(r),
             )
@@ -272,7 +270,7 @@ def _rates(
     now: datetime,
     period_hours: int,
 ) -> _Rates:
-    """Each object's rates over the seconds its samples cover in the period (app.store.queries:
+    """Each object's rates over the seconds its samples cover in the period (app.store.io_window:
     the roll-ups plus the intervals not rolled up, metrics_of), summed: one hour at 2,267 reads/s
     reads 2,267 reads/s, not a 24th of it. A target whose newest sample is older than the advice's
     window is read on the period ending at that sample, as the advice judged it. In the fleet, a
@@ -329,7 +327,7 @@ def _next_window(
 
 def _ilm_due(session: Session, scope: Scope, *, now: datetime, days: int) -> tuple[tuple[str, str, str], ...]:
     """Partition moves the latest ILM plan schedules within the next `days`."""
-    rec = session.scalar(select(IlmPlanRecord).order_by(IlmPlanRecord.id.desc()).limit(1))
+    rec = latest_plan(session)
     if rec is None:
         return ()
     until = (now + timedelta(days=days)).date().isoformat()
@@ -356,7 +354,9 @@ def _ilm_due(session: Session, scope: Scope, *, now: datetime, days: int) -> tup
 
 
 def _regressions(session: Session, scope: Scope) -> tuple[RegressionLine, ...]:
-    """Regressions found by verify after change that no delivered report has announced yet."""
+    """Regressions found by verify after change that no delivered report has announced yet, and
+    promotions outside the destination's band that are slower than before too (worded so)."""
+    from advisors.verify import OUTSIDE_BAND
     from app.verify import pending_regressions
 
     names = dict(session.execute(select(Target.id, Target.name)).all())
@@ -366,6 +366,10 @@ def _regressions(session: Session, scope: Scope) -> tuple[RegressionLine, ...]:
     out = []
     for v in rows:
         reasons = tuple(r for r in v.reasons or [] if not r.startswith("compared "))
+        if v.status == OUTSIDE_BAND:  # a promotion above the faster tier's band, and slower than before
+            reasons = (f"outside band and slower: {v.to_tier or 'the new tier'} is above its normal band and "
+                       f"the object is slower than it was on {v.from_tier or 'the old tier'}; check the array "
+                       "first, roll back if it cannot be fixed soon", *reasons)  # fmt: skip
         out.append(RegressionLine(v.id, names.get(v.target_id, "?"), v.name, v.from_tier, v.to_tier, v.changed_at,
                                   v.recommendation_id, reasons))  # fmt: skip
     return tuple(out)

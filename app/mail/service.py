@@ -13,6 +13,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from apscheduler.triggers.cron import CronTrigger
 from sqlalchemy import select
 
+from app.errors import Invalid
 from app.mail.content import NOTIFY_HEADER, ReportContent, gather
 from app.mail.render import Attachment, build_message
 from app.mail.scope import Scope, ScopeError, resolve_scope
@@ -38,12 +39,17 @@ def _standard_weekdays(expr: str) -> str:
     return " ".join(fields)
 
 
-class SubscriptionError(Exception):
-    """A subscription field that cannot be used; `field` names it for the form and the API."""
+class SubscriptionError(Invalid):
+    """A subscription field that cannot be used (422); `field` names it for the form and the API."""
 
     def __init__(self, message: str, field: str | None = None) -> None:
         super().__init__(message)
         self.field = field
+
+    @property
+    def detail(self) -> str:
+        """The message with the field it is about: "scope: no target named 'SQLPROD09' ..."."""
+        return f"{self.field}: {self}" if self.field else str(self)
 
 
 def resolve(store: Store, text: str) -> Scope:
@@ -177,9 +183,10 @@ def scope_attachments(store: Store, settings: Settings, scope: Scope, *, now: da
     from app.scripts import approved_script_attachments
     from app.store.models import Recommendation, Target
     from app.store.policies import current_policy
+    from app.store.recommendations import Status
 
     with store.session() as s:
-        q = select(Recommendation).join(Target).where(Recommendation.status == "approved")
+        q = select(Recommendation).join(Target).where(Recommendation.status == Status.APPROVED)
         if scope.target:
             q = q.where(Target.name == scope.target)
         if scope.database:

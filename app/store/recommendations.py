@@ -11,6 +11,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, exists, func, or_, select
 from sqlalchemy.orm import Session
 
+from app.errors import Conflict, NotFound
 from app.store.models import AuditEvent, Recommendation, Suppression, Target
 
 
@@ -65,12 +66,12 @@ def freed(rec: Recommendation) -> tuple[float, float]:
     return float(numbers.get("gb_freed") or 0.0), float(numbers.get("cost_freed") or 0.0)
 
 
-class ReviewError(Exception):
+class ReviewError(Conflict):
     """A review the status does not allow (a conflict); the message says why."""
 
 
-class RecommendationNotFound(ReviewError):
-    pass
+class RecommendationNotFound(NotFound, ReviewError):
+    """No recommendation with that id (404; still a ReviewError for callers that catch those)."""
 
 
 def suppression_in_force(now: datetime) -> ColumnElement[bool]:

@@ -1,39 +1,28 @@
-"""Targets (add/test/remove, credentials write-only), policy view/edit, your password, exports and /metrics."""
+"""Targets (add/test/remove, credentials write-only), policy view/edit, your password and /metrics."""
 
 from __future__ import annotations
 
-import csv
-import io
 from datetime import UTC, datetime
-from typing import Any
 
-from fastapi import APIRouter, Depends, Form, Path, Query, Request, status
+from fastapi import APIRouter, Depends, Form, Path, Request, status
 from fastapi.responses import HTMLResponse, Response
-from openpyxl import Workbook
 
-from app.api.routes import Engine, ListSort, RecommendationStatus, SortDirection, recommendation_json
 from app.collect import read_target
+from app.http.auth import CurrentUser, api_user, form_user, page_user, session_id
+from app.http.state import AppState, app_state
 from app.metrics import render as render_metrics
 from app.store.policies import current_policy_text, history, save_policy
-from app.store.recommendations import RecommendationFilter, audit, list_recommendations
+from app.store.recommendations import audit
 from app.store.targets import TargetError, add_target, get_target, statuses
 from app.store.tokens import TokenError, TokenInfo, list_tokens, revoke_token
 from app.store.users import UserError, authenticate, set_password
-from app.web.auth import CurrentUser, api_user, form_user, page_user, session_id
 from app.web.mapping import by_target, tier_choices, unknown_locations
 from app.web.pages import _back
-from app.web.state import AppState, app_state
 from app.web.templating import render
 from connectors.records import SourceError
 from policies.loader import PolicyError, parse_policy
 
 router = APIRouter()
-
-EXPORT_COLUMNS = (
-    "id", "status", "engine", "server", "database", "kind", "name", "from_tier", "to_tier", "profile", "rule",
-    "size_bytes", "io_ms_per_s_now", "io_ms_per_s_after", "reviewed_by", "reviewed_at", "review_comment",
-)  # fmt: skip
-
 
 # ---- targets -------------------------------------------------------------------------------
 
@@ -233,77 +222,7 @@ def save_policy_form(
     return _back("/policies", "policy saved; the next advice run uses it")
 
 
-# ---- exports and metrics -----------------------------------------------------------------
-
-
-def _export_rows(state: AppState, f: RecommendationFilter) -> list[dict[str, Any]]:
-    with state.store.session() as s:
-        rows, _ = list_recommendations(s, f, limit=100_000)
-        return [recommendation_json(r) for r in rows]
-
-
-@router.get("/api/recommendations.csv")
-def export_csv(
-    engine: Engine | None = None,
-    server: str | None = None,
-    status_filter: RecommendationStatus | None = Query(None, alias="status"),
-    to_tier: str | None = None,
-    target: str | None = None,
-    database: str | None = None,
-    q: str | None = Query(None, max_length=200),
-    sort: ListSort = "saving",
-    direction: SortDirection | None = Query(None, alias="dir"),
-    user: CurrentUser = Depends(api_user),
-    state: AppState = Depends(app_state),
-) -> Response:
-    """Every recommendation the Recommendations page's filter shows (all pages), in its order."""
-    f = RecommendationFilter(engine, server, status_filter, to_tier, target, database, q, sort,
-                             None if direction is None else direction == "desc")  # fmt: skip
-    buf = io.StringIO()
-    writer = csv.writer(buf)
-    writer.writerow(EXPORT_COLUMNS)
-    for r in _export_rows(state, f):
-        writer.writerow([_cell(r[c]) for c in EXPORT_COLUMNS])
-    return Response(buf.getvalue(), media_type="text/csv; charset=utf-8",
-                    headers={"Content-Disposition": 'attachment; filename="recommendations.csv"'})  # fmt: skip
-
-
-def _cell(v: Any) -> Any:
-    # a leading = + - @ would make a spreadsheet evaluate a name taken from a monitored server
-    if isinstance(v, str) and v[:1] in ("=", "+", "-", "@", "\t", "\r"):
-        return "'" + v
-    return v
-
-
-@router.get("/api/recommendations.xlsx")
-def export_xlsx(
-    engine: Engine | None = None,
-    server: str | None = None,
-    status_filter: RecommendationStatus | None = Query(None, alias="status"),
-    to_tier: str | None = None,
-    target: str | None = None,
-    database: str | None = None,
-    q: str | None = Query(None, max_length=200),
-    sort: ListSort = "saving",
-    direction: SortDirection | None = Query(None, alias="dir"),
-    user: CurrentUser = Depends(api_user),
-    state: AppState = Depends(app_state),
-) -> Response:
-    """As recommendations.csv, as a spreadsheet."""
-    f = RecommendationFilter(engine, server, status_filter, to_tier, target, database, q, sort,
-                             None if direction is None else direction == "desc")  # fmt: skip
-    wb = Workbook()
-    ws = wb.active
-    assert ws is not None
-    ws.title = "recommendations"
-    ws.append(list(EXPORT_COLUMNS))
-    for r in _export_rows(state, f):
-        ws.append([_cell(r[c]) for c in EXPORT_COLUMNS])
-    buf = io.BytesIO()
-    wb.save(buf)
-    return Response(buf.getvalue(),
-                    media_type="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-                    headers={"Content-Disposition": 'attachment; filename="recommendations.xlsx"'})  # fmt: skip
+# ---- metrics (the exports are in app/api/exports.py) ------------------------------------
 
 
 @router.get("/metrics")

@@ -23,27 +23,19 @@ from markupsafe import Markup
 from sqlalchemy import bindparam, select, text
 from sqlalchemy.orm import Session
 
+from app.errors import NotFound
 from app.freshness import Freshness, target_freshness
+from app.http.auth import CurrentUser, page_user
+from app.http.state import AppState, app_state
+from app.store.heat_map import HeatMap, IoTotals, heat_map, io_totals
+from app.store.io_window import window_start
 from app.store.models import AdviceSnapshot, DbObject, Target
+from app.store.object_detail import ObjectDetail, object_detail
+from app.store.object_list import PAGE_SIZE, ObjectFilter, ObjectList, list_objects
+from app.store.object_rows import SORT_KEYS, tier_names
+from app.store.placement import unit_key_of
 from app.store.policies import current_policy_text
-from app.store.queries import (
-    PAGE_SIZE,
-    SORT_KEYS,
-    HeatMap,
-    IoTotals,
-    NotFound,
-    ObjectDetail,
-    ObjectFilter,
-    ObjectList,
-    heat_map,
-    io_totals,
-    list_objects,
-    object_detail,
-    unit_key_of,
-    window_start,
-)
 from app.store.targets import find_target
-from app.web.auth import CurrentUser, page_user
 from app.web.charts import (
     PALETTE,
     READ,
@@ -58,7 +50,6 @@ from app.web.charts import (
     heat_grid,
     line_chart,
 )
-from app.web.state import AppState, app_state
 from app.web.templating import render
 from policies.loader import parse_policy
 from policies.model import Policy
@@ -82,10 +73,6 @@ def policy_in_force(state: AppState) -> Policy:
         _policies.clear()
         policy = _policies[text] = parse_policy(text, source=source)
     return policy
-
-
-def iso(t: datetime | None) -> str | None:
-    return None if t is None else t.astimezone(UTC).isoformat()
 
 
 def _target_url(target_id: int, database: str | None = None) -> str:
@@ -201,7 +188,7 @@ def _objects_page(
     ctx = DatabasePage(
         objects=objects,
         filters=f,
-        tiers=[t.name for t in policy.tiers],
+        tiers=tier_names(policy),
         base_url=_target_url(objects.target_id, database),
         query={k: v for k, v in query.items() if v},
         note=note,

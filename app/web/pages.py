@@ -6,11 +6,21 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, Depends, Form, HTTPException, Query, Request, status
+from fastapi import APIRouter, Depends, Form, Query, Request, status
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.errors import NotFound
+from app.http.auth import (
+    CurrentUser,
+    check_csrf,
+    form_user,
+    log_in,
+    log_out,
+    page_user,
+)
+from app.http.state import AppState, app_state
 from app.review import (
     REVIEW_ACTIONS,
     ReviewError,
@@ -41,15 +51,6 @@ from app.store.suppressions import SUPPRESSIBLE, active_for, describe
 from app.store.targets import statuses
 from app.store.users import authenticate
 from app.store.workbench import start_here
-from app.web.auth import (
-    CurrentUser,
-    check_csrf,
-    form_user,
-    log_in,
-    log_out,
-    page_user,
-)
-from app.web.state import AppState, app_state
 from app.web.templating import render
 
 router = APIRouter()
@@ -264,7 +265,7 @@ def recommendation_detail(
     with state.store.session() as s:
         rec = s.get(Recommendation, rec_id)
         if rec is None:
-            raise HTTPException(status.HTTP_404_NOT_FOUND, f"no recommendation #{rec_id}")
+            raise NotFound(f"no recommendation #{rec_id}")
         events = [
             e
             for e in recent_audit(s, limit=500)

@@ -1,4 +1,5 @@
-"""ILM plans: the latest stored plan as a timeline per table, the capacity forecast, and changes."""
+"""ILM plans: the latest stored plan as a timeline per table, the capacity forecast, and changes
+(the same plan as JSON: app/api/ilm.py)."""
 
 from __future__ import annotations
 
@@ -6,19 +7,13 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse
-from sqlalchemy import select
 
-from app.store.models import IlmPlanRecord
-from app.web.auth import CurrentUser, api_user, page_user
-from app.web.state import AppState, app_state
+from app.http.auth import CurrentUser, page_user
+from app.http.state import AppState, app_state
+from app.store.ilm_plans import latest_plan
 from app.web.templating import render
 
 router = APIRouter()
-
-
-def _latest(state: AppState) -> IlmPlanRecord | None:
-    with state.store.session() as s:
-        return s.scalar(select(IlmPlanRecord).order_by(IlmPlanRecord.id.desc()).limit(1))
 
 
 def timeline(table: dict[str, Any], months: list[str]) -> list[dict[str, Any]]:
@@ -42,18 +37,11 @@ def timeline(table: dict[str, Any], months: list[str]) -> list[dict[str, Any]]:
 def ilm_page(
     request: Request, user: CurrentUser = Depends(page_user), state: AppState = Depends(app_state)
 ) -> HTMLResponse:
-    rec = _latest(state)
     tables: list[dict[str, Any]] = []
     months: list[str] = []
-    if rec is not None:
-        months = [m["month"] for m in next(iter(rec.plan["forecast"].values()), [])]
-        tables = [{"table": t, "rows": timeline(t, months)} for t in rec.plan["tables"]]
+    with state.store.session() as s:
+        rec = latest_plan(s)
+        if rec is not None:
+            months = [m["month"] for m in next(iter(rec.plan["forecast"].values()), [])]
+            tables = [{"table": t, "rows": timeline(t, months)} for t in rec.plan["tables"]]
     return render(request, "ilm.html", user, rec=rec, tables=tables, months=months)
-
-
-@router.get("/api/ilm")
-def ilm_api(user: CurrentUser = Depends(api_user), state: AppState = Depends(app_state)) -> dict[str, Any]:
-    rec = _latest(state)
-    if rec is None:
-        return {"created_at": None, "plan": None, "changes": []}
-    return {"created_at": rec.created_at.isoformat(), "plan": rec.plan, "changes": rec.changes}

@@ -18,7 +18,7 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.web.auth import CurrentUser, api_user, page_user
+from app.http.auth import CurrentUser, api_user, page_user
 
 MAX_BODY_BYTES = 2 * 1024 * 1024  # the largest legitimate body is a policy YAML of a few tens of KB
 MAX_ECHO_CHARS = 100  # how much of a rejected input a 422 shows

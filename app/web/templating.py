@@ -17,9 +17,9 @@ from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
 from app.freshness import stale_notes
-from app.web.auth import CurrentUser, csrf_token
+from app.http.auth import CurrentUser, csrf_token
+from app.http.state import app_state
 from app.web.charts import fmt_num
-from app.web.state import app_state
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 templates = Jinja2Templates(directory=str(TEMPLATE_DIR))

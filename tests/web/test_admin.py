@@ -84,7 +84,7 @@ def test_exports_match_the_api_and_defuse_formulas(app_client: TestClient) -> No
     values = list(sheet.values)
     assert values[0][0] == "id"
     assert {v[8] for v in values[1:]} == {"flash"}
-    from app.web.admin import _cell
+    from app.api.exports import _cell
 
     assert _cell("=HYPERLINK(1)") == "'=HYPERLINK(1)" and _cell("FG_1") == "FG_1"
 

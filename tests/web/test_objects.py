@@ -20,8 +20,9 @@ from sqlalchemy import func, insert, select
 from advisors.deltas import rates
 from advisors.features import ObjectInfo, Usage, heat_of
 from app.store.db import Store
+from app.store.io_window import SUM_COLUMNS, heat, metrics_from
 from app.store.models import DbObject, IoInterval, Recommendation, Target
-from app.store.queries import MAX_POINTS, SUM_COLUMNS, bucket_width, heat, metrics_from
+from app.store.object_detail import MAX_POINTS, bucket_width
 from app.store.rollup import not_rolled_up, roll_up
 from app.web import charts
 from app.web.objects import heatmap_totals

@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING
 
 from fastapi import Request
 
+from app.http.auth import LoginLimiter
 from app.secrets import Vault
 from app.settings import Settings
 from app.store.db import Store
-from app.web.auth import LoginLimiter
 
 if TYPE_CHECKING:
     from app.jobs import Scheduler

@@ -1,0 +1,53 @@
+"""/api/health: liveness, the scheduler's state and what the store holds (no login needed)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi.responses import JSONResponse
+from sqlalchemy import func, select
+
+from app.http.auth import api_user
+from app.http.state import AppState, app_state
+from app.store.models import DbObject, IoInterval, Sample, Target
+
+router = APIRouter(prefix="/api")
+
+
+@router.get("/health")
+def health(request: Request, state: AppState = Depends(app_state)) -> JSONResponse:
+    """Liveness, the scheduler's state and a count of what the store holds (no login: nothing
+    sensitive). The scheduler is running (thread alive, every job succeeded within 3 of its
+    intervals), degraded (some job late: named in `stale`; `failing` names jobs whose last try
+    failed) or stopped (its thread ended: answered with 503, restart the service); off when this
+    process schedules nothing. The late or failing jobs' details (target names, last errors)
+    only for a logged-in caller or an API token."""
+    with state.store.session() as s:
+        counts = {
+            "targets": s.scalar(select(func.count()).select_from(Target)),
+            "objects": s.scalar(select(func.count()).select_from(DbObject)),
+            "samples": s.scalar(select(func.count()).select_from(Sample)),
+            "intervals": s.scalar(select(func.count()).select_from(IoInterval)),
+        }
+    body: dict[str, object] = {
+        "status": "ok",
+        "store": state.store.engine.dialect.name,
+        "scheduler": "off",
+    }
+    if state.scheduler is not None:
+        sched = state.scheduler.status()
+        body["scheduler"] = sched.state
+        body["status"] = "ok" if sched.state == "running" else "degraded"
+        body["stale"], body["failing"] = sched.stale, sched.failing
+        if _signed_in(request):
+            body["jobs"] = [j.as_dict() for j in sched.jobs if j.job_id in {*sched.stale, *sched.failing}]
+    body.update({"demo": state.settings.demo, **counts})
+    return JSONResponse(body, status_code=503 if body["scheduler"] == "stopped" else 200)
+
+
+def _signed_in(request: Request) -> bool:
+    """A session or a valid API token (as api_user accepts), without answering 401."""
+    try:
+        api_user(request)
+    except HTTPException:
+        return False
+    return True
