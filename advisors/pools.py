@@ -8,6 +8,10 @@ tier its location matches (`current_tier`). Here the objects are split by pool, 
 whose location matches no tier of their pool are kept out of the placement: what they would free
 or need is unknown. They are returned as a task, one entry per unmatched directory or DB2
 storage group, with their GB and I/O, so that an administrator can map the location to a tier.
+
+An object that two pools both take (two server patterns overlapping on its name) is left out
+the same way, listed with both pools, instead of failing the whole advice run: the policy must
+say which array it is on, and until it does the rest of the fleet is still advised.
 """
 
 from __future__ import annotations
@@ -18,7 +22,9 @@ from dataclasses import dataclass
 
 from advisors.features import GB, ObjectInfo, ObjectWindow
 from advisors.units import PLACEABLE, unit_key
-from policies.model import DEFAULT_POOL
+from policies.model import DEFAULT_POOL, Policy
+
+CONFLICT_SEP = "+"  # ObjectInfo.pool of an object two pools take: "array-a+array-b" (no pool name has "+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +43,12 @@ class UnknownLocation:
     writes_per_s: float
     examples: tuple[str, ...]  # a few of the objects' names
     reason: str  # "matches no tier of the policy" / "... of pool X" / why the unit is split
+    pools: tuple[str, ...] = ()  # the two (or more) pools that all take these objects: a conflict
+
+    @property
+    def conflict(self) -> bool:
+        """Two pools take the location: mapping it to a tier cannot fix it, narrowing a pool can."""
+        return bool(self.pools)
 
     @property
     def io_per_s(self) -> float:
@@ -54,6 +66,36 @@ class PoolSplit:
 
     by_pool: dict[str, list[ObjectWindow]]
     unknown: tuple[UnknownLocation, ...]
+
+
+def conflict_pools(pool: str) -> tuple[str, ...]:
+    """The pools an object's `pool` names when two pools take it (empty: one pool)."""
+    return tuple(pool.split(CONFLICT_SEP)) if CONFLICT_SEP in pool else ()
+
+
+def placed(
+    policy: Policy, *, server: str, engine: str, physical_name: str | None, storage_group: str | None
+) -> tuple[str, str | None]:
+    """(pool, current tier) of an object, as `ObjectInfo.pool` / `current_tier` take them. An
+    object that two pools take is not an error here: its pool names them all, joined by
+    CONFLICT_SEP, and its tier is None, so `split_by_pool` leaves it out and lists it."""
+    takers = [p.name for p in policy.pools
+              if p.takes(server=server, physical_name=physical_name, storage_group=storage_group)]  # fmt: skip
+    if len(takers) > 1:
+        return CONFLICT_SEP.join(takers), None
+    pool = takers[0] if takers else DEFAULT_POOL
+    tier = policy.tier_of_location(
+        engine=engine, physical_name=physical_name, storage_group=storage_group, pool=pool
+    )
+    return pool, tier
+
+
+def conflict_reason(pools: Sequence[str]) -> str:
+    """The words of a conflict, naming both pools (as Policy.pool_of's PoolConflict does)."""
+    return (
+        f"matched by pools {pools[0]!r} and {pools[1]!r}: a location may be in one pool only "
+        "(narrow their servers, sqlserver_path_prefixes or db2_storage_groups)"
+    )
 
 
 def directory(path: str) -> str:
@@ -84,14 +126,18 @@ def _pool_words(pool: str, pooled: bool) -> str:
 
 def split_by_pool(windows: Sequence[ObjectWindow], pools: Sequence[str]) -> PoolSplit:
     """Each pool's windows (`pools`: the policy's pool names; an object of another pool is a
-    ValueError), the units on unmatched locations left out and summed per location."""
+    ValueError), the units on unmatched locations, and those two pools take, left out and summed
+    per location."""
     known = set(pools)
     pooled = len(known) > 1
     context: list[ObjectWindow] = []
     groups: dict[tuple[str, str], list[ObjectWindow]] = defaultdict(list)
     order: list[tuple[str, str]] = []
     for w in windows:
-        if w.info.pool not in known:
+        both = conflict_pools(w.info.pool)
+        if both and known.issuperset(both):
+            pass  # listed below as a conflict
+        elif w.info.pool not in known:
             raise ValueError(
                 f"{w.info.server}/{w.info.key}: unknown pool {w.info.pool!r} (pools: {', '.join(pools)})"
             )
@@ -107,6 +153,14 @@ def split_by_pool(windows: Sequence[ObjectWindow], pools: Sequence[str]) -> Pool
     for key in order:
         members = groups[key]
         files = [m for m in members if m.info.kind != "partition"]
+        torn = [m for m in files if conflict_pools(m.info.pool)]
+        if torn:  # the unit moves whole: none of it is placed until the pools are narrowed
+            both = conflict_pools(torn[0].info.pool)
+            along = f"moves whole with files matched by pools {both[0]} and {both[1]}"
+            for m in files:
+                mine = conflict_pools(m.info.pool)
+                left_out.append((m, m.info.pool, conflict_reason(mine) if mine else along))
+            continue
         owners = list(dict.fromkeys(m.info.pool for m in files))
         if len(owners) > 1:
             why = f"holds files in pools {owners[0]} and {owners[1]}: a unit moves whole, within one pool"
@@ -158,6 +212,7 @@ def _summed(left_out: list[tuple[ObjectWindow, str, str]]) -> tuple[UnknownLocat
                 writes_per_s=rate("writes"),
                 examples=tuple(w.info.name for w in ws[:3]),
                 reason=why,
+                pools=conflict_pools(pool),
             )
         )
     out.sort(key=lambda u: (u.server, -u.size_gb, u.location))

@@ -14,9 +14,9 @@ from advisors.advise import Advice, AdviceReport, PoolReport
 from advisors.deltas import CounterPoint, interval_between
 from advisors.features import MaintenanceShare, ObjectInfo, ObjectWindow, PeriodView, Usage
 from advisors.maintenance import occurrence
-from advisors.pools import UnknownLocation
+from advisors.pools import UnknownLocation, placed
 from connectors.records import CORE_COUNTERS, MONITOR_ONLY_KINDS, ObjectRef, Snapshot
-from policies.model import Policy, PoolConflict
+from policies.model import Policy
 from policies.workload import CalendarPeriod
 
 INFO_FIELDS = (
@@ -47,12 +47,11 @@ class AdviceInputError(Exception):
 
 
 def object_info(ref: ObjectRef, policy: Policy) -> ObjectInfo:
-    """The object with its pool and the tier of its pool its location is on (PoolConflict when
-    two pools take it)."""
+    """The object with its pool and the tier of its pool its location is on (advisors.pools.placed:
+    an object two pools take names both and is left out of the placement and listed)."""
     engine = str(ref.engine)
-    where = {"physical_name": ref.physical_name, "storage_group": ref.storage_group}
-    pool = policy.pool_of(server=ref.server, engine=engine, **where)
-    tier = policy.tier_of_location(engine=engine, pool=pool, **where)
+    pool, tier = placed(policy, server=ref.server, engine=engine, physical_name=ref.physical_name,
+                        storage_group=ref.storage_group)  # fmt: skip
     return ObjectInfo(
         key=ref.key,
         engine=str(ref.engine),
@@ -194,13 +193,9 @@ def windows_from_snapshots(snapshots: Iterable[Snapshot], policy: Policy) -> lis
             raise AdviceInputError(
                 f"{ref.server}/{key}: needs at least two samples of one series (same instance start) to measure I/O"
             )
-        try:
-            info = object_info(ref, policy)
-        except PoolConflict as exc:
-            raise AdviceInputError(str(exc)) from None
         windows.append(
             ObjectWindow(
-                info=info,
+                info=object_info(ref, policy),
                 total=Usage(seconds, counters, extra),
                 by_hour=tuple((h, Usage(v[0], v[1], v[2])) for h, v in sorted(hours.items())),
             )
@@ -394,7 +389,10 @@ def report_json(report: AdviceReport, policy: Policy) -> dict[str, Any]:
             ],
             "notes": list(report.notes),
             "pools": pools,
+            # objects that two pools both take, left out of the placement (also in unknown_locations)
+            "pool_conflicts": [unknown_json(u) for u in report.unknown_locations if u.conflict],
         },
+        # every location left out of the placement, with why (summary.pool_conflicts: those two pools take)
         "unknown_locations": [unknown_json(u) for u in report.unknown_locations],
     }
 
@@ -436,7 +434,8 @@ def _finite(v: float, digits: int = 3) -> float | None:
 
 
 def unknown_json(u: UnknownLocation) -> dict[str, Any]:
-    """A location no tier of its pool explains: the objects there are left out of the placement."""
+    """A location no tier of its pool explains, or that two pools take (`pools` names them): the
+    objects there are left out of the placement."""
     return {
         "server": u.server,
         "engine": u.engine,
@@ -451,4 +450,5 @@ def unknown_json(u: UnknownLocation) -> dict[str, Any]:
         "examples": list(u.examples),
         "reason": u.reason,
         "text": u.text,
+        "pools": list(u.pools),
     }

@@ -34,9 +34,14 @@ register_script(app)
 def _warn_unknown_locations(unknown: Any) -> None:
     """Objects on locations no tier of the policy knows are left out of the advice: say where they are."""
     for u in unknown:
+        fix = (
+            "narrow one of the pools in the policy"
+            if u.conflict
+            else "add the location to a tier in the policy"
+        )
         typer.echo(
             f"warning: {u.text}: {u.objects} objects, {u.size_gb:,.1f} GB, {u.io_per_s:,.1f} I/O/s left out "
-            "(add the location to a tier in the policy)",
+            f"({fix})",
             err=True,
         )
 
@@ -450,6 +455,7 @@ def advise(
     with native_stdout_silenced():
         newest = max((snap.sample_time for snap in snapshots), default=None)
         report = run_advice(windows, policy, now=newest, time_limit_s=time_limit)
+    _warn_unknown_locations([u for u in report.unknown_locations if u.conflict])  # two pools take them
     doc = report_json(report, policy)
     if explain is not None:
         _explain(doc["objects"], explain, doc.get("unknown_locations", []))
@@ -723,8 +729,9 @@ def evaluate_cmd(as_json: bool = typer.Option(False, "--json", help="print JSON"
             "map them on the Policy page or in the tiers' locations)"
         )
         for u in result.unknown_detail.get(name, []):
+            fix = " (two pools take it: narrow one of them in the policy)" if u.get("pools") else ""
             typer.echo(
-                f"  {u['text']}: {u['objects']} objects, {u['size_gb']:,.1f} GB, {u['io_per_s']:,.1f} I/O/s"
+                f"  {u['text']}: {u['objects']} objects, {u['size_gb']:,.1f} GB, {u['io_per_s']:,.1f} I/O/s{fix}"
             )
     for name, note in result.data_ends.items():
         typer.echo(f"{name}: {note}")

@@ -21,9 +21,20 @@ import typer
 from advisors.placement import PlacementObject, PlacementResult, PlacementTier, place
 from advisors.sizing import devices_needed, physical_iops, raid_factor
 from app.cli_runtime import fail as _fail
+from policies.model import DEFAULT_POOL  # tiers and objects that name no pool
 
-OBJECT_FIELDS = ("id", "size_gb", "read_iops", "write_iops", "pinned_tier", "allowed_tiers", "read_hit_ratio")
-TIER_FIELDS = ("name", "capacity_gb", "max_iops", "raid_factor", "read_latency_ms", "write_latency_ms")
+OBJECT_FIELDS = (
+    "id", "size_gb", "read_iops", "write_iops", "pinned_tier", "allowed_tiers", "read_hit_ratio", "pool",
+)  # fmt: skip
+TIER_FIELDS = (
+    "name",
+    "capacity_gb",
+    "max_iops",
+    "raid_factor",
+    "read_latency_ms",
+    "write_latency_ms",
+    "pool",
+)
 
 
 class InputError(Exception):
@@ -79,18 +90,32 @@ def _unknown(where: str, row: dict[str, Any], known: tuple[str, ...]) -> None:
         raise InputError(f"{where}: unknown field {extra[0]!r} (expected: {', '.join(known)})")
 
 
+def _pool(where: str, row: dict[str, Any]) -> str:
+    """The storage pool an entry names (optional: `default`)."""
+    return _name(where, row, "pool") if "pool" in row else DEFAULT_POOL
+
+
 def read_tiers(path: Path) -> list[PlacementTier]:
-    tiers: list[PlacementTier] = []
-    seen: dict[str, int] = {}
+    """The tiers of a file whose tiers name no pool (see read_pool_tiers)."""
+    return [t for tiers in read_pool_tiers(path).values() for t in tiers]
+
+
+def read_pool_tiers(path: Path) -> dict[str, list[PlacementTier]]:
+    """The tiers per storage pool (a tier's optional `pool`; names unique within a pool), pools in
+    the order their first tier comes: each pool's capacity and IOPS serve only its own objects."""
+    pools: dict[str, list[PlacementTier]] = {}
+    seen: dict[tuple[str, str], int] = {}
     for k, row in enumerate(_load(path), start=1):
         where = f"{path}: tier {k}"
         if not isinstance(row, dict):
             raise InputError(f"{where}: expected a JSON object, got {json.dumps(row)}")
         name = _name(where, row, "name")
         where = f'{path}: tier {k} ("{name}")'
-        if name in seen:
-            raise InputError(f"{where}: duplicate name (also tier {seen[name]})")
-        seen[name] = k
+        pool = _pool(where, row)
+        if (pool, name) in seen:
+            within = "" if pool == DEFAULT_POOL else f" in pool {pool}"
+            raise InputError(f"{where}: duplicate name{within} (also tier {seen[(pool, name)]})")
+        seen[(pool, name)] = k
         _unknown(where, row, TIER_FIELDS)
         rf = row.get("raid_factor")
         if isinstance(rf, float) and rf.is_integer():
@@ -100,7 +125,7 @@ def read_tiers(path: Path) -> list[PlacementTier]:
             raise InputError(
                 f"{where}: raid_factor must be an integer >= 1 (RAID 0: 1, 1/10: 2, 5: 4, 6: 6), got {got}"
             )
-        tiers.append(
+        pools.setdefault(pool, []).append(
             PlacementTier(
                 name=name,
                 capacity_gb=_number(where, row, "capacity_gb"),
@@ -110,15 +135,25 @@ def read_tiers(path: Path) -> list[PlacementTier]:
                 write_latency_ms=_number(where, row, "write_latency_ms"),
             )
         )
-    if not tiers:
+    if not pools:
         raise InputError(f"{path}: no tiers (give at least one)")
-    return tiers
+    return pools
 
 
 def read_objects(path: Path, tier_file: Path, tier_names: list[str]) -> list[PlacementObject]:
-    objects: list[PlacementObject] = []
+    """The objects of a file whose objects name no pool (see read_pool_objects)."""
+    return [
+        o for objs in read_pool_objects(path, tier_file, {DEFAULT_POOL: tier_names}).values() for o in objs
+    ]
+
+
+def read_pool_objects(
+    path: Path, tier_file: Path, pool_tiers: dict[str, list[str]]
+) -> dict[str, list[PlacementObject]]:
+    """The objects per storage pool (an object's optional `pool`, which must be a pool of the
+    tiers file; its pinned and allowed tiers must be tiers of that pool)."""
+    pools: dict[str, list[PlacementObject]] = {pool: [] for pool in pool_tiers}
     seen: dict[str, int] = {}
-    known = ", ".join(tier_names)
     for k, row in enumerate(_load(path), start=1):
         where = f"{path}: object {k}"
         if not isinstance(row, dict):
@@ -129,6 +164,15 @@ def read_objects(path: Path, tier_file: Path, tier_names: list[str]) -> list[Pla
             raise InputError(f"{where}: duplicate id (also object {seen[oid]})")
         seen[oid] = k
         _unknown(where, row, OBJECT_FIELDS)
+        pool = _pool(where, row)
+        if pool not in pool_tiers:
+            raise InputError(
+                f"{where}: pool {json.dumps(pool)} has no tiers in {tier_file} (pools: {', '.join(pool_tiers)})"
+            )
+        tier_names = pool_tiers[pool]
+        known = ", ".join(tier_names) + (
+            "" if pool == DEFAULT_POOL or len(pool_tiers) == 1 else f" of pool {pool}"
+        )
         pinned = row.get("pinned_tier")
         if pinned is not None and pinned not in tier_names:
             raise InputError(
@@ -142,7 +186,7 @@ def read_objects(path: Path, tier_file: Path, tier_names: list[str]) -> list[Pla
                     f"{where}: allowed_tiers must be a list of tier names in {tier_file} ({known}); "
                     f"{json.dumps(bad[0])} is not one"
                 )
-        objects.append(
+        pools[pool].append(
             PlacementObject(
                 id=oid,
                 size_gb=_number(where, row, "size_gb"),
@@ -153,7 +197,7 @@ def read_objects(path: Path, tier_file: Path, tier_names: list[str]) -> list[Pla
                 read_hit_ratio=_number(where, row, "read_hit_ratio", default=0.0, high=1.0),
             )
         )
-    return objects
+    return pools
 
 
 def result_json(result: PlacementResult) -> dict[str, Any]:
@@ -170,6 +214,29 @@ def result_json(result: PlacementResult) -> dict[str, Any]:
         "seconds": round(result.seconds, 3),
         "notes": list(result.notes),
     }
+
+
+def pools_json(results: dict[str, PlacementResult]) -> dict[str, Any]:
+    """Several pools placed one by one: the assignment of all, the totals (objective and bound
+    summed, the worst status), and each pool's own answer under `pools`."""
+    parts = [{"pool": pool, **result_json(r)} for pool, r in results.items()]
+    statuses = [r.status for r in results.values()]
+    status = next((s for s in ("infeasible", "feasible") if s in statuses), "optimal")
+    objective = sum(r.objective for r in results.values())
+    bound = sum(r.lower_bound for r in results.values())
+    total = result_json(
+        PlacementResult(
+            assignment={k: v for r in results.values() for k, v in r.assignment.items()},
+            objective=objective,
+            lower_bound=bound,
+            status=status,
+            gap=(objective - bound) / abs(objective) if math.isfinite(objective) and objective else 0.0,
+            method="+".join(dict.fromkeys(r.method for r in results.values())),
+            seconds=sum(r.seconds for r in results.values()),
+            notes=tuple(f"{pool}: {n}" for pool, r in results.items() for n in r.notes),
+        )
+    )
+    return {**total, "pools": parts}
 
 
 @contextlib.contextmanager
@@ -222,38 +289,64 @@ def place_command(
     ),
     time_limit: float = typer.Option(10.0, "--time-limit", help="seconds the optimiser may use"),
 ) -> None:
-    """Place objects on tiers: least total I/O time within each tier's capacity and IOPS."""
+    """Place objects on tiers: least total I/O time within each tier's capacity and IOPS. Tiers and
+    objects may name a storage `pool`: each pool is placed on its own tiers (time limit per pool)."""
     if not (math.isfinite(time_limit) and time_limit > 0):
         _fail(f"--time-limit must be a number of seconds > 0, got {time_limit:g}")
     try:
-        tier_list = read_tiers(tiers)
-        object_list = read_objects(objects, tiers, [t.name for t in tier_list])
+        tier_pools = read_pool_tiers(tiers)
+        object_pools = read_pool_objects(
+            objects, tiers, {p: [t.name for t in ts] for p, ts in tier_pools.items()}
+        )
     except InputError as exc:
         _fail(str(exc))
     with native_stdout_silenced():
-        result = place(object_list, tier_list, time_limit_s=time_limit)
-    typer.echo(json.dumps(result_json(result), indent=2))
+        results = {
+            pool: place(object_pools[pool], ts, time_limit_s=time_limit) for pool, ts in tier_pools.items()
+        }
+    doc = result_json(next(iter(results.values()))) if len(results) == 1 else pools_json(results)
+    typer.echo(json.dumps(doc, indent=2))
 
 
 def size_command(
     host_iops: float = typer.Option(..., "--host-iops", help="host (front-end) I/Os per second"),
     read_pct: float = typer.Option(..., "--read-pct", help="reads as a percentage of host I/Os (0-100)"),
-    raid: int = typer.Option(..., "--raid", help="RAID level: 0, 1, 5, 6 or 10"),
+    raid: int = typer.Option(None, "--raid", help="RAID level: 0, 1, 5, 6 or 10 (default: the --tier's)"),
     read_hit_pct: float = typer.Option(
         0.0, "--read-hit-pct", help="reads served by the array cache, % (0-100)"
     ),
     device_iops: float = typer.Option(
-        None, "--device-iops", help="random IOPS one device sustains, e.g. 180"
+        None, "--device-iops", help="random IOPS one device sustains, e.g. 180 (default: the --tier's)"
     ),
     capacity_gb: float = typer.Option(
         None, "--capacity-gb", help="usable capacity needed (with --device-gb)"
     ),
-    device_gb: float = typer.Option(None, "--device-gb", help="usable GB per device (with --capacity-gb)"),
+    device_gb: float = typer.Option(
+        None, "--device-gb", help="usable GB per device (with --capacity-gb; default: the --tier's)"
+    ),
     max_utilisation: float = typer.Option(
         1.0, "--max-utilisation", help="plan devices to this busy share, e.g. 0.7"
     ),
+    tier: str = typer.Option(
+        None, "--tier", help="size for this tier of the policy: its RAID level, device IOPS and GB per device"
+    ),
+    pool: str = typer.Option(
+        None, "--pool", help="the storage pool whose --tier it is (default: the top-level tiers)"
+    ),
+    policy_file: Path = typer.Option(
+        None, "--policy", help="policy YAML for --tier (default: the shipped policy)"
+    ),
 ) -> None:
-    """Back-end IOPS (RAID write factor, array read hits) and the devices they need."""
+    """Back-end IOPS (RAID write factor, array read hits) and the devices they need; with --tier
+    (and --pool), for that tier of the policy, compared with the devices it has."""
+    spec = _tier_spec(tier, pool, policy_file) if tier is not None or pool is not None else None
+    if spec is not None:
+        raid = spec["raid_level"] if raid is None else raid
+        device_iops = spec["device_iops"] if device_iops is None else device_iops
+        if capacity_gb is not None and device_gb is None:
+            device_gb = spec["device_gb"]
+    if raid is None:
+        _fail("--raid is required (or --tier, to take the RAID level of a tier of the policy)")
     try:
         phys = physical_iops(host_iops, read_pct, raid_level=raid, read_hit_pct=read_hit_pct)
         devices = devices_needed(
@@ -268,7 +361,38 @@ def size_command(
             r"\b(" + "|".join(_SIZE_OPTIONS) + r")\b", lambda mt: _SIZE_OPTIONS[mt.group(1)], str(exc)
         )
         _fail(message)
-    typer.echo(json.dumps({"physical_iops": phys, "devices": devices, "raid_factor": raid_factor(raid)}))
+    doc: dict[str, Any] = {"physical_iops": phys, "devices": devices, "raid_factor": raid_factor(raid)}
+    if spec is not None:
+        doc.update({"pool": spec["pool"], "tier": spec["tier"], "tier_devices": spec["devices"]})
+    typer.echo(json.dumps(doc))
+
+
+def _tier_spec(tier: str | None, pool: str | None, policy_file: Path | None) -> dict[str, Any]:
+    """The figures of one tier of one pool of the policy that `size` starts from."""
+    from policies.loader import PolicyError, load_policy
+
+    if tier is None:
+        _fail("--pool needs --tier: which of the pool's tiers to size")
+    try:
+        policy = load_policy(policy_file)
+    except PolicyError as exc:
+        _fail(str(exc))
+    name = pool or DEFAULT_POOL
+    if name not in policy.pool_names():
+        _fail(f"--pool: the policy has no pool {name!r} (pools: {', '.join(policy.pool_names())})")
+    tiers = policy.pool_tiers(name)
+    found = next((t for t in tiers if t.name == tier), None)
+    if found is None:
+        where = "the policy" if name == DEFAULT_POOL else f"pool {name}"
+        _fail(f"--tier: {where} has no tier {tier!r} (tiers: {', '.join(t.name for t in tiers)})")
+    return {
+        "pool": name,
+        "tier": found.name,
+        "raid_level": found.raid_level,
+        "device_iops": found.device_iops,
+        "device_gb": found.capacity_gb / found.devices,
+        "devices": found.devices,
+    }
 
 
 def register(app: typer.Typer) -> None:

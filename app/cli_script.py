@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import replace
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -19,22 +19,22 @@ from typing import Any
 import typer
 
 from app.cli_runtime import fail as _fail
+from app.script_spots import file_name, object_pool, pool_spots
 from migrations import (
-    EXTENSION,
     AdviceError,
     Dialect,
     Move,
     Options,
     PlanError,
     Script,
+    Selection,
     Skipped,
-    TierSpot,
     Unsupported,
     render_pair,
     select_moves,
 )
 from migrations.header import GENERATOR_REVISION, timestamp
-from migrations.quoting import file_stem
+from policies.model import DEFAULT_POOL, Policy
 
 
 def _generator() -> str:
@@ -44,24 +44,63 @@ def _generator() -> str:
         return "tierwise"
 
 
-def tier_spots(policy: Any) -> list[TierSpot]:
-    """The policy's tiers as the script generators see them (fastest first)."""
-    spots = []
-    for t in policy.tiers:
-        loc = t.locations
-        spots.append(
-            TierSpot(
-                name=t.name,
-                sqlserver_directory=loc.sqlserver_directory,
-                db2_storage_group=loc.db2_storage_group,
-                db2_paths=tuple(loc.db2_paths),
-                db2_overhead_ms=loc.db2_overhead_ms,
-                db2_device_read_rate_mb_s=loc.db2_device_read_rate_mb_s,
-                db2_data_tag=loc.db2_data_tag,
-                db2_log_path=loc.db2_log_path,
-            )
-        )
-    return spots
+def split_advice(doc: Any) -> list[tuple[str, Any]]:
+    """The advice document per pool, (pool, the document with that pool's objects), pools in the
+    order their first object comes. Advice of one pool (or written before pools) is one part:
+    the document itself, so its scripts are exactly as before pools."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("objects"), list):
+        return [(DEFAULT_POOL, doc)]
+    groups: dict[str, list[Any]] = {}
+    for o in doc["objects"]:
+        groups.setdefault(object_pool(o), []).append(o)
+    if len(groups) <= 1:
+        return [(next(iter(groups), DEFAULT_POOL), doc)]
+    return [(pool, {**doc, "objects": objects}) for pool, objects in groups.items()]
+
+
+def _keys(doc: Any) -> set[str]:
+    """What --only / --read-only may name of a document's objects: KEY or SERVER|KEY."""
+    out: set[str] = set()
+    for o in doc["objects"]:
+        if isinstance(o, dict):
+            out |= {str(o.get("key")), f"{o.get('server')}|{o.get('key')}"}
+    return out
+
+
+def select_pool_moves(
+    doc: Any,
+    *,
+    source: str,
+    policy: Policy,
+    dialect: Dialect,
+    only: Sequence[str] = (),
+    read_only: Sequence[str] = (),
+    log_paths: Mapping[str, str] | None = None,
+) -> Selection:
+    """select_moves per storage pool, each pool's objects with its own tiers' locations; the
+    moves of each pool in its own run order (pools are separate arrays: freeing space on one
+    does not help another), pools one after the other."""
+    parts = split_advice(doc)
+    if len(parts) == 1:
+        pool, whole = parts[0]
+        return select_moves(whole, source=source, tiers=pool_spots(policy, pool, log_paths), dialect=dialect,
+                            only=only, read_only=read_only)  # fmt: skip
+    keys = [(pool, part, _keys(part)) for pool, part in parts]
+    for sel in [*only, *read_only]:
+        if not any(sel in k for _, _, k in keys):
+            flag = "--only" if sel in only else "--read-only"
+            raise AdviceError(f"{source}: {flag} {sel}: no object has that key (use KEY or SERVER|KEY)")
+    moves: list[Move] = []
+    skipped: list[Skipped] = []
+    for pool, part, k in keys:
+        mine = [sel for sel in only if sel in k]
+        if only and not mine:
+            continue  # --only names objects of other pools
+        selection = select_moves(part, source=source, tiers=pool_spots(policy, pool, log_paths), dialect=dialect,
+                                 only=mine, read_only=[sel for sel in read_only if sel in k])  # fmt: skip
+        moves += selection.moves
+        skipped += selection.skipped
+    return Selection(tuple(moves), tuple(skipped))
 
 
 def read_advice(path: Path) -> Any:
@@ -73,12 +112,6 @@ def read_advice(path: Path) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise AdviceError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from exc
-
-
-def file_name(order: int, move: Move, direction: str, dialect: str) -> str:
-    uid = hashlib.sha256(f"{move.target.server}|{move.key}".encode()).hexdigest()[:6]
-    stem = file_stem(move.target.server, move.target.database, move.kind, move.name, limit=70)
-    return f"{order:02d}-{stem}-{uid}.{direction}{EXTENSION[dialect]}"
 
 
 def build(
@@ -152,8 +185,8 @@ def script_command(
     db2_log_path: list[str] = typer.Option(
         None,
         "--db2-log-path",
-        help="DB2: TIER=PATH, where an active log moved to that tier goes (NEWLOGPATH); overrides the "
-        "policy's locations.db2_log_path; repeatable",
+        help="DB2: TIER=PATH (or POOL/TIER=PATH), where an active log moved to that tier goes (NEWLOGPATH); "
+        "overrides the policy's locations.db2_log_path; repeatable",
     ),
 ) -> None:
     """Write forward and rollback scripts for the recommended moves, and plan.json with their run order."""
@@ -187,20 +220,21 @@ def script_command(
         log_paths[tier] = path
     try:
         policy = load_policy(policy_file)
-        spots = tier_spots(policy)
-        unknown = sorted(set(log_paths) - {t.name for t in spots})
+        tiers = [(pool, t.name) for pool in policy.pool_names() for t in policy.pool_tiers(pool)]
+        names = {name for pool, tier in tiers for name in (tier, f"{pool}/{tier}")}
+        unknown = sorted(set(log_paths) - names)
         if unknown:
             _fail(f"--db2-log-path: {', '.join(unknown)} is not a tier of the policy")
         # the policy's locations.db2_log_path, unless --db2-log-path names the tier
-        spots = [replace(t, db2_log_path=log_paths.get(t.name, t.db2_log_path)) for t in spots]
         doc = read_advice(advice)
-        selection = select_moves(
+        selection = select_pool_moves(
             doc,
             source=str(advice),
-            tiers=spots,
+            policy=policy,
             dialect=engine_dialect,
             only=selectors,
             read_only=read_only or [],
+            log_paths=log_paths,
         )
         pairs, unsupported = build(selection.moves, engine_dialect, options, now)
     except (PolicyError, PlanError) as exc:
@@ -270,7 +304,7 @@ def write_ilm_scripts(
         files, index = ilm_script_files(
             report_json(report, policy),
             plan_doc,
-            tiers=tier_spots(policy),
+            tiers={pool: pool_spots(policy, pool) for pool in policy.pool_names()},
             dialect=engine_dialect,
             options=options,
             now=datetime.now(UTC),

@@ -6,22 +6,30 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from advisors.advise import Advice, AdviceReport
 from advisors.ilm import IlmPlan, PartitionInput, plan_ilm
-from migrations import EXTENSION, Dialect, Options, TierSpot
+from app.script_spots import object_pool
+from migrations import EXTENSION, AdviceError, Dialect, Move, Options, Skipped, TierSpot
 from migrations.header import GENERATOR_REVISION, timestamp
-from migrations.ilm import ilm_moves, month_pair
-from policies.model import Policy
+from migrations.ilm import IlmMonth, IlmSelection, ilm_moves, month_pair
+from policies.model import DEFAULT_POOL, Policy
 
 GB = 1024**3
 
 
 def partition_inputs(report: AdviceReport) -> list[PartitionInput]:
     """The partitions of the advice, each on the tier of the filegroup / table space that holds it."""
+    return [p for parts in partition_inputs_by_pool(report).values() for p in parts]
+
+
+def partition_inputs_by_pool(report: AdviceReport) -> dict[str, list[PartitionInput]]:
+    """partition_inputs per storage pool (a partition is in the pool of its filegroup / table
+    space), pools in the order their first partition comes."""
+    out: dict[str, list[PartitionInput]] = {}
     units = {(a.info.server, a.info.key): a for a in report.objects if a.placement_unit == a.info.key}
     # SQL Server lists each partition once per index; aligned indexes move together, so a table's
     # partition is the sum of its indexes' (size, and I/O = heat x size)
@@ -30,7 +38,6 @@ def partition_inputs(report: AdviceReport) -> list[PartitionInput]:
         i = a.info
         if i.kind == "partition" and i.table_name and i.partition_number is not None:
             grouped[(i.server, i.database, i.table_name, i.partition_number)].append(a)
-    out: list[PartitionInput] = []
     for (_server, _db, table, number), parts in grouped.items():
         first = min(parts, key=lambda a: a.info.key).info
         size = sum((a.info.size_bytes or 0) / GB for a in parts)
@@ -47,7 +54,7 @@ def partition_inputs(report: AdviceReport) -> list[PartitionInput]:
         period = in_period[0].features.period if in_period else None
         io_s = (unit.features.read_iops + unit.features.write_iops) if unit is not None else 0.0
         ms_per_io = {t: w.wait_ms_per_s / io_s for t, w in unit.waits.items()} if unit and io_s > 0 else None
-        out.append(
+        out.setdefault(first.pool, []).append(
             PartitionInput(
                 engine=first.engine,
                 server=first.server,
@@ -72,7 +79,23 @@ def partition_inputs(report: AdviceReport) -> list[PartitionInput]:
 
 
 def make_plan(report: AdviceReport, policy: Policy, *, now: datetime, months: int | None) -> IlmPlan:
-    return plan_ilm(partition_inputs(report), policy, now=now, months=months)
+    """The ILM plan, each storage pool's partitions planned on its own tiers and capacity. With
+    several pools the forecast is keyed `pool/tier` and each note starts with its pool (as the
+    advice's utilisation); one pool plans exactly as a policy without pools."""
+    by_pool = partition_inputs_by_pool(report)
+    if not policy.pools or len(by_pool) <= 1:
+        pool = next(iter(by_pool), DEFAULT_POOL)
+        return plan_ilm(by_pool.get(pool, []), policy.for_pool(pool), now=now, months=months)
+    plans = {
+        pool: plan_ilm(parts, policy.for_pool(pool), now=now, months=months)
+        for pool, parts in by_pool.items()
+    }
+    return IlmPlan(
+        tables=tuple(t for p in plans.values() for t in p.tables),
+        not_date_partitioned=tuple(n for p in plans.values() for n in p.not_date_partitioned),
+        forecast={f"{pool}/{tier}": v for pool, p in plans.items() for tier, v in p.forecast.items()},
+        notes=tuple(f"{pool}: {n}" for pool, p in plans.items() for n in p.notes),
+    )
 
 
 def plan_json(plan: IlmPlan) -> dict[str, Any]:
@@ -158,7 +181,7 @@ def ilm_script_files(
     advice: dict[str, Any],
     plan: dict[str, Any],
     *,
-    tiers: Sequence[TierSpot],
+    tiers: Sequence[TierSpot] | Mapping[str, Sequence[TierSpot]],
     dialect: Dialect,
     options: Options,
     now: datetime,
@@ -166,8 +189,10 @@ def ilm_script_files(
     source: str = "tierwise ilm",
 ) -> tuple[dict[str, bytes], dict[str, Any]]:
     """One forward and one rollback script per month of moves, and plan.json (run order, sha256
-    of each file): name -> bytes, and the plan.json document. Raises migrations.PlanError."""
-    selection = ilm_moves(advice, plan, source=source, tiers=tiers, dialect=dialect)
+    of each file): name -> bytes, and the plan.json document. `tiers`: the tiers' locations, or
+    per storage pool (each partition then moves within its own pool's paths and storage groups).
+    Raises migrations.PlanError."""
+    selection = pool_ilm_moves(advice, plan, source=source, tiers=tiers, dialect=dialect)
     files: dict[str, bytes] = {}
     months: list[dict[str, Any]] = []
     skipped = list(selection.skipped)
@@ -215,3 +240,45 @@ def ilm_script_files(
     }
     files["plan.json"] = (json.dumps(index, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
     return files, index
+
+
+def pool_ilm_moves(
+    advice: dict[str, Any],
+    plan: dict[str, Any],
+    *,
+    source: str,
+    tiers: Sequence[TierSpot] | Mapping[str, Sequence[TierSpot]],
+    dialect: Dialect,
+) -> IlmSelection:
+    """ilm_moves per storage pool: the advice's objects and the plan's tables split by the pool of
+    their objects, each with its pool's tiers, the months merged (a month's moves pool by pool)."""
+    if not isinstance(tiers, Mapping):
+        return ilm_moves(advice, plan, source=source, tiers=tiers, dialect=dialect)
+    objects = advice.get("objects") if isinstance(advice, dict) else None
+    tables = plan.get("tables") if isinstance(plan, dict) else None
+    if not isinstance(objects, list) or not isinstance(tables, list):
+        return ilm_moves(advice, plan, source=source, tiers=tiers.get(DEFAULT_POOL, ()), dialect=dialect)
+    pool_of_object = {id(o): object_pool(o) for o in objects}
+    table_pool = {(o.get("server"), o.get("database"), o.get("table_name")): object_pool(o)
+                  for o in objects if isinstance(o, dict) and o.get("kind") == "partition"}  # fmt: skip
+    pool_of_table = {id(t): table_pool.get((t.get("server"), t.get("database"), t.get("table")), DEFAULT_POOL)
+                     for t in tables if isinstance(t, dict)}  # fmt: skip
+    pools = list(dict.fromkeys([*pool_of_object.values(), *pool_of_table.values()])) or [DEFAULT_POOL]
+    if len(pools) == 1 and pools[0] in tiers:  # one pool: exactly as without pools
+        return ilm_moves(advice, plan, source=source, tiers=tiers[pools[0]], dialect=dialect)
+    months: dict[str, list[Move]] = {}
+    skipped: list[Skipped] = []
+    for pool in pools:
+        if pool not in tiers:
+            raise AdviceError(
+                f"{source}: the advice has objects of pool {pool!r}, which the policy does not have"
+            )
+        mine = {**advice, "objects": [o for o in objects if pool_of_object[id(o)] == pool]}
+        own = [t for t in tables if pool_of_table.get(id(t)) == pool]
+        part = ilm_moves(mine, {**plan, "tables": own}, source=source, tiers=tiers[pool], dialect=dialect)
+        for m in part.months:
+            months.setdefault(m.month, []).extend(m.moves)
+        skipped += part.skipped
+    return IlmSelection(
+        tuple(IlmMonth(m, tuple(moves)) for m, moves in sorted(months.items())), tuple(skipped)
+    )

@@ -10,8 +10,8 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.cli_script import file_name, tier_spots
 from app.mail.render import Attachment
+from app.script_spots import file_name, object_pool, pool_spots
 from app.store.models import Recommendation, ScriptRecord
 from migrations import AdviceError, Options, PlanError, render_pair, select_moves
 from policies.model import Policy
@@ -31,7 +31,9 @@ def ensure_scripts(
     evidence = dict(rec.evidence or {})
     uid = f"{rec.server}|{rec.key}"
     try:
-        selection = select_moves({"objects": [evidence]}, source=f"recommendation #{rec.id}", tiers=tier_spots(policy),
+        # the tiers of the object's own pool: a move on array B goes to array B's paths
+        tiers = pool_spots(policy, object_pool(evidence))
+        selection = select_moves({"objects": [evidence]}, source=f"recommendation #{rec.id}", tiers=tiers,
                                  dialect=dialect, only=[uid])  # type: ignore[arg-type]  # fmt: skip
         if not selection.moves:
             why = "; ".join(s.reason for s in selection.skipped) or "nothing to move"

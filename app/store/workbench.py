@@ -1,5 +1,6 @@
 """The fleet page's "Start here" block: what the open moves save, how full flash is, what the
-moves to cheaper tiers free, which targets fail and which executed moves made things worse.
+moves to cheaper tiers free, which targets fail and which executed moves made things worse; with
+storage pools, per pool: its tiers used and free, its open moves' saving and its top moves.
 
 Read from the stored advice (the recommendations and each target's AdviceSnapshot) with the same
 arithmetic the report uses (`saving_ms_per_s`, `freed`); plain data out, no formula of its own
@@ -21,7 +22,7 @@ from app.store.models import AdviceSnapshot, Recommendation, Target, Verificatio
 from app.store.recommendations import Status, freed, saving_ms_per_s
 from app.store.suppressions import active_for
 from app.store.targets import statuses
-from policies.model import Policy
+from policies.model import DEFAULT_POOL, Policy
 
 GB = 1024**3
 
@@ -37,6 +38,7 @@ class Unit:
     read_iops: float
     read_ms: float | None  # measured average read latency
     read_ms_on: dict[str, float]  # the advice's predicted read latency on each tier
+    pool: str = DEFAULT_POOL  # the storage pool whose tiers it is on
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,36 @@ class Regression:
 
 
 @dataclass(frozen=True)
+class TopMove:
+    """One of a pool's open moves that save the most."""
+
+    id: int
+    name: str
+    server: str
+    database: str
+    from_tier: str | None
+    to_tier: str
+    saving_ms_per_s: float
+
+
+@dataclass(frozen=True)
+class PoolStart:
+    """One storage pool in the block: each of its tiers used and free, what its open moves save
+    and the moves that save the most. Pools share nothing, so each is read on its own."""
+
+    name: str
+    tiers: list[TierUse]
+    open_moves: int
+    saving_ms_per_s: float
+    io_wait_ms_per_s: float
+    top_moves: list[TopMove]
+
+    @property
+    def saving_share(self) -> float | None:
+        return self.saving_ms_per_s / self.io_wait_ms_per_s if self.io_wait_ms_per_s > 0 else None
+
+
+@dataclass(frozen=True)
 class StartHere:
     open_moves: int  # open and not suppressed
     suppressed: int
@@ -97,6 +129,7 @@ class StartHere:
     failing: list[Failing] = field(default_factory=list)
     regressions: list[Regression] = field(default_factory=list)
     evaluated_at: datetime | None = None  # the newest advice run
+    pools: list[PoolStart] = field(default_factory=list)  # per pool, when the policy lists pools
 
     @property
     def saving_share(self) -> float | None:
@@ -121,7 +154,55 @@ def _unit(o: dict[str, Any]) -> Unit:
         read_iops=float(metrics.get("read_iops") or 0.0),
         read_ms=metrics.get("avg_read_ms"),
         read_ms_on={str(p["tier"]): float(p["read_ms"]) for p in predicted if p.get("read_ms") is not None},
+        pool=str(o.get("pool") or DEFAULT_POOL),
     )
+
+
+def _pool_of(rec: Recommendation) -> str:
+    return str((rec.evidence or {}).get("pool") or DEFAULT_POOL)
+
+
+def _tier_use(name: str, capacity_gb: float, units: list[Unit], pending: list[Recommendation]) -> TierUse:
+    """A tier's GB used today (its placement units) and once the pending moves are made."""
+    used = sum(u.size_gb for u in units if u.tier == name)
+    onto = sum((r.size_bytes or 0) / GB for r in pending if r.to_tier == name)
+    off = sum((r.size_bytes or 0) / GB for r in pending if r.from_tier == name)
+    return TierUse(name, capacity_gb, used, used + onto - off)
+
+
+TOP_MOVES = 5
+
+
+def pool_blocks(
+    policy: Policy, all_units: list[Unit], open_recs: list[Recommendation], pending: list[Recommendation]
+) -> list[PoolStart]:
+    """Each pool of the policy that has objects or moves (the implicit `default` pool too), in
+    the policy's order: its tiers' capacity used and free, its open moves' saving, its top moves."""
+    out = []
+    for pool in policy.pool_names():
+        units_here = [u for u in all_units if u.pool == pool]
+        open_here = [r for r in open_recs if _pool_of(r) == pool]
+        if not units_here and not open_here:
+            continue
+        pending_here = [r for r in pending if _pool_of(r) == pool]
+        top = sorted(open_here, key=lambda r: (-saving_ms_per_s(r), r.id))[:TOP_MOVES]
+        out.append(
+            PoolStart(
+                name=pool,
+                tiers=[
+                    _tier_use(t.name, t.capacity_gb, units_here, pending_here)
+                    for t in policy.pool_tiers(pool)
+                ],
+                open_moves=len(open_here),
+                saving_ms_per_s=sum(saving_ms_per_s(r) for r in open_here),
+                io_wait_ms_per_s=sum(u.io_ms_per_s for u in units_here),
+                top_moves=[
+                    TopMove(r.id, r.name, r.server, r.database, r.from_tier, r.to_tier, saving_ms_per_s(r))
+                    for r in top
+                ],
+            )
+        )
+    return out
 
 
 _cache: dict[tuple[int, datetime], list[Unit]] = {}
@@ -184,14 +265,12 @@ def start_here(session: Session, policy: Policy, *, now: datetime) -> StartHere:
         to = moving.get((tid, u.key))
         after.append((u.read_iops, u.read_ms_on.get(to, u.read_ms) if to else u.read_ms))
 
+    pending = [r for r in open_recs + approved if not r.script_error]
     flash_tier = policy.tiers[0] if policy.tiers else None
     flash = None
-    if flash_tier is not None:
-        used = sum(u.size_gb for _, u in all_units if u.tier == flash_tier.name)
-        pending = [r for r in open_recs + approved if not r.script_error]
-        onto = sum((r.size_bytes or 0) / GB for r in pending if r.to_tier == flash_tier.name)
-        off = sum((r.size_bytes or 0) / GB for r in pending if r.from_tier == flash_tier.name)
-        flash = TierUse(flash_tier.name, flash_tier.capacity_gb, used, used + onto - off)
+    pools = pool_blocks(policy, [u for _, u in all_units], open_recs, pending) if policy.pools else []
+    if flash_tier is not None and not policy.pools:  # with pools, each pool's tiers are shown instead
+        flash = _tier_use(flash_tier.name, flash_tier.capacity_gb, [u for _, u in all_units], pending)
 
     freed_by: dict[str, list[float]] = {}
     for r in open_recs:
@@ -242,4 +321,5 @@ def start_here(session: Session, policy: Policy, *, now: datetime) -> StartHere:
         failing=failing,
         regressions=regressions,
         evaluated_at=evaluated,
+        pools=pools,
     )

@@ -15,12 +15,12 @@ from fastapi.responses import Response
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.http.auth import CurrentUser, form_user
+from app.http.state import AppState, app_state
 from app.store.models import AdviceSnapshot, Target
 from app.store.policies import current_policy_text, save_policy
 from app.store.recommendations import audit
-from app.web.auth import CurrentUser, form_user
 from app.web.pages import _back
-from app.web.state import AppState, app_state
 from policies.loader import PolicyError, parse_policy
 from policies.model import DEFAULT_POOL, Policy
 
@@ -53,6 +53,7 @@ class UnmappedLocation:
     writes_per_s: float
     reason: str
     examples: tuple[str, ...]
+    pools: tuple[str, ...] = ()  # two pools both take it: a conflict, fixed by narrowing a pool
 
     @property
     def io_per_s(self) -> float:
@@ -60,8 +61,14 @@ class UnmappedLocation:
 
     @property
     def mappable(self) -> bool:
-        """Whether a tier's location fixes it (a unit split over two pools needs the pools fixed)."""
-        return "matches no tier" in self.reason
+        """Whether a tier's location fixes it (a unit split over two pools, or a location two pools
+        take, needs the pools fixed)."""
+        return not self.pools and "matches no tier" in self.reason
+
+    @property
+    def pool_text(self) -> str:
+        """The pool column: its pool, or both pools of a conflict."""
+        return " and ".join(self.pools) if self.pools else self.pool
 
 
 def unknown_locations(session: Session) -> list[UnmappedLocation]:
@@ -75,7 +82,8 @@ def unknown_locations(session: Session) -> list[UnmappedLocation]:
             keys = ("server", "engine", "pool", "location", "location_kind", "objects", "size_gb", "reads_per_s",
                     "writes_per_s", "reason")  # fmt: skip
             row: dict[str, Any] = {k: u[k] for k in keys}
-            out.append(UnmappedLocation(tid, name, at, examples=tuple(u.get("examples") or ()), **row))
+            out.append(UnmappedLocation(tid, name, at, examples=tuple(u.get("examples") or ()),
+                                        pools=tuple(u.get("pools") or ()), **row))  # fmt: skip
     return out
 
 

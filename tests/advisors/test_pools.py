@@ -11,6 +11,7 @@ import yaml
 
 from advisors.advise import advise
 from advisors.features import GB, ObjectInfo, ObjectWindow, Usage
+from advisors.pools import placed
 from app.advice import report_json
 from policies.loader import DEFAULT_POLICY, parse_policy
 from policies.model import Policy
@@ -44,7 +45,7 @@ def data_file(
     n = int(reads_s * 3600)
     c = {"reads": n, "bytes_read": n * 8192, "read_time_ms": n * 10, "writes": 0, "bytes_written": 0,
          "write_time_ms": 0}  # fmt: skip
-    pool = policy.pool_of(server=server, engine="sqlserver", physical_name=path, storage_group=None)
+    pool, tier = placed(policy, server=server, engine="sqlserver", physical_name=path, storage_group=None)
     info = ObjectInfo(
         key=f"D/file/{name}",
         engine="sqlserver",
@@ -53,9 +54,7 @@ def data_file(
         kind="data_file",
         name=name,
         size_bytes=int(size_gb * GB),
-        current_tier=policy.tier_of_location(
-            engine="sqlserver", physical_name=path, storage_group=None, pool=pool
-        ),
+        current_tier=tier,
         physical_name=path,
         pool=pool,
     )
@@ -135,3 +134,51 @@ def test_without_pools_an_unmatched_location_matches_no_tier_of_the_policy() -> 
     (u,) = report.unknown_locations
     assert u.text == "D:\\MSSQL\\DATA\\ matches no tier of the policy"
     assert [p.name for p in report.pools] == ["default"]
+
+
+def overlapping_pools_policy() -> Policy:
+    """Arrays A (servers 'SQL*01') and B (servers 'SQLPROD*'): their patterns overlap on SQLPROD01."""
+    data: dict[str, Any] = yaml.safe_load(two_pool_policy().model_dump_json(exclude_none=True))
+    data["pools"][0]["servers"] = ["SQL*01"]
+    data["pools"][1]["servers"] = ["SQLPROD*"]
+    return parse_policy(yaml.safe_dump(data), source="overlapping pools")
+
+
+def test_an_object_two_pools_take_is_left_out_and_listed_the_others_advised() -> None:
+    policy = overlapping_pools_policy()
+    torn = data_file("SQLPROD01", "TORN", "B:\\fc\\torn.ndf", policy=policy, reads_s=50, size_gb=8)
+    a = data_file("SQLDEV01", "A1", "A:\\fc\\a1.ndf", policy=policy, reads_s=400)
+    b = data_file("SQLPROD02", "B1", "B:\\fc\\b1.ndf", policy=policy, reads_s=400)
+    assert (torn.info.pool, torn.info.current_tier) == ("array-a+array-b", None)
+    report = advise([a, torn, b], policy, now=T0 + timedelta(hours=WEEK), curve_points=0)
+    assert sorted((o.info.name, o.info.pool) for o in report.objects) == [
+        ("A1", "array-a"),
+        ("B1", "array-b"),
+    ]
+    (u,) = report.unknown_locations
+    assert (u.server, u.location, u.objects, u.pools) == ("SQLPROD01", "B:\\fc\\", 1, ("array-a", "array-b"))
+    assert abs(u.size_gb - 8) < 1e-9 and abs(u.io_per_s - 50) < 0.01
+    assert "matched by pools 'array-a' and 'array-b'" in u.text
+    doc = report_json(report, policy)
+    (c,) = doc["summary"]["pool_conflicts"]
+    assert c["pools"] == ["array-a", "array-b"] and c["objects"] == 1 and c["size_gb"] == 8
+    assert [u["location"] for u in doc["unknown_locations"]] == ["B:\\fc\\"]
+
+
+def test_a_unit_with_one_file_two_pools_take_is_left_out_whole() -> None:
+    """Array A takes SQL*01's B:\\fc\\, array B takes SQLPROD*'s B:\\: on SQLPROD01 only B:\\fc\\ is torn."""
+    data: dict[str, Any] = yaml.safe_load(two_pool_policy().model_dump_json(exclude_none=True))
+    data["pools"][0].update(servers=["SQL*01"], sqlserver_path_prefixes=["B:\\fc\\"])
+    data["pools"][1].update(servers=["SQLPROD*"], sqlserver_path_prefixes=["B:\\"])
+    policy = parse_policy(yaml.safe_dump(data), source="split pools overlapping on one path")
+    torn = data_file("SQLPROD01", "F1", "B:\\fc\\f1.ndf", policy=policy, reads_s=10)
+    along = data_file("SQLPROD01", "F2", "B:\\sata\\f2.ndf", policy=policy, reads_s=10)
+    assert (torn.info.pool, along.info.pool) == ("array-a+array-b", "array-b")
+    unit = [replace(w, info=replace(w.info, filegroup="FG1")) for w in (torn, along)]
+    fine = data_file("SQLPROD02", "B1", "B:\\fc\\b1.ndf", policy=policy, reads_s=10)
+    report = advise([*unit, fine], policy, now=T0 + timedelta(hours=WEEK), curve_points=0)
+    assert [o.info.name for o in report.objects] == ["B1"]
+    by_location = {u.location: u for u in report.unknown_locations}
+    assert by_location["B:\\fc\\"].pools == ("array-a", "array-b")
+    assert not by_location["B:\\sata\\"].conflict
+    assert by_location["B:\\sata\\"].reason == "moves whole with files matched by pools array-a and array-b"

@@ -198,3 +198,77 @@ def test_native_stdout_noise_is_kept_out_of_the_json() -> None:
     root = Path(__file__).resolve().parents[2]
     out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True)
     assert out.stdout == "before\nafter\n"
+
+
+def test_place_places_each_pool_on_its_own_tiers(app: typer.Typer, tmp_path: Path) -> None:
+    """Array B's small flash tier is full with its own hot object; array A's hot objects never
+    take it, however much hotter they are."""
+    tiers = [{**t, "pool": "array-a"} for t in TIERS] + [
+        {**t, "pool": "array-b", **({"capacity_gb": 15} if t["name"] == "flash" else {})} for t in TIERS
+    ]
+    objects = [
+        {"id": "a_hot1", "size_gb": 60, "read_iops": 3000, "write_iops": 0, "pool": "array-a"},
+        {"id": "a_hot2", "size_gb": 60, "read_iops": 2500, "write_iops": 0, "pool": "array-a"},
+        {"id": "b_warm", "size_gb": 10, "read_iops": 500, "write_iops": 0, "pool": "array-b"},
+    ]
+    r = run_place(app, tmp_path, objects, tiers)
+    assert r.exit_code == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert [p["pool"] for p in out["pools"]] == ["array-a", "array-b"]
+    by_pool = {p["pool"]: p for p in out["pools"]}
+    # A's 100 GB flash holds one of its 60 GB objects; B's flash holds B's object
+    assert sorted(by_pool["array-a"]["assignment"].values()) == ["fc", "flash"]
+    assert by_pool["array-b"]["assignment"] == {"b_warm": "flash"}
+    assert out["assignment"] == {**by_pool["array-a"]["assignment"], **by_pool["array-b"]["assignment"]}
+    assert out["status"] == "optimal"
+    assert out["objective"] == pytest.approx(
+        by_pool["array-a"]["objective"] + by_pool["array-b"]["objective"]
+    )
+
+
+def test_place_checks_each_objects_pool_and_its_tiers(app: typer.Typer, tmp_path: Path) -> None:
+    tiers = [{**t, "pool": "array-a"} for t in TIERS] + [{**TIERS[1], "pool": "array-b"}]
+    bad_pool = [{"id": "x", "size_gb": 1, "read_iops": 1, "write_iops": 0, "pool": "array-c"}]
+    r = run_place(app, tmp_path, bad_pool, tiers)
+    assert r.exit_code == 2 and r.stdout == ""
+    assert 'pool "array-c" has no tiers in' in r.stderr and "pools: array-a, array-b" in r.stderr
+    pinned = [
+        {"id": "x", "size_gb": 1, "read_iops": 1, "write_iops": 0, "pool": "array-b", "pinned_tier": "sata"}
+    ]
+    r = run_place(app, tmp_path, pinned, tiers)
+    assert (
+        r.exit_code == 2
+        and 'pinned_tier "sata" is not a tier in' in r.stderr
+        and "(fc of pool array-b)" in r.stderr
+    )
+    twice = [*tiers, {**TIERS[0], "pool": "array-b"}, {**TIERS[0], "pool": "array-b"}]
+    r = run_place(app, tmp_path, OBJECTS, twice)
+    assert r.exit_code == 2 and "duplicate name in pool array-b" in r.stderr
+
+
+def test_place_without_pools_prints_todays_json(app: typer.Typer, tmp_path: Path) -> None:
+    r = run_place(app, tmp_path)
+    assert r.exit_code == 0 and "pools" not in json.loads(r.stdout)
+
+
+def test_size_for_a_tier_of_a_pool_takes_its_raid_and_devices(app: typer.Typer, tmp_path: Path) -> None:
+    import yaml
+
+    from policies.loader import DEFAULT_POLICY
+
+    data = yaml.safe_load(DEFAULT_POLICY.read_text(encoding="utf-8"))
+    fc = {**data["tiers"][1], "raid_level": 5, "device_iops": 200, "devices": 10}
+    data["pools"] = [{"name": "array-b", "servers": "SQLB*", "tiers": [data["tiers"][0], fc]}]
+    policy = write(tmp_path, "policy.yaml", yaml.safe_dump(data))
+    args = ["size", "--host-iops", "1000", "--read-pct", "80", "--policy", str(policy), "--tier", "fc"]
+    r = runner.invoke(app, [*args, "--pool", "array-b"])
+    assert r.exit_code == 0, r.stderr
+    # RAID 5 on array B: 800 + 200 x 4 = 1,600 back-end IOPS on 200-IOPS devices: 8 of its 10
+    assert json.loads(r.stdout) == {"physical_iops": 1600.0, "devices": 8, "raid_factor": 4, "pool": "array-b",
+                                    "tier": "fc", "tier_devices": 10}  # fmt: skip
+    top = json.loads(runner.invoke(app, args).stdout)  # the top-level fc: RAID 10
+    assert (top["pool"], top["raid_factor"], top["physical_iops"]) == ("default", 2, 1200.0)
+    r = runner.invoke(app, [*args[:-1], "sata", "--pool", "array-b"])
+    assert r.exit_code == 2 and "--tier: pool array-b has no tier 'sata' (tiers: flash, fc)" in r.stderr
+    r = runner.invoke(app, ["size", "--host-iops", "1000", "--read-pct", "80"])
+    assert r.exit_code == 2 and "--raid is required" in r.stderr
