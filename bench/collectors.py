@@ -6,8 +6,10 @@ fleet before the clock starts), and ends when the last one finds nothing left to
 cycle time, rows/s (samples + intervals written), how many polls each worker took, and that every
 target was polled exactly once. Then, for comparison, in the same run: one worker claiming and
 writing one target at a time (batch 1); the store's write path alone (no polling, no processes),
-one transaction per target (the scheduler's way) against batches, alternating, best of 3; and a
-plain COPY of the same number of rows into an unindexed twin table.
+one transaction per target (the scheduler's way) against batches (deltas computed in PostgreSQL)
+and batches with the deltas judged in Python, in turn, best of 3; a plain COPY of the same number
+of rows into an unindexed twin table; and, for what limits the ratio, the same COPY into the real
+sample table (indexes, foreign key), rolled back.
 
 Run: make bench   (or: .venv/bin/python -m bench.collectors --instances 1000 --files 50)
 """
@@ -75,7 +77,9 @@ def child(url: str, key: str, origin: str, instances: str, files: str, batch: st
     _fleet(datetime.fromisoformat(origin), SEED, int(instances), int(files))  # built before the clock starts
     settings = Settings(database_url=url, secret_key=key, polling="workers", log_level="WARNING")
     store = Store(url, migrate=False)
-    worker = Worker(store, Vault(key.encode()), settings, batch=int(batch))
+    # collection only: the pool evaluation a worker runs when nothing is due is measured by
+    # bench/evaluate_fleet.py, not here
+    worker = Worker(store, Vault(key.encode()), settings, batch=int(batch), evaluate_pools=False)
     read = worker.read
     read_s = 0.0
 
@@ -88,11 +92,28 @@ def child(url: str, key: str, origin: str, instances: str, files: str, batch: st
             read_s += time.perf_counter() - t0
 
     worker.read = timed
+    spent = {"write_s": 0.0, "claim_s": 0.0}
+
+    def timing(name: str, step):  # type: ignore[no-untyped-def]
+        def timed_step(*args):  # type: ignore[no-untyped-def]
+            t0 = time.perf_counter()
+            try:
+                return step(*args)
+            finally:
+                spent[name] += time.perf_counter() - t0
+
+        return timed_step
+
+    worker.write = timing("write_s", worker.write)  # type: ignore[method-assign]
+    worker.claim = timing("claim_s", worker.claim)  # type: ignore[method-assign]
     print("ready", flush=True)
     sys.stdin.readline()  # go
     t0 = time.perf_counter()
     totals = worker.run(threading.Event(), until_idle=True, idle_s=0)
-    print(json.dumps({**describe(totals), "seconds": time.perf_counter() - t0, "read_s": read_s}), flush=True)
+    print(
+        json.dumps({**describe(totals), "seconds": time.perf_counter() - t0, "read_s": read_s, **spent}),
+        flush=True,
+    )
     store.dispose()
 
 
@@ -106,6 +127,8 @@ class Cycle:
     polls: list[int]
     read_s: float
     new_samples: int
+    write_s: float
+    claim_s: float
 
 
 def run(url: str, instances: int, files: int, batch: int, counts: list[int]) -> None:
@@ -161,6 +184,8 @@ def run(url: str, instances: int, files: int, batch: int, counts: list[int]) -> 
             [r["polled"] for r in results],
             sum(r["read_s"] for r in results),
             after - before,
+            sum(r["write_s"] for r in results),
+            sum(r["claim_s"] for r in results),
         )
 
     def show(label: str, c: Cycle) -> float:
@@ -174,6 +199,7 @@ def run(url: str, instances: int, files: int, batch: int, counts: list[int]) -> 
         print(
             f"  {label:<38} {c.seconds:6.2f} s  {c.rows:>7} rows  {rate:>9,.0f} rows/s  "
             f"polls/worker {c.polls}  ({once}{stored}; simulator {c.read_s:.2f} s; "
+            f"store writes {c.write_s:.2f} s; claims {c.claim_s:.2f} s; "
             f"host load {os.getloadavg()[0]:.1f})"
         )
         return rate
@@ -186,15 +212,22 @@ def run(url: str, instances: int, files: int, batch: int, counts: list[int]) -> 
     rates = {n: show(f"steady cycle, {n} worker process{'es' if n > 1 else ''}", cycle(n)) for n in counts}
     per_target = show("1 worker, batch 1 (claim+write per target)", cycle(1, size=1))
     steady_rows = instances * files * 2
-    per_target_rate, batch_rate = write_path(store, origin, instances, files, batch)
+    per_target_rate, batch_rate, python_rate = write_path(store, origin, instances, files, batch)
     print(
         f"  store write path only, {min(instances, 200)} targets, alternating, best of 3: "
         f"one transaction per target {per_target_rate:,.0f} rows/s, batches of {batch} "
-        f"{batch_rate:,.0f} rows/s ({batch_rate / per_target_rate:.2f}x)"
+        f"{batch_rate:,.0f} rows/s ({batch_rate / per_target_rate:.2f}x; deltas in PostgreSQL), "
+        f"batches with deltas judged in Python {python_rate:,.0f} rows/s"
     )
     copy_rate = plain_copy(url, steady_rows, instances * files, origin)
+    schema_rate = schema_copy(url, steady_rows, instances * files, origin)
     store.dispose()
     print(f"  plain COPY of {steady_rows} rows into an unindexed twin table: {copy_rate:,.0f} rows/s")
+    print(
+        f"  COPY of {steady_rows} rows into the store's sample table (its indexes and foreign key), "
+        f"rolled back: {schema_rate:,.0f} rows/s ({schema_rate / copy_rate:.2f} of plain COPY: the "
+        "ceiling the schema sets before any delta is computed)"
+    )
     best = max(rates, key=lambda n: rates[n])
     print(
         f"  1 worker, batch {batch} vs batch 1: {rates.get(1, 0) / per_target:.2f}x; "
@@ -202,9 +235,12 @@ def run(url: str, instances: int, files: int, batch: int, counts: list[int]) -> 
     )
 
 
-def write_path(store: Store, origin: datetime, instances: int, files: int, batch: int) -> tuple[float, float]:
+def write_path(
+    store: Store, origin: datetime, instances: int, files: int, batch: int
+) -> tuple[float, float, float]:
     """The store's side alone (no polling, no processes): the same snapshots written one target per
-    transaction (as the scheduler does) and in batches (as the workers do), alternating, best of 3."""
+    transaction (as the scheduler does), in batches (as the workers do: deltas computed in
+    PostgreSQL) and in batches with the deltas judged in Python, in turn, best of 3."""
     from app.store.ingest import ingest_batch, ingest_snapshots
     from connectors.simulator import SimulatedFleet
 
@@ -213,9 +249,10 @@ def write_path(store: Store, origin: datetime, instances: int, files: int, batch
     with store.session() as s:
         ids = [t.id for t in s.scalars(select(Target).order_by(Target.name).limit(n))]
     start = datetime.now(UTC) + timedelta(minutes=1)
-    best = {"per_target": 0.0, "batch": 0.0}
-    for k in range(6):
-        mode = "per_target" if k % 2 == 0 else "batch"
+    modes = ("per_target", "batch", "batch_python")
+    best = dict.fromkeys(modes, 0.0)
+    for k in range(3 * len(modes)):
+        mode = modes[k % len(modes)]
         snaps = [inst.snapshot(start + timedelta(seconds=10 * k)) for inst in fleet.instances[:n]]
         rows = 0
         t0 = time.perf_counter()
@@ -234,9 +271,10 @@ def write_path(store: Store, origin: datetime, instances: int, files: int, batch
                         (targets[tid], [snap])
                         for tid, snap in zip(ids[i : i + batch], snaps[i : i + batch], strict=True)
                     ]
-                    rows += sum(r.samples + r.intervals for r in ingest_batch(s, part).values())
+                    judged = ingest_batch(s, part, in_database=mode == "batch")
+                    rows += sum(r.samples + r.intervals for r in judged.values())
         best[mode] = max(best[mode], rows / (time.perf_counter() - t0))
-    return best["per_target"], best["batch"]
+    return best["per_target"], best["batch"], best["batch_python"]
 
 
 def plain_copy(url: str, rows: int, n_objects: int, origin: datetime) -> float:
@@ -261,6 +299,36 @@ def plain_copy(url: str, rows: int, n_objects: int, origin: datetime) -> float:
         ) as cp:
             cp.write(data)
         return rows / (time.perf_counter() - t0)
+
+
+def schema_copy(url: str, rows: int, n_objects: int, origin: datetime) -> float:
+    """What the store's own schema costs: the same rows COPYed into the real sample table (primary
+    key, unique (object_id, sample_time), sample_time index, foreign key to object), rolled back."""
+    raw = psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://"))
+    try:
+        with raw.cursor() as cur:
+            cur.execute("SELECT min(id) FROM object")
+            base_obj = cur.fetchone()[0]  # type: ignore[index]
+            buf = io.StringIO()
+            base = (origin + timedelta(days=30)).replace(tzinfo=None)
+            for i in range(rows):
+                ts = (base + timedelta(seconds=i // n_objects)).isoformat()
+                buf.write(
+                    f"{base_obj + (i % n_objects)}\t{ts}\t{ts}\t{10**10}\t{i}\t{i * 8192}\t{i * 5}\t"
+                    f"{i}\t{i * 8192}\t{i * 2}\t{{}}\n"
+                )
+            data = buf.getvalue()
+            t0 = time.perf_counter()
+            with cur.copy(
+                "COPY sample (object_id, sample_time, instance_start, size_bytes, reads, bytes_read, "
+                "read_time_ms, writes, bytes_written, write_time_ms, extra) FROM STDIN"
+            ) as cp:
+                cp.write(data)
+            seconds = time.perf_counter() - t0
+        return rows / seconds
+    finally:
+        raw.rollback()
+        raw.close()
 
 
 if __name__ == "__main__":

@@ -6,9 +6,11 @@ each series, so series survive service restarts.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import json
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from operator import attrgetter
 from typing import Any, cast
 
 from sqlalchemy import JSON, Table, func, insert, select, text, update
@@ -174,6 +176,21 @@ def interval_ends(session: Session, target_id: int) -> dict[int, datetime]:
     return {object_id: end for object_id, end in rows if end is not None}
 
 
+def _object_row(target_id: int, ref: ObjectRef, seen: datetime) -> dict[str, Any]:
+    """The object table's row for an object first seen at `seen`."""
+    return {
+        "target_id": target_id,
+        "engine": str(ref.engine),
+        "server": ref.server,
+        "database": ref.database,
+        "kind": str(ref.kind),
+        "key": ref.key,
+        "first_seen": seen,
+        "last_seen": seen,
+        **{f: getattr(ref, f) for f in _LOCATION_FIELDS},
+    }
+
+
 class SeriesCache:
     """Objects and the latest sample per object of one target, loaded once per ingest (or given,
     when several targets' series are loaded together: ingest_batch)."""
@@ -195,17 +212,7 @@ class SeriesCache:
         self.interval_ends: dict[int, datetime] = interval_ends(session, target.id) if guard_overlap else {}
 
     def _new_object(self, ref: ObjectRef, seen: datetime) -> dict[str, Any]:
-        return {
-            "target_id": self.target.id,
-            "engine": str(ref.engine),
-            "server": ref.server,
-            "database": ref.database,
-            "kind": str(ref.kind),
-            "key": ref.key,
-            "first_seen": seen,
-            "last_seen": seen,
-            **{f: getattr(ref, f) for f in _LOCATION_FIELDS},
-        }
+        return _object_row(self.target.id, ref, seen)
 
     def add_new_objects(self, refs: Iterable[ObjectRef], seen: datetime) -> int:
         """Create the objects not stored yet among `refs` with one multi-row INSERT … RETURNING
@@ -397,11 +404,24 @@ def ingest_snapshots(
     return total
 
 
-def ingest_batch(session: Session, batch: list[tuple[Target, list[Snapshot]]]) -> dict[int, IngestResult]:
+def ingest_batch(
+    session: Session, batch: list[tuple[Target, list[Snapshot]]], *, in_database: bool | None = None
+) -> dict[int, IngestResult]:
     """Store the snapshots of several targets in the caller's transaction with a fixed number of
-    statements: the series of all targets loaded in two queries, one COPY of samples, one of
-    intervals, one update of last_seen (app/workers.py; measured in bench/collectors.py).
-    Returns each target's result by target id."""
+    statements (app/workers.py; measured in bench/collectors.py). Returns each target's result by
+    target id. On PostgreSQL (`in_database` None or True) the deltas are computed in the database:
+    one COPY into a staging table, one statement judging and inserting samples and intervals
+    (several times faster: bench/collectors.py). Elsewhere (or `in_database=False`, kept as the
+    reference the in-database path is tested against): the series of all targets loaded in two
+    queries, deltas judged in Python, one COPY of samples, one of intervals, one update of
+    last_seen."""
+    postgres = session.get_bind().dialect.name == "postgresql"
+    if in_database and not postgres:
+        raise ValueError("deltas are computed in the database on PostgreSQL only")
+    if in_database is None:
+        in_database = postgres
+    if in_database:
+        return _ingest_batch_in_database(session, batch)
     objects, latest = load_series(session, [t.id for t, _ in batch])
     by_target: dict[int, list[DbObject]] = {}
     for o in objects:
@@ -447,3 +467,273 @@ def _write_seen(session: Session, seen: list[tuple[int, datetime]]) -> None:
     for t, ids in by_time.items():
         for part in _chunks(ids, 1000):
             session.execute(update(table).where(table.c.id.in_(part)).values(last_seen=t))
+
+
+# --- PostgreSQL: deltas computed in the database -------------------------------------------------
+#
+# The Python path above judges every sample in Python (advisors/deltas.py) and loads each
+# object's latest stored sample first. On PostgreSQL, ingest_batch instead COPYs the raw samples
+# into a session-local staging table and lets one statement classify them (duplicate, out of
+# order), pair each with the previous sample of its series (LAG over the object, ordered by
+# sample time, starting from the newest stored sample) and apply the same restart / reset rules,
+# inserting samples and intervals. Python only resolves objects and writes the staging rows.
+# tests/store/test_ingest_paths_equal.py proves both paths store the same rows on the fault matrix.
+
+_OBJECT_FIELDS = ("server", "kind", *_LOCATION_FIELDS)
+_PLACEMENT_AT = tuple(_OBJECT_FIELDS.index(f) for f in PLACEMENT_FIELDS)
+_STAGE_COLUMNS = (
+    "seq",
+    "object_id",
+    "sample_time",
+    "instance_start",
+    "size_bytes",
+    *COUNTER_COLUMNS,
+    "extra",
+)
+
+_STAGE_DDL = (
+    "CREATE TEMP TABLE IF NOT EXISTS ingest_stage (seq integer NOT NULL, object_id integer NOT NULL, "
+    "sample_time timestamp NOT NULL, instance_start timestamp, size_bytes bigint, "
+    + ", ".join(f"{c} bigint" for c in COUNTER_COLUMNS)
+    + ", extra json NOT NULL) ON COMMIT DELETE ROWS"
+)
+
+
+def _down(column: str, cur: str, prev: str) -> str:
+    """The reset detail advisors/deltas._diff writes, as a CASE branch."""
+    return f"WHEN {cur} < {prev} THEN '{column} went down from ' || {prev} || ' to ' || {cur}"
+
+
+_COUNTERS = ", ".join(COUNTER_COLUMNS)
+_LAGS = ", ".join(f"lag({c}) OVER w AS p_{c}" for c in COUNTER_COLUMNS)
+_DIFFS = ", ".join(f"{c} - p_{c}" for c in COUNTER_COLUMNS)
+_CORE_PROBLEM = " ".join(_down(c, c, f"p_{c}") for c in COUNTER_COLUMNS)
+
+# One statement: classify, pair, judge, insert. Mirrors advisors/deltas.interval_between and
+# ingest_snapshot: a sample older than its series' newest stored sample is a duplicate if stored,
+# else out of order; one at the newest stored time, or repeated in the batch, is a duplicate; the
+# first sample of an object starts a series (restart); a changed instance start is a restart
+# unless it is a clock shift (a 15-minute multiple up to 2 h, every counter grown, start before
+# the sample); a counter (core first, then extra in the sample's order) that went down is a reset.
+_IN_DATABASE_SQL = f"""
+WITH latest AS (
+    SELECT l.* FROM (SELECT DISTINCT object_id FROM ingest_stage) o
+    CROSS JOIN LATERAL (
+        SELECT s.object_id, s.sample_time, s.instance_start, {", ".join(f"s.{c}" for c in COUNTER_COLUMNS)},
+               s.extra::json AS extra
+        FROM sample s WHERE s.object_id = o.object_id ORDER BY s.sample_time DESC LIMIT 1
+    ) l
+),
+classed AS (
+    SELECT st.*, CASE
+        WHEN lt.sample_time > st.sample_time THEN CASE WHEN EXISTS (
+            SELECT 1 FROM sample x WHERE x.object_id = st.object_id AND x.sample_time = st.sample_time
+        ) THEN 'duplicate' ELSE 'out_of_order' END
+        WHEN lt.sample_time = st.sample_time THEN 'duplicate'
+        WHEN row_number() OVER (PARTITION BY st.object_id, st.sample_time ORDER BY st.seq) > 1
+            THEN 'duplicate'
+        END AS skip
+    FROM ingest_stage st LEFT JOIN latest lt ON lt.object_id = st.object_id
+),
+series AS (
+    SELECT seq, object_id, sample_time, instance_start, size_bytes, {_COUNTERS}, extra
+    FROM classed WHERE skip IS NULL
+    UNION ALL
+    SELECT -1, object_id, sample_time, instance_start, NULL, {_COUNTERS}, extra FROM latest
+),
+paired AS (
+    SELECT *, lag(sample_time) OVER w AS p_time, lag(instance_start) OVER w AS p_start, {_LAGS},
+           lag(extra) OVER w AS p_extra
+    FROM series WINDOW w AS (PARTITION BY object_id ORDER BY sample_time)
+),
+diffed AS (
+    SELECT p.*, x.extra_diff, CASE {_CORE_PROBLEM} ELSE x.extra_problem END AS problem
+    FROM paired p LEFT JOIN LATERAL (
+        SELECT json_object_agg(e.key, e.cur - e.prev ORDER BY e.n)
+                   FILTER (WHERE e.cur IS NOT NULL AND e.prev IS NOT NULL) AS extra_diff,
+               (array_agg(e.key || ' went down from ' || e.prev || ' to ' || e.cur ORDER BY e.n)
+                   FILTER (WHERE e.cur < e.prev))[1] AS extra_problem
+        FROM (
+            SELECT j.key, j.n, (j.value #>> '{{}}')::bigint AS cur, (p.p_extra ->> j.key)::bigint AS prev
+            FROM json_each(p.extra) WITH ORDINALITY AS j(key, value, n)
+        ) e
+    ) x ON p.p_time IS NOT NULL
+    WHERE p.seq >= 0
+),
+judged AS (
+    SELECT d.*, CASE
+        WHEN p_time IS NULL THEN 'restart'
+        WHEN instance_start <> p_start AND NOT (
+            problem IS NULL
+            AND abs(extract(epoch FROM instance_start - p_start)) <= 7200
+            AND mod(abs(extract(epoch FROM instance_start - p_start)), 900) = 0
+            AND instance_start < sample_time
+        ) THEN 'restart'
+        WHEN problem IS NOT NULL THEN 'reset'
+        ELSE 'interval'
+        END AS outcome
+    FROM diffed d
+),
+stored_samples AS (
+    INSERT INTO sample (object_id, sample_time, instance_start, size_bytes, {_COUNTERS}, extra)
+    SELECT object_id, sample_time, instance_start, size_bytes, {_COUNTERS}, extra FROM judged
+),
+seen AS (
+    UPDATE object o SET last_seen = m.t
+    FROM (SELECT object_id, max(sample_time) AS t FROM ingest_stage GROUP BY object_id) m
+    WHERE o.id = m.object_id AND m.t > o.last_seen
+),
+stored_intervals AS (
+    INSERT INTO io_interval (object_id, start_time, end_time, seconds, {_COUNTERS}, extra)
+    SELECT object_id, p_time, sample_time, extract(epoch FROM sample_time - p_time)::float8, {_DIFFS},
+           COALESCE(extra_diff, '{{}}'::json)
+    FROM judged WHERE outcome = 'interval'
+)
+SELECT seq, skip AS outcome, NULL AS detail FROM classed WHERE skip IS NOT NULL
+UNION ALL
+SELECT seq, outcome, problem FROM judged WHERE outcome <> 'interval'
+"""
+
+
+class _Obj:
+    """An object as the in-database path needs it: id, last_seen and the fields a sample updates."""
+
+    __slots__ = ("id", "last_seen", "values")
+
+    def __init__(self, id: int, last_seen: datetime, values: tuple[Any, ...]) -> None:
+        self.id = id
+        self.last_seen = last_seen
+        self.values = values
+
+
+# an ObjectRef's values of _OBJECT_FIELDS, in one C call (kind is a StrEnum: equal to its str)
+_ref_values = cast(Callable[[ObjectRef], tuple[Any, ...]], attrgetter(*_OBJECT_FIELDS))
+
+
+def _load_objects(cur: Any, target_ids: list[int]) -> dict[tuple[int, str], _Obj]:
+    """Id, last_seen (naive UTC) and the fields a sample updates, of the targets' objects; read on
+    the driver's cursor (no ORM, no type processing: this runs on every batch)."""
+    cur.execute(
+        f"SELECT id, target_id, key, last_seen, {', '.join(_OBJECT_FIELDS)} FROM object "
+        "WHERE target_id = ANY(%s::integer[])",
+        (target_ids,),
+    )
+    return {(row[1], row[2]): _Obj(row[0], row[3], tuple(row[4:])) for row in cur}
+
+
+def _naive(t: datetime | None) -> datetime | None:
+    return None if t is None else t.astimezone(UTC).replace(tzinfo=None)
+
+
+def _ingest_batch_in_database(
+    session: Session, batch: list[tuple[Target, list[Snapshot]]]
+) -> dict[int, IngestResult]:
+    """ingest_batch on PostgreSQL: objects resolved here, deltas judged by _IN_DATABASE_SQL."""
+    ordered = [(t, sorted(snaps, key=lambda s: s.sample_time)) for t, snaps in batch]
+    table = cast(Table, DbObject.__table__)
+    session.flush()  # the driver's cursor below sees only what the session has written
+    raw = session.connection().connection.driver_connection
+    assert raw is not None
+    with raw.cursor() as cur:
+        objects = _load_objects(cur, [t.id for t, _ in ordered])
+    # objects not stored yet, created as of the first snapshot that names them (as add_new_objects)
+    new: dict[tuple[int, str], dict[str, Any]] = {}
+    for target, snaps in ordered:
+        for snap in snaps:
+            for item in snap.samples:
+                k = (target.id, item.ref.key)
+                if k not in objects and k not in new:
+                    new[k] = _object_row(target.id, item.ref, snap.sample_time)
+    if new:
+        stmt = insert(table).returning(table.c.id, table.c.target_id, table.c.key)
+        for row in session.execute(stmt, list(new.values())):
+            values = new[(row[1], row[2])]
+            objects[(row[1], row[2])] = _Obj(
+                row[0],
+                values["last_seen"].astimezone(UTC).replace(tzinfo=None),
+                tuple(values[f] for f in _OBJECT_FIELDS),
+            )
+
+    rows: list[tuple[Any, ...]] = []
+    described: list[tuple[int, str, str, datetime]] = []  # by seq: target, key, server, time
+    moves: dict[int, dict[str, Any]] = {}
+    results: dict[int, IngestResult] = {}
+    for target, snaps in ordered:
+        results.setdefault(target.id, IngestResult()).snapshots += len(snaps)
+        for snap in snaps:
+            t, start = _naive(snap.sample_time), _naive(snap.instance_start)
+            assert t is not None
+            for item in snap.samples:
+                ref = item.ref
+                obj = objects[(target.id, ref.key)]
+                if t >= obj.last_seen:  # last_seen itself is written by _IN_DATABASE_SQL
+                    _follow_location(obj, _ref_values(ref), snap.sample_time, moves)
+                    obj.last_seen = t
+                counters = item.counters
+                extra = json.dumps(dict(item.extra)) if item.extra else "{}"
+                rows.append(
+                    (
+                        len(described),
+                        obj.id,
+                        t,
+                        start,
+                        ref.size_bytes,
+                        *[counters.get(c) for c in COUNTER_COLUMNS],
+                        extra,
+                    )
+                )
+                described.append((target.id, ref.key, snap.server, snap.sample_time))
+    for object_id, changes in moves.items():
+        session.execute(update(table).where(table.c.id == object_id).values(**changes))
+    if not rows:
+        return results
+    with raw.cursor() as cur:
+        cur.execute(_STAGE_DDL)
+        with cur.copy(f"COPY ingest_stage ({', '.join(_STAGE_COLUMNS)}) FROM STDIN") as copy:
+            for r in rows:
+                copy.write_row(r)
+        cur.execute(_IN_DATABASE_SQL)
+        judged = sorted(cur.fetchall())
+        cur.execute("DELETE FROM ingest_stage")  # a second batch in this transaction starts empty
+    skipped = {seq: (outcome, detail) for seq, outcome, detail in judged}
+    for seq, (tid, key, server, when) in enumerate(described):
+        result = results[tid]
+        outcome, detail = skipped.get(seq, ("interval", None))
+        if outcome == "duplicate":
+            result.duplicates += 1
+            continue
+        if outcome == "out_of_order":
+            result.out_of_order += 1
+            result.ignore(IgnoredSample(server, key, when, "older than the stored series"))
+            continue
+        result.samples += 1
+        if outcome == "interval":
+            result.intervals += 1
+            continue
+        result.new_series += 1
+        if outcome == "reset":
+            result.notes.append(f"{key}: counters reset ({detail})")
+    mark_ingested(session, [tid for tid, r in results.items() if r.samples])
+    return results
+
+
+def _follow_location(
+    obj: _Obj, values: tuple[Any, ...], seen: datetime, moves: dict[int, dict[str, Any]]
+) -> None:
+    """SeriesCache.object_for on plain values: the newest sample says where the object lives; a
+    placement field that changed between two known values is a move (previous_location kept)."""
+    old = obj.values
+    if values == old:
+        return
+    changes = moves.setdefault(obj.id, {})
+    if any(values[i] is not None and old[i] is not None and old[i] != values[i] for i in _PLACEMENT_AT):
+        changes["previous_location"] = {
+            f: old[i] for f, i in zip(PLACEMENT_FIELDS, _PLACEMENT_AT, strict=True)
+        }
+        changes["location_since"] = seen
+    now = list(old)
+    for i, (name, value) in enumerate(zip(_OBJECT_FIELDS, values, strict=True)):
+        if value is not None and old[i] != value:
+            changes[name] = str(value) if name == "kind" else value
+            now[i] = changes[name]
+    obj.values = tuple(now)

@@ -1,10 +1,13 @@
 """ingest_batch (several targets, one COPY each of samples and intervals) stores exactly what the
-per-target ingest stores: same samples, same intervals, same last_seen, duplicates counted."""
+per-target ingest stores: same samples, same intervals, same last_seen, duplicates counted; on
+PostgreSQL with the deltas computed in the database (its default there)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
+import pytest
 from sqlalchemy import select
 
 from app.store.db import Store
@@ -47,7 +50,7 @@ def _stored(
             .where(DbObject.target_id == target_id)
             .order_by(DbObject.key, IoInterval.end_time)
         ).all()
-        seen = list(
+        seen: list[object] = list(
             s.scalars(
                 select(DbObject.last_seen).where(DbObject.target_id == target_id).order_by(DbObject.key)
             )
@@ -85,3 +88,18 @@ def test_batch_ingest_matches_the_per_target_ingest(store: Store) -> None:
     for b, o in zip(batched, single, strict=True):
         assert _stored(store, b) == _stored(store, o)
     assert _stored(store, batched[0])[2] == [times[-1]] * 4
+
+
+def test_deltas_in_the_database_are_refused_on_sqlite(tmp_path: Path) -> None:
+    store = Store(f"sqlite:///{tmp_path / 'tierwise.db'}")
+    origin = datetime(2026, 3, 2, tzinfo=UTC)
+    fleet = SimulatedFleet(seed=5, origin=origin, instances=1, files_per_instance=2)
+    (tid,) = _targets(store, "x:", [fleet.instances[0].name], origin)
+    with store.session() as s:
+        target = s.get(Target, tid)
+        assert target is not None
+        with pytest.raises(ValueError, match="PostgreSQL only"):
+            ingest_batch(s, [(target, [fleet.instances[0].snapshot(origin)])], in_database=True)
+        # the default on SQLite judges the deltas in Python
+        assert ingest_batch(s, [(target, [fleet.instances[0].snapshot(origin)])])[tid].samples == 2
+    store.dispose()
