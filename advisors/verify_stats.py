@@ -73,27 +73,14 @@ def t_interval(values: Sequence[float], level: float, week_var: float = 0.0) -> 
 
 
 @dataclass(frozen=True, slots=True)
-class RankInterval:
+class RankInterval(Interval):
     """The Hodges–Lehmann estimate (median of the Walsh averages) of day-level log ratios, with the
     interval the Wilcoxon signed-rank test gives. `level` is the coverage actually reached: with
     few days the exact distribution cannot reach the asked level (at 95 %, fewer than 6 days), and
     the interval is then the widest there is (smallest to largest day), at its lower level."""
 
-    estimate: float
-    low: float
-    high: float
-    days: int
-    level: float
-
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "estimate_pct": round(pct(self.estimate), 1),
-            "low_pct": round(pct(self.low), 1),
-            "high_pct": round(pct(self.high), 1),
-            "days": self.days,
-            "level": round(self.level, 4),
-            "method": "hodges-lehmann",
-        }
+        return {**Interval.as_dict(self), "level": round(self.level, 4), "method": "hodges-lehmann"}
 
     def text(self) -> str:
         return (
