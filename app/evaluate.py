@@ -7,144 +7,41 @@ import logging
 import math
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import BigInteger, ColumnElement, Select, Text, and_, cast, func, or_, select, union_all
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from advisors.advise import AdviceReport, DatabaseCurve, advise_pool, database_curves, join_reports
 from advisors.features import ObjectInfo, ObjectWindow, Usage
-from advisors.pools import split_by_pool
-from app.advice import INFO_FIELDS, PastOccurrence, in_history, period_history, report_json
+from advisors.pools import CONFLICT_SEP, placed, split_by_pool
+from advisors.units import PLACEABLE
+from app.advice import INFO_FIELDS, PastOccurrence, in_history, period_history, report_json, unknown_json
 from app.ilm import make_plan, plan_changes, plan_json
 from app.store.db import Store
+from app.store.io_window import window_start
 from app.store.models import (
-    COUNTER_COLUMNS,
     AdviceSnapshot,
     DbObject,
     HourlyRollup,
     IlmPlanRecord,
     IoInterval,
+    Recommendation,
     Target,
 )
-from app.store.queries import _instants, window_start
-from app.store.recommendations import SyncResult, sync_recommendations
-from app.store.rollup import not_rolled_up, rolled_up_mark
-from app.store.watermarks import data_versions, mark_advised
-from policies.model import Policy
+from app.store.recommendations import LIVE, Status, SyncResult, sync_recommendations
+from app.store.rollup import bucket_sums, total_of
+from app.store.watermarks import (
+    data_versions,
+    mark_advised,
+    mark_pools_advised,
+)
+from policies.model import DEFAULT_POOL, Policy
 
 log = logging.getLogger("tierwise.evaluate")
-
-
-_Bucket = tuple[float, dict[str, int | None], dict[str, int]]
-
-
-def _json_pairs(col: Any, dialect: str) -> Any:
-    """(key, value) rows of a JSON object column, for a FROM list: json_each on SQLite,
-    json_each_text on PostgreSQL (both implicitly lateral in a FROM list)."""
-    fn = func.json_each if dialect == "sqlite" else func.json_each_text
-    return fn(col).table_valued("key", "value", joins_implicitly=True)
-
-
-def _hour_of(src: Any, at: Any, dialect: str) -> Any:
-    """The hour a row belongs to, as the driver returns it (converted once per distinct value by
-    _Hours, not once per row): a roll-up's own hour on PostgreSQL, date_trunc of an interval's end;
-    on SQLite strftime of either (stored text may differ in its fraction digits)."""
-    if dialect == "sqlite":
-        return func.strftime("%Y-%m-%d %H:00:00", at)
-    return at if src is HourlyRollup else func.date_trunc("hour", at)
-
-
-class _Hours(dict[Any, datetime]):
-    """Aware UTC hours from the driver's values (naive datetimes, or text on SQLite), memoised."""
-
-    def __missing__(self, raw: Any) -> datetime:
-        t = datetime.fromisoformat(raw) if isinstance(raw, str) else raw
-        self[raw] = h = t.replace(tzinfo=UTC)
-        return h
-
-
-def _bucket_sums(
-    session: Session,
-    *,
-    since: datetime,
-    until: datetime,
-    history: list[tuple[datetime, datetime]],
-    targets: list[int] | None = None,
-) -> dict[int, dict[datetime, _Bucket]]:
-    """Per enabled object and hour (by interval end): the hourly roll-ups plus the intervals not
-    rolled up yet (ids above the mark, read in the same statement), summed in SQL. Hours from
-    `since` to `until`, plus the `history` ranges [lo, hi). Counters in one statement, the extra
-    counters (JSON) in a second one, over the rows that have any. Only the objects of `targets`
-    when given."""
-    dialect = session.get_bind().dialect.name
-    mark = rolled_up_mark(session)
-    enabled = (
-        select(DbObject.id).join(Target, Target.id == DbObject.target_id).where(Target.enabled.is_(True))
-    )
-    if targets is not None:
-        enabled = enabled.where(Target.id.in_(targets))
-    lo, hi, *edges = _instants(session, since, until, *(t for r in history for t in r))
-    ranges = list(zip(edges[::2], edges[1::2], strict=True))
-
-    def where(src: Any, at: Any) -> list[ColumnElement[bool]]:
-        window = or_(and_(at >= lo, at <= hi), *(and_(at >= a, at < b) for a, b in ranges))
-        w = [window, src.object_id.in_(enabled)]
-        return [not_rolled_up(mark), *w] if src is IoInterval else w
-
-    def branch(src: Any, at: Any) -> Select[Any]:
-        cols = [getattr(src, c).label(c) for c in ("seconds", *COUNTER_COLUMNS)]
-        hour = _hour_of(src, at, dialect).label("hour")
-        return select(src.object_id.label("object_id"), hour, *cols).where(*where(src, at))
-
-    u = union_all(branch(IoInterval, IoInterval.end_time), branch(HourlyRollup, HourlyRollup.hour)).subquery()
-    keys = [u.c.object_id, u.c.hour]
-    # SUM of BIGINT is NUMERIC on PostgreSQL (Decimal in Python): back to BIGINT in SQL
-    sums = [func.sum(u.c.seconds), *(cast(func.sum(u.c[c]), BigInteger) for c in COUNTER_COLUMNS)]
-    hours = _Hours()
-    out: dict[int, dict[datetime, _Bucket]] = defaultdict(dict)
-    for oid, raw, secs, *vals in session.execute(select(*keys, *sums).group_by(*keys)):
-        out[oid][hours[raw]] = (secs or 0.0, dict(zip(COUNTER_COLUMNS, vals, strict=True)), {})
-
-    def extra_branch(src: Any, at: Any) -> Select[Any]:
-        kv = _json_pairs(src.extra, dialect)
-        return (
-            select(
-                src.object_id.label("object_id"),
-                _hour_of(src, at, dialect).label("hour"),
-                kv.c.key.label("name"),
-                cast(kv.c.value, BigInteger).label("value"),
-            )
-            .select_from(src, kv)
-            # most rows have none ("{}" as stored): not parsed at all
-            .where(cast(src.extra, Text) != "{}", *where(src, at))
-        )
-
-    x = union_all(
-        extra_branch(IoInterval, IoInterval.end_time), extra_branch(HourlyRollup, HourlyRollup.hour)
-    ).subquery()
-    xkeys = [x.c.object_id, x.c.hour, x.c.name]
-    total = cast(func.sum(x.c.value), BigInteger)
-    for row in session.execute(select(*xkeys, total.label("value")).group_by(*xkeys)):
-        bucket = out.get(row.object_id, {}).get(hours[row.hour])
-        if bucket is not None:  # (an interval stored between the two statements)
-            bucket[2][row.name] = row.value
-    return out
-
-
-def _total(buckets: list[_Bucket]) -> _Bucket:
-    """The sum of hourly buckets (a counter is None only when it is None in every bucket)."""
-    counters: dict[str, int | None] = {}
-    for c in COUNTER_COLUMNS:
-        known = [b[1][c] for b in buckets if b[1][c] is not None]
-        counters[c] = sum(known) if known else None  # type: ignore[arg-type]
-    extra: dict[str, int] = {}
-    for b in buckets:
-        for k, v in b[2].items():
-            extra[k] = extra.get(k, 0) + v
-    return sum(b[0] for b in buckets), counters, extra
 
 
 @dataclass(frozen=True)
@@ -165,21 +62,25 @@ class DataEnd:
         )
 
 
-def newest_samples(session: Session) -> dict[int, datetime]:
+def newest_samples(session: Session, targets: list[int] | None = None) -> dict[int, datetime]:
     """Each enabled target's newest interval end, from the raw intervals and the hourly roll-ups
-    (raw intervals may be past retention), one index lookup per object."""
+    (raw intervals may be past retention), one index lookup per object. Only `targets` when given
+    (one pool's)."""
     out: dict[int, datetime] = {}
     for src, at, pad in ((IoInterval, IoInterval.end_time, timedelta(0)), (HourlyRollup, HourlyRollup.hour,
                                                                            timedelta(hours=1))):  # fmt: skip
         latest = (
             select(func.max(at)).where(src.object_id == DbObject.id).correlate(DbObject).scalar_subquery()
         )
-        rows = session.execute(
+        q = (
             select(DbObject.target_id, func.max(latest))
             .join(Target, Target.id == DbObject.target_id)
             .where(Target.enabled.is_(True))
             .group_by(DbObject.target_id)
         )
+        if targets is not None:
+            q = q.where(Target.id.in_(targets))
+        rows = session.execute(q)
         for tid, raw in rows:
             if raw is None:
                 continue
@@ -188,17 +89,23 @@ def newest_samples(session: Session) -> dict[int, datetime]:
     return out
 
 
-def server_owners(session: Session, newest: dict[int, datetime]) -> dict[tuple[str, str], int]:
+def server_owners(
+    session: Session, newest: dict[int, datetime], targets: list[int] | None = None
+) -> dict[tuple[str, str], int]:
     """The one target whose objects the advice reads, for each server that more than one enabled
     target holds (files imported before the server was polled, or an old import target): a polled
     target before an import target, then the one with the newest data. Both would otherwise count
-    the same files' I/O and GB twice."""
-    rows = session.execute(
+    the same files' I/O and GB twice. Only the servers of `targets` when given (`newest` must then
+    hold every target of those servers)."""
+    q = (
         select(DbObject.engine, DbObject.server, Target.id, Target.source)
         .join(Target, Target.id == DbObject.target_id)
         .where(Target.enabled.is_(True))
         .distinct()
-    ).all()
+    )
+    if targets is not None:
+        q = q.where(DbObject.server.in_(select(DbObject.server).where(DbObject.target_id.in_(targets))))
+    rows = session.execute(q).all()
     by_server: dict[tuple[str, str], list[tuple[int, str]]] = defaultdict(list)
     for engine, server, tid, source in rows:
         by_server[(engine, server)].append((tid, source))
@@ -220,7 +127,12 @@ def stale_targets(newest: dict[int, datetime], policy: Policy, now: datetime) ->
 
 
 def windows_from_store(
-    session: Session, policy: Policy, *, now: datetime, newest: dict[int, datetime] | None = None
+    session: Session,
+    policy: Policy,
+    *,
+    now: datetime,
+    newest: dict[int, datetime] | None = None,
+    targets: list[int] | None = None,
 ) -> tuple[list[ObjectWindow], dict[tuple[str, str], int]]:
     """One window per object with hourly buckets (labelled by the hour the intervals ended in),
     summed in SQL from the hourly roll-ups and the intervals not rolled up yet.
@@ -232,12 +144,18 @@ def windows_from_store(
     periods, the buckets of each period's last completed occurrence are added even when it is
     older (roll-ups are kept 400 days): only those hours, so advisors.maintenance.split_period
     judges the period on them while every other figure still comes from the everyday window. An
-    object needs at least one bucket in its everyday window to be advised."""
+    object needs at least one bucket in its everyday window to be advised.
+
+    Only the objects of `targets` when given (one storage pool's targets: app/pool_runs)."""
     hours = max(math.ceil(24 * policy.window_days), 1)
     since = everyday_start(policy, now)
-    newest = newest_samples(session) if newest is None else newest
+    if newest is None:
+        newest = newest_samples(session)
+    owners = server_owners(session, newest, targets)
+    if targets is not None:
+        mine = set(targets)
+        newest = {tid: t for tid, t in newest.items() if tid in mine}
     stale = stale_targets(newest, policy, now)
-    owners = server_owners(session, newest)
     groups: list[tuple[datetime, list[int] | None]] = []
     if stale:
         groups.append((now, [tid for tid, t in newest.items() if t >= since]))
@@ -246,7 +164,7 @@ def windows_from_store(
             by_end[d.newest].append(d.target_id)
         groups.extend(sorted(by_end.items()))
     else:
-        groups.append((now, None))
+        groups.append((now, None if targets is None else sorted(newest)))
     windows: list[ObjectWindow] = []
     target_by_server: dict[tuple[str, str], int] = {}
     # hundreds of thousands of small dicts and tuples, none cyclic: the cyclic collector's passes
@@ -282,16 +200,21 @@ def _windows(
     targets: list[int] | None,
     owners: dict[tuple[str, str], int],
 ) -> tuple[list[ObjectWindow], dict[tuple[str, str], int]]:
-    sums = _bucket_sums(session, since=since, until=now, history=ranges, targets=targets)
-    objects = {
-        o.id: o for o in session.scalars(select(DbObject).join(Target).where(Target.enabled.is_(True)))
-    }
+    sums = bucket_sums(session, since=since, until=now, history=ranges, targets=targets)
+    mine = select(DbObject).join(Target).where(Target.enabled.is_(True))
+    if targets is not None:
+        mine = mine.where(Target.id.in_(targets))
+    objects = {o.id: o for o in session.scalars(mine)}
     # the few distinct hours, ranked once (one datetime object per hour: _Hours)
     rank = {h: i for i, h in enumerate(sorted({h for hours in sums.values() for h in hours}))}
     everyday = {h for h in rank if since <= h <= now}
     period_hours = {h for h in rank if h not in everyday and in_history(history, h)}
     windows: list[ObjectWindow] = []
     target_by_server: dict[tuple[str, str], int] = {}
+    # a server's pool, matched once per server (per location only when a pool splits servers):
+    # 100 pools' glob patterns per object were seconds on a large fleet
+    by_location = any(p.splits for p in policy.pools)
+    pools: dict[tuple[str | None, ...], str] = {}
     for oid, hours in sums.items():
         o = objects.get(oid)
         if o is None or owners.get((o.engine, o.server), o.target_id) != o.target_id:
@@ -303,7 +226,10 @@ def _windows(
             kept = [(h, b) for h, b in kept if h in everyday or h in period_hours]
         target_by_server[(o.engine, o.server)] = o.target_id
         where = {"physical_name": o.physical_name, "storage_group": o.storage_group}
-        pool = policy.pool_of(server=o.server, engine=o.engine, **where)
+        spot = (o.engine, o.server, o.physical_name, o.storage_group) if by_location else (o.engine, o.server)
+        pool = pools.get(spot)
+        if pool is None:
+            pool = pools[spot] = placed(policy, server=o.server, engine=o.engine, **where)[0]
         info = ObjectInfo(
             key=o.key,
             engine=o.engine,
@@ -312,12 +238,15 @@ def _windows(
             kind=o.kind,
             name=o.name,
             size_bytes=o.size_bytes,
-            current_tier=policy.tier_of_location(engine=o.engine, pool=pool, **where),
+            # an object two pools take has no tier: split_by_pool leaves it out and lists it
+            current_tier=None
+            if CONFLICT_SEP in pool
+            else policy.tier_of_location(engine=o.engine, pool=pool, **where),
             location_since=o.location_since,
             pool=pool,
             **{f: getattr(o, f) for f in INFO_FIELDS},
         )
-        secs, counters, x = _total([b for _, b in kept])
+        secs, counters, x = total_of([b for _, b in kept])
         by_hour = tuple((h, Usage(s, c, xx)) for h, (s, c, xx) in kept)
         windows.append(ObjectWindow(info, Usage(secs, counters, x), by_hour))
     return windows, target_by_server
@@ -470,6 +399,7 @@ def evaluate(store: Store, policy: Policy, *, now: datetime, time_limit_s: float
                         doc["unknown_locations"])  # fmt: skip
         _refresh_ilm(s, report, policy, now)
         mark_advised(s, seen, now)
+        mark_pools_advised(s, policy, seen, now)
     log.info("flash curves: %d databases in %.2f s", len(curves), curve_s)
     log.info(
         "advice evaluated: %d created, %d updated, %d superseded, %d withdrawn",
@@ -496,3 +426,174 @@ def evaluate(store: Store, policy: Policy, *, now: datetime, time_limit_s: float
         unknown_detail=dict(sorted(detail.items())),
         data_ends={names[d.target_id]: target_notes[d.target_id][0] for d in stale if d.target_id in names},
     )
+
+
+# --- one storage pool at a time (the hourly job and the collector workers) ---------------------
+
+
+def _rec_pool(rec: Recommendation) -> str:
+    return str((rec.evidence or {}).get("pool") or DEFAULT_POOL)
+
+
+def sync_pool_recommendations(
+    session: Session,
+    pool: str,
+    target_by_server: dict[tuple[str, str], int],
+    advice: list[dict[str, Any]],
+    now: datetime,
+    targets: list[int],
+) -> SyncResult:
+    """sync_recommendations within one pool: only the live recommendations of `pool` (or of a unit
+    this advice now places, moved here by a policy change) are updated, superseded or withdrawn;
+    another pool's advice on the same server is never touched."""
+    units = [
+        a
+        for a in advice
+        if a.get("placement_unit") == a["key"] and (a["engine"], a["server"]) in target_by_server
+    ]
+    keys = {(target_by_server[(a["engine"], a["server"])], a["key"]) for a in units}
+    live = {
+        (r.target_id, r.key): r
+        for r in session.scalars(
+            select(Recommendation).where(
+                Recommendation.status.in_(LIVE), Recommendation.target_id.in_(targets)
+            )
+        )
+        if _rec_pool(r) == pool or (r.target_id, r.key) in keys
+    }
+    created = updated = superseded = withdrawn = 0
+    for a in units:
+        k = (target_by_server[(a["engine"], a["server"])], a["key"])
+        moves = a["current_tier"] is not None and a["recommended_tier"] != a["current_tier"]
+        rec = live.pop(k, None)
+        if rec is not None and (not moves or rec.to_tier != a["recommended_tier"]):
+            rec.status, rec.updated_at = (Status.SUPERSEDED if moves else Status.WITHDRAWN), now
+            superseded, withdrawn = superseded + moves, withdrawn + (not moves)
+            rec = None
+        if not moves:
+            continue
+        values = {
+            "engine": a["engine"], "server": a["server"], "database": a["database"], "kind": a["kind"],
+            "name": a["name"], "from_tier": a["current_tier"], "to_tier": a["recommended_tier"],
+            "profile": a["profile"], "rule": a["rule"], "size_bytes": a["size_bytes"],
+            "io_ms_per_s_now": a["predicted"]["io_ms_per_s_now"],
+            "io_ms_per_s_after": a["predicted"]["io_ms_per_s_after"], "evidence": a, "updated_at": now,
+        }  # fmt: skip
+        if rec is None:
+            session.add(
+                Recommendation(target_id=k[0], key=k[1], status=Status.OPEN, created_at=now, **values)
+            )
+            created += 1
+        else:
+            for name, value in values.items():
+                setattr(rec, name, value)
+            updated += 1
+    advised = set(target_by_server.values())
+    for (tid, _), rec in live.items():  # this pool's, no longer advised to move
+        if tid in advised or tid not in targets:
+            rec.status, rec.updated_at = Status.WITHDRAWN, now
+            withdrawn += 1
+    return SyncResult(created, updated, superseded, withdrawn)
+
+
+def store_pool_snapshots(
+    session: Session,
+    pool: str,
+    target_by_server: dict[tuple[str, str], int],
+    doc: dict[str, Any],
+    curves: list[DatabaseCurve],
+    notes: list[str],
+    now: datetime,
+    target_notes: dict[int, list[str]],
+) -> None:
+    """store_snapshots within one pool: each target's objects, curves and unknown locations of
+    `pool` are replaced, those of its other pools kept (a server split across arrays)."""
+    mine = set(target_by_server.values())
+    fresh: dict[int, dict[str, list[Any]]] = {t: {"objects": [], "curves": [], "unknown": []} for t in mine}
+    for name, items in (("objects", doc["objects"]), ("unknown", doc["unknown_locations"])):
+        for o in items:
+            tid = target_by_server.get((o["engine"], o["server"]))
+            if tid is not None:
+                fresh[tid][name].append(o)
+    for c in curves:
+        tid = target_by_server.get((c.engine, c.server))
+        if tid is not None:
+            fresh[tid]["curves"].append(curve_json(c))
+
+    def others(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [i for i in items if (i.get("pool") or DEFAULT_POOL) != pool]
+
+    prefix = f"pool {pool}: "
+    for tid in sorted(mine):
+        snap = session.get(AdviceSnapshot, tid)
+        if snap is None:
+            snap = AdviceSnapshot(target_id=tid, evaluated_at=now, objects=[], flash_curve=[], notes=[],
+                                  unknown_locations=[])  # fmt: skip
+            session.add(snap)
+        kept_notes = [n for n in snap.notes or [] if n.startswith("pool ") and not n.startswith(prefix)]
+        snap.evaluated_at = now
+        snap.objects = [*others(snap.objects or []), *fresh[tid]["objects"]]
+        snap.flash_curve = [*others(snap.flash_curve or []), *fresh[tid]["curves"]]
+        snap.unknown_locations = [*others(snap.unknown_locations or []), *fresh[tid]["unknown"]]
+        snap.notes = [*target_notes.get(tid, []), *kept_notes, *notes]
+
+
+@dataclass(frozen=True)
+class PoolRun:
+    """One pool's evaluation: its figures, or the error that stopped it."""
+
+    pool: str
+    sync: SyncResult = field(default_factory=lambda: SyncResult(0, 0, 0, 0))
+    objects: int = 0
+    moves: int = 0
+    seconds: float = 0.0
+    error: str | None = None
+
+
+def advise_pool_in_store(
+    store: Store,
+    policy: Policy,
+    pool: str,
+    targets: list[int],
+    *,
+    now: datetime,
+    time_limit_s: float = 10.0,
+    before_store: Callable[[Session, dict[int, int]], None] | None = None,
+) -> PoolRun:
+    """Evaluate one pool and store its advice: read the windows of its targets only, place its
+    units (split_by_pool keeps a unit split across pools out, as the whole-fleet run does), and
+    sync its recommendations and snapshot entries only. `before_store` runs first in the storing
+    transaction (the lease check: it may raise to drop the result)."""
+    t0 = time.perf_counter()
+    with store.session() as s:
+        seen = {t: v for t, v in data_versions(s).items() if t in set(targets)}
+        newest = newest_samples(s, targets)
+        windows, target_by_server = windows_from_store(s, policy, now=now, newest=newest, targets=targets)
+    stale = stale_targets(newest, policy, now)
+    target_notes = {d.target_id: [d.note(now, policy.window_days)] for d in stale}
+    split = split_by_pool(windows, policy.pool_names())
+    unknown = tuple(u for u in split.unknown if u.pool == pool)
+    ws = split.by_pool.get(pool)
+    curves: list[DatabaseCurve] = []
+    notes: list[str] = []
+    if ws and any(w.info.kind in PLACEABLE for w in ws):
+        part = evaluate_pool(ws, policy, pool, now=now, time_limit_s=time_limit_s)
+        report = join_reports([part.report], policy, unknown)
+        doc = report_json(report, policy)
+        curves = part.curves
+        notes = [f"pool {pool}: {n}" if policy.pools else n for n in report.notes]
+    else:
+        doc = {
+            "objects": [],
+            "unknown_locations": [unknown_json(u) for u in unknown],
+            "summary": {"moves": 0},
+        }
+    with store.session() as s:
+        if before_store is not None:
+            before_store(s, seen)
+        result = sync_pool_recommendations(s, pool, target_by_server, doc["objects"], now, targets)
+        store_pool_snapshots(s, pool, target_by_server, doc, curves, notes, now, target_notes)
+        mark_advised(s, seen, now)
+    log.info("pool %s evaluated: %d objects, %d created, %d updated, %d superseded, %d withdrawn",
+             pool, len(doc["objects"]), result.created, result.updated, result.superseded, result.withdrawn)  # fmt: skip
+    return PoolRun(pool, result, len(doc["objects"]), int(doc["summary"]["moves"]), time.perf_counter() - t0)

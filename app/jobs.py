@@ -14,6 +14,12 @@ last start, success and error are kept (`JobMonitor`, app/job_health.py) so /api
 Advice runs every hour, at start, and after imports: files imported while the service runs
 (`tierwise import` in another shell) are advised once their chunks have stopped arriving for a
 quiet period (`after-import` job, `ImportWatch`), not once per chunk nor while an import commits.
+
+The advice is evaluated per storage pool, and only for the pools whose data (or the policy)
+changed since their last evaluation (`request_changed_pools`): in this process on SQLite or when
+the scheduler polls, by the collector workers when they poll (app/workers.py). The first run of a
+process and then one run a day evaluate the whole fleet at once (`FULL_EVERY_S`): that run also
+re-plans the partition lifecycles, which need every pool's advice.
 """
 
 from __future__ import annotations
@@ -43,7 +49,8 @@ from app.settings import Settings
 from app.store.db import Store, retryable
 from app.store.rollup import apply_retention, roll_up
 from app.store.targets import pollable
-from app.store.watermarks import import_pending
+from app.store.watermarks import import_pending, request_changed_pools
+from policies.model import Policy
 
 log = logging.getLogger("tierwise.jobs")
 
@@ -55,6 +62,8 @@ AFTER_IMPORT = "after-import"  # the job that advises imported data once the imp
 IMPORT_QUIET_S = 60.0  # no import chunk for this long: the import is done, advise it
 IMPORT_CHECK_S = 10.0  # how often the after-import job reads the import watermarks
 AFTER_IMPORT_STALE_S = 900  # it may wait for, then run, an evaluation of a large fleet
+FULL_EVERY_S = 20 * 3600  # a whole-fleet evaluation (and the ILM re-plan) at most this often
+POOL_LEASE_S = 600  # a pool evaluated in this process; a worker uses its own lease
 
 
 # --- retries ---------------------------------------------------------------------------------
@@ -86,6 +95,7 @@ class Runtime:
     import_quiet_s: float = IMPORT_QUIET_S
     import_check_s: float = IMPORT_CHECK_S
     import_watch: ImportWatch = field(default_factory=lambda: ImportWatch())
+    full_evaluation_at: float | None = None  # monotonic time of this process's last whole-fleet run
 
 
 class ImportWatch:
@@ -201,13 +211,42 @@ _EVALUATING = threading.Lock()  # one evaluation at a time: the hourly run or on
 
 
 def _evaluate(rt: Runtime) -> None:
+    """The whole fleet once a day (and at a process's first run), else the changed pools: here,
+    or left to the collector workers when they poll."""
     from app.evaluate import evaluate
     from app.store.policies import current_policy
+    from app.workers import run_due_pools
 
     with _EVALUATING:
         with rt.store.session() as s:
             policy = current_policy(s, rt.settings.policy_file)
-        evaluate(rt.store, policy, now=datetime.now(UTC))
+        full = rt.full_evaluation_at is None or time.monotonic() - rt.full_evaluation_at >= FULL_EVERY_S
+        if full:
+            evaluate(rt.store, policy, now=datetime.now(UTC))
+            rt.full_evaluation_at = time.monotonic()
+            return
+        with rt.store.session() as s:
+            due = request_changed_pools(s, policy, datetime.now(UTC))
+        if not due:
+            return
+        if rt.store.is_postgres and rt.settings.polling == "workers":
+            log.info("%d pools changed: left to the collector workers", len(due))
+            return
+
+        def read_policy() -> Policy:
+            with rt.store.session() as s:
+                return current_policy(s, rt.settings.policy_file)
+
+        runs = run_due_pools(rt.store, read_policy, owner=f"scheduler:{os.getpid()}",
+                             clock=lambda: datetime.now(UTC), lease_s=POOL_LEASE_S)  # fmt: skip
+        for r in runs:
+            job_id = f"evaluate:{r.pool}"
+            if rt.monitor.get(job_id) is None:
+                rt.monitor.register(job_id, interval_s=None, target=r.pool)
+            if r.error is None:
+                rt.monitor.succeeded(job_id)
+            else:
+                rt.monitor.failed(job_id, RuntimeError(r.error))
 
 
 def evaluate_job() -> None:

@@ -18,6 +18,13 @@ If the store cannot be reached when the batch is written, the polled snapshots a
 is back. Due times, leases and sample times all come from the database's clock (`now()`), never
 from the collector host's, so clock skew between collector hosts changes nothing.
 
+When no target is due, a worker evaluates one storage pool the hourly job found changed
+(`run_due_pools`): it leases the pool's row (`pool_watermark`, `FOR UPDATE SKIP LOCKED`), reads
+only that pool's targets, and stores only that pool's recommendations and snapshot entries, after
+checking in the same transaction that the lease is still its own. A failing pool is recorded on
+its row and retried later; the other pools go on. The scheduler runs the same loop in-process on
+SQLite, or when the deployment polls from the scheduler.
+
 PostgreSQL only: SQLite deployments poll from the single scheduler (TIERWISE_POLLING=scheduler).
 """
 
@@ -38,13 +45,17 @@ from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
 from app.collect import read_target, record_poll_outcome
+from app.evaluate import PoolRun, advise_pool_in_store
 from app.metrics import record_poll
 from app.secrets import Vault, scrub
 from app.settings import Settings
 from app.store.db import Store, retryable
 from app.store.ingest import IngestResult, ingest_batch
 from app.store.models import Target
+from app.store.policies import current_policy
+from app.store.watermarks import LeaseLost, PoolClaim, claim_pool, fail_pool, finish_pool
 from connectors.records import Snapshot, SourceError
+from policies.model import Policy
 
 log = logging.getLogger("tierwise.workers")
 
@@ -133,10 +144,21 @@ class CycleStats:
     written: int = 0  # polls whose outcome reached the store
     held: int = 0  # polls waiting for the store to come back
     lost_leases: int = 0  # written, but the target had been taken over: its schedule left alone
+    pools: int = 0  # storage pools evaluated (when no target was due)
+    pool_failures: int = 0
     result: IngestResult = field(default_factory=IngestResult)
 
     def add(self, other: CycleStats) -> None:
-        for name in ("claimed", "polled", "failed", "written", "held", "lost_leases"):
+        for name in (
+            "claimed",
+            "polled",
+            "failed",
+            "written",
+            "held",
+            "lost_leases",
+            "pools",
+            "pool_failures",
+        ):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.result.add(other.result)
 
@@ -166,6 +188,7 @@ class Worker:
         read: Reader | None = None,
         local_clock: Callable[[], datetime] | None = None,
         max_skew_s: float = 60.0,
+        evaluate_pools: bool = True,
     ) -> None:
         if not store.is_postgres:
             raise WorkerError(
@@ -183,6 +206,7 @@ class Worker:
         self.read: Reader = read or self._read_target
         self.local_clock = local_clock or (lambda: datetime.now(UTC))
         self.max_skew_s = max_skew_s
+        self.evaluate_pools = evaluate_pools
         self.clock = DbClock()
         self.skew_s = 0.0  # this host's clock minus the store's, at the last claim
         self.pending: list[Polled] = []  # polled, not yet written (the store was unreachable)
@@ -319,6 +343,19 @@ class Worker:
         except Exception as exc:
             log.warning("could not release leases: %s", scrub(str(exc)))
 
+    def _policy(self) -> Policy:
+        with self.store.session() as s:
+            return current_policy(s, self.settings.policy_file)
+
+    def _evaluate_one_pool(self, stats: CycleStats) -> None:
+        """Evaluate one due storage pool, if any (on the store's clock); counted in `stats`."""
+        runs = run_due_pools(self.store, self._policy, owner=self.owner, clock=self.clock.now,
+                             lease_s=self.lease_s, limit=1)  # fmt: skip
+        stats.pools = len(runs)
+        stats.pool_failures = sum(r.error is not None for r in runs)
+        self.totals.pools += stats.pools
+        self.totals.pool_failures += stats.pool_failures
+
     def _sync_clock(self, db_now: datetime) -> None:
         db = db_now.replace(tzinfo=UTC)
         self.clock.sync(db)
@@ -350,6 +387,8 @@ class Worker:
         claims = self.claim()
         stats.claimed = len(claims)
         if not claims:
+            if self.evaluate_pools:
+                self._evaluate_one_pool(stats)
             return stats
         polled = self.poll(claims)
         try:
@@ -395,7 +434,7 @@ class Worker:
             if stats.held:
                 stop.wait(retry)
                 retry = min(retry * 2, max_retry_s)
-            elif not stats.claimed and not stats.written:
+            elif not stats.claimed and not stats.written and not stats.pools:
                 if until_idle:
                     break
                 stop.wait(idle_s)
@@ -419,6 +458,54 @@ class Worker:
                 time.sleep(1.0)
 
 
+def run_due_pools(
+    store: Store,
+    policy: Callable[[], Policy],
+    *,
+    owner: str,
+    clock: Callable[[], datetime],
+    lease_s: float,
+    time_limit_s: float = 10.0,
+    limit: int | None = None,
+) -> list[PoolRun]:
+    """Claim due pools one at a time (app/store/watermarks.claim_pool) and evaluate each as its
+    own unit of work, until none is due (or `limit` are done). A pool whose evaluation fails is
+    recorded on its row and retried later; the others go on. `policy` is read per pool, so a
+    long run picks up a policy saved meanwhile."""
+    runs: list[PoolRun] = []
+    while limit is None or len(runs) < limit:
+        with store.session() as s:
+            claim = claim_pool(s, owner, clock(), lease_s)
+        if claim is None:
+            break
+        try:
+            runs.append(_evaluate_claim(store, claim, policy(), clock(), time_limit_s))
+        except Exception as exc:
+            error = scrub(f"{type(exc).__name__}: {exc}")
+            log.error("pool %s: evaluation failed, retried later: %s", claim.pool, error)
+            runs.append(PoolRun(claim.pool, error=error))
+            if isinstance(exc, LeaseLost):
+                continue
+            try:
+                with store.session() as s:
+                    fail_pool(s, claim, error, clock())
+            except Exception as again:  # the store itself is down: the lease expires instead
+                log.warning("pool %s: could not record the failure: %s", claim.pool, scrub(str(again)))
+            if retryable(exc):
+                break  # the store is failing: the next run takes the rest
+    return runs
+
+
+def _evaluate_claim(
+    store: Store, claim: PoolClaim, policy: Policy, now: datetime, time_limit_s: float
+) -> PoolRun:
+    def finish(s: Session, seen: dict[int, int]) -> None:
+        finish_pool(s, claim, policy, seen, now)
+
+    return advise_pool_in_store(store, policy, claim.pool, claim.targets, now=now, time_limit_s=time_limit_s,
+                                before_store=finish)  # fmt: skip
+
+
 def describe(stats: CycleStats) -> dict[str, Any]:
     r = stats.result
     return {
@@ -428,6 +515,8 @@ def describe(stats: CycleStats) -> dict[str, Any]:
         "written": stats.written,
         "held": stats.held,
         "lost_leases": stats.lost_leases,
+        "pools": stats.pools,
+        "pool_failures": stats.pool_failures,
         "samples": r.samples,
         "intervals": r.intervals,
         "duplicates": r.duplicates,

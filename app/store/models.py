@@ -475,3 +475,32 @@ class IngestWatermark(Base):
     changed_at: Mapped[datetime]
     advised_version: Mapped[int] = mapped_column(BigInteger, default=0)
     advised_at: Mapped[datetime | None] = mapped_column(default=None)
+
+
+class PoolWatermark(Base):
+    """One storage pool's evaluation: what it last read and who evaluates it now
+    (app/store/pool_marks in app/store/watermarks.py).
+
+    `requested` counts the times the pool was found changed (its targets' data versions, its
+    targets or the policy differ from what its last evaluation read); `done` is the request the
+    last successful evaluation served, so the pool is due while `requested > done`. A worker takes
+    a due pool with a lease (`lease_owner`, `lease_until`, `FOR UPDATE SKIP LOCKED` on PostgreSQL);
+    a lease that expires is taken over. A failed evaluation is kept in `error` and retried after
+    `retry_at`, without holding up the other pools."""
+
+    __tablename__ = "pool_watermark"
+
+    pool: Mapped[str] = mapped_column(String(200), primary_key=True)
+    requested: Mapped[int] = mapped_column(BigInteger, default=0)
+    done: Mapped[int] = mapped_column(BigInteger, default=0)
+    targets: Mapped[list[int]] = mapped_column(JSON, default=list)  # the pool's targets at the request
+    versions: Mapped[dict[str, int]] = mapped_column(JSON, default=dict)  # target id -> version read
+    policy_key: Mapped[str] = mapped_column(String(64), default="")  # the policy the last run used
+    requested_at: Mapped[datetime | None] = mapped_column(default=None)
+    advised_at: Mapped[datetime | None] = mapped_column(default=None)
+    lease_owner: Mapped[str | None] = mapped_column(String(200), default=None)
+    lease_until: Mapped[datetime | None] = mapped_column(default=None)
+    retry_at: Mapped[datetime | None] = mapped_column(default=None)
+    failures: Mapped[int] = mapped_column(Integer, default=0)
+    error: Mapped[str | None] = mapped_column(Text, default=None)
+    failed_at: Mapped[datetime | None] = mapped_column(default=None)

@@ -15,16 +15,21 @@ One small table read by primary key: cheap every few seconds on SQLite and Postg
 
 from __future__ import annotations
 
+import hashlib
+from collections import defaultdict
 from collections.abc import Iterable
-from datetime import UTC, datetime
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from fnmatch import fnmatchcase
 from typing import cast
 
-from sqlalchemy import Table, bindparam, case, select, update
+from sqlalchemy import Table, bindparam, case, or_, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
-from app.store.models import IngestWatermark
+from app.store.models import DbObject, IngestWatermark, PoolWatermark, Target
+from policies.model import Policy, Pool, PoolConflict
 
 _TABLE = cast(Table, IngestWatermark.__table__)
 
@@ -97,3 +102,198 @@ def changed_since_advice(session: Session) -> set[int]:
     """Targets with samples stored since the advice last read them (any source)."""
     t = _TABLE
     return set(session.scalars(select(t.c.target_id).where(t.c.version > t.c.advised_version)))
+
+
+# --- storage pools: which pools changed since their last evaluation, and who evaluates them -----
+
+
+def policy_key(policy: Policy) -> str:
+    """The policy a pool was evaluated with, as a digest: any change re-evaluates every pool."""
+    return hashlib.sha256(policy.model_dump_json().encode()).hexdigest()
+
+
+def _names(pool: Pool, server: str) -> bool:
+    return any(fnmatchcase(server.lower(), p.lower()) for p in pool.servers)
+
+
+def pool_targets(session: Session, policy: Policy) -> dict[str, list[int]]:
+    """Each pool's enabled targets (a server split across arrays by path or storage group is in
+    each of its pools). Decided per server, and per object only for the servers that a pool
+    splitting by location names; an object two pools take (PoolConflict) is left out here, as
+    the advice leaves it out."""
+    splitting = [p for p in policy.pools if p.splits]
+    members: dict[str, set[int]] = defaultdict(set)
+    split_servers: set[tuple[str, str]] = set()
+    servers = session.execute(
+        select(DbObject.target_id, DbObject.engine, DbObject.server)
+        .join(Target, Target.id == DbObject.target_id)
+        .where(Target.enabled.is_(True))
+        .distinct()
+    ).all()
+    for tid, engine, server in servers:
+        if any(_names(p, server) for p in splitting):
+            split_servers.add((engine, server))
+            continue
+        try:
+            members[policy.pool_of(server=server, engine=engine, physical_name=None, storage_group=None)].add(
+                tid
+            )
+        except PoolConflict:
+            continue
+    if split_servers:
+        rows = session.execute(
+            select(
+                DbObject.target_id,
+                DbObject.engine,
+                DbObject.server,
+                DbObject.physical_name,
+                DbObject.storage_group,
+            )
+            .join(Target, Target.id == DbObject.target_id)
+            .where(Target.enabled.is_(True), DbObject.server.in_(sorted({s for _, s in split_servers})))
+            .distinct()
+        )
+        for tid, engine, server, path, group in rows:
+            if (engine, server) not in split_servers:
+                continue
+            try:
+                pool = policy.pool_of(server=server, engine=engine, physical_name=path, storage_group=group)
+            except PoolConflict:
+                continue
+            members[pool].add(tid)
+    return {pool: sorted(tids) for pool, tids in sorted(members.items())}
+
+
+def _new_pool_row(pool: str) -> PoolWatermark:
+    return PoolWatermark(pool=pool, requested=0, done=0, targets=[], versions={}, policy_key="", failures=0)
+
+
+def request_changed_pools(session: Session, policy: Policy, now: datetime) -> list[str]:
+    """Make due the pools whose data changed since their last evaluation: a target's data version,
+    the pool's targets or the policy differ from what that evaluation read. Rows of pools the
+    policy no longer has are dropped. Returns the pools due now (newly or still)."""
+    key = policy_key(policy)
+    members = pool_targets(session, policy)
+    versions = data_versions(session)
+    rows = {
+        r.pool: r
+        for r in session.scalars(select(PoolWatermark).order_by(PoolWatermark.pool).with_for_update())
+    }
+    for gone in sorted(set(rows) - set(members)):
+        session.delete(rows.pop(gone))
+    due = []
+    for pool, tids in members.items():
+        row = rows.get(pool)
+        if row is None:
+            row = _new_pool_row(pool)
+            session.add(row)
+        seen = {str(t): versions.get(t, 0) for t in tids}
+        changed = row.policy_key != key or list(row.targets) != tids or dict(row.versions) != seen
+        if changed and row.requested <= row.done:
+            row.requested += 1
+            row.requested_at = now
+        if changed:
+            row.targets = tids
+        if row.requested > row.done:
+            due.append(pool)
+    return due
+
+
+def mark_pools_advised(session: Session, policy: Policy, seen: dict[int, int], now: datetime) -> None:
+    """A whole-fleet evaluation that read `seen` (data_versions) is stored: every pool is advised
+    as of those versions and this policy (no pool is due until its data changes again)."""
+    key = policy_key(policy)
+    members = pool_targets(session, policy)
+    rows = {
+        r.pool: r
+        for r in session.scalars(select(PoolWatermark).order_by(PoolWatermark.pool).with_for_update())
+    }
+    for gone in sorted(set(rows) - set(members)):
+        session.delete(rows.pop(gone))
+    for pool, tids in members.items():
+        row = rows.get(pool)
+        if row is None:
+            row = _new_pool_row(pool)
+            session.add(row)
+        row.targets = tids
+        row.versions = {str(t): seen.get(t, 0) for t in tids}
+        row.policy_key = key
+        row.done = row.requested
+        row.advised_at = now
+        row.error, row.failures, row.retry_at = None, 0, None
+
+
+@dataclass(frozen=True)
+class PoolClaim:
+    """A due pool leased to one evaluator: `requested` is the request it serves."""
+
+    pool: str
+    requested: int
+    targets: list[int]
+    owner: str
+
+
+class LeaseLost(Exception):
+    """The pool's lease expired and another evaluator took it over: this one's result is dropped."""
+
+
+def claim_pool(session: Session, owner: str, now: datetime, lease_s: float) -> PoolClaim | None:
+    """Lease one due pool (the longest waiting first): `FOR UPDATE SKIP LOCKED` on PostgreSQL, so
+    concurrent workers never take the same row; a lease that has expired is taken over. SQLite
+    evaluates in one process (the clause is left out there)."""
+    row = session.scalar(
+        select(PoolWatermark)
+        .where(
+            PoolWatermark.requested > PoolWatermark.done,
+            or_(PoolWatermark.lease_until.is_(None), PoolWatermark.lease_until < now),
+            or_(PoolWatermark.retry_at.is_(None), PoolWatermark.retry_at <= now),
+        )
+        .order_by(PoolWatermark.requested_at, PoolWatermark.pool)
+        .limit(1)
+        .with_for_update(skip_locked=True)
+    )
+    if row is None:
+        return None
+    row.lease_owner, row.lease_until = owner, now + timedelta(seconds=lease_s)
+    return PoolClaim(row.pool, row.requested, list(row.targets), owner)
+
+
+def _leased(session: Session, claim: PoolClaim) -> PoolWatermark:
+    row = session.scalar(select(PoolWatermark).where(PoolWatermark.pool == claim.pool).with_for_update())
+    if row is None or row.lease_owner != claim.owner:
+        raise LeaseLost(f"pool {claim.pool}: lease taken over by {row.lease_owner if row else 'nobody'}")
+    return row
+
+
+def finish_pool(
+    session: Session, claim: PoolClaim, policy: Policy, seen: dict[int, int], now: datetime
+) -> None:
+    """In the transaction that stores the pool's advice (first, so it holds the row): the lease is
+    still this evaluator's (else LeaseLost, and the caller's transaction is rolled back), and the
+    pool is advised as of the versions the evaluation read."""
+    row = _leased(session, claim)
+    row.done = max(row.done, claim.requested)
+    row.versions = {str(t): seen.get(t, 0) for t in claim.targets}
+    row.policy_key = policy_key(policy)
+    row.advised_at = now
+    row.lease_owner = row.lease_until = None
+    row.error, row.failures, row.retry_at = None, 0, None
+
+
+def fail_pool(
+    session: Session, claim: PoolClaim, error: str, now: datetime, *, max_retry_s: float = 3600
+) -> None:
+    """The evaluation failed: kept on the row (health, /api), retried after a doubling pause, the
+    lease released; other pools go on."""
+    row = session.scalar(select(PoolWatermark).where(PoolWatermark.pool == claim.pool).with_for_update())
+    if row is None or row.lease_owner != claim.owner:
+        return
+    row.failures += 1
+    row.error, row.failed_at = error[:4000], now
+    row.retry_at = now + timedelta(seconds=min(60 * 2 ** (row.failures - 1), max_retry_s))
+    row.lease_owner = row.lease_until = None
+
+
+def pool_health(session: Session) -> list[PoolWatermark]:
+    """Every pool's evaluation state (due, leased, failing), for health pages and tests."""
+    return list(session.scalars(select(PoolWatermark).order_by(PoolWatermark.pool)))

@@ -16,8 +16,8 @@ from sqlalchemy import MetaData, Table, create_engine, event, func, insert, sele
 
 from app.store.db import Store, alembic_config
 from app.store.ingest import bulk_insert, ingest_batch, ingest_snapshots
+from app.store.io_window import usage
 from app.store.models import COUNTER_COLUMNS, HourlyRollup, IoInterval, RollupProgress, Target
-from app.store.queries import usage
 from app.store.rollup import apply_retention, not_rolled_up, roll_up, rolled_up_mark
 from app.store.targets import add_target
 from connectors.simulator import SimulatedFleet
