@@ -12,31 +12,25 @@ from zoneinfo import ZoneInfo
 
 from advisors.advise import Advice, AdviceReport, PoolReport
 from advisors.deltas import CounterPoint, interval_between
+from advisors.document import (
+    AdvisedObject,
+    Maintenance,
+    MaintenanceSlice,
+    MemberFile,
+    Metrics,
+    Period,
+    Predicted,
+    split_table,
+)
 from advisors.features import MaintenanceShare, ObjectInfo, ObjectWindow, PeriodView, Usage
 from advisors.maintenance import occurrence
 from advisors.pools import UnknownLocation, placed
-from connectors.records import CORE_COUNTERS, MONITOR_ONLY_KINDS, ObjectRef, Snapshot
+from connectors.records import CORE_COUNTERS, LOCATION_FIELDS, MONITOR_ONLY_KINDS, ObjectRef, Snapshot
 from policies.model import Policy
 from policies.workload import CalendarPeriod
 
-INFO_FIELDS = (
-    "physical_name",
-    "logical_name",
-    "file_id",
-    "filegroup",
-    "storage_group",
-    "tablespace",
-    "table_name",
-    "schema_name",
-    "partition_number",
-    "partition_scheme",
-    "partition_function",
-    "range_low",
-    "range_high",
-    "range_right",
-    "low_inclusive",
-    "high_inclusive",
-)
+# the location fields an advised object carries: the one object vocabulary (ObjectRef owns it)
+INFO_FIELDS = LOCATION_FIELDS
 
 
 MONITOR_ONLY = {str(k) for k in MONITOR_ONLY_KINDS}
@@ -207,119 +201,121 @@ def _round(v: float | None, digits: int = 3) -> float | None:
     return None if v is None else round(v, digits)
 
 
-def advice_json(a: Advice) -> dict[str, Any]:
+def advised_object(a: Advice) -> AdvisedObject:
+    """The advice document's object (advisors.document) for one advised object."""
     i, f = a.info, a.features
-    location = {k: getattr(i, k) for k in INFO_FIELDS if getattr(i, k) is not None}
+    location: dict[str, Any] = {k: getattr(i, k) for k in INFO_FIELDS if getattr(i, k) is not None}
     if i.files:
         location["files"] = [
-            {
-                "key": f.key,
-                "file_id": f.file_id,
-                "logical_name": f.logical_name,
-                "physical_name": f.physical_name,
-                "size_bytes": f.size_bytes,
-                "current_tier": f.current_tier,
-            }
-            for f in i.files
+            MemberFile(
+                key=m.key,
+                file_id=m.file_id,
+                logical_name=m.logical_name,
+                physical_name=m.physical_name,
+                size_bytes=m.size_bytes,
+                current_tier=m.current_tier,
+            )
+            for m in i.files
         ]
-    return {
-        "engine": i.engine,
-        "server": i.server,
-        "database": i.database,
-        "kind": i.kind,
-        "name": i.name,
-        "key": i.key,
-        "size_bytes": i.size_bytes,
-        "profile": a.verdict.profile,
-        "rule": a.verdict.rule,
-        "current_tier": i.current_tier,
-        "recommended_tier": a.recommended_tier,
-        "placement_unit": a.placement_unit,
-        "pool": i.pool,
-        "metrics": {
-            "read_iops": _round(f.read_iops),
-            "write_iops": _round(f.write_iops),
-            "avg_read_bytes": _round(f.avg_read_bytes, 1),
-            "avg_write_bytes": _round(f.avg_write_bytes, 1),
-            "avg_read_ms": _round(f.avg_read_ms),
-            "avg_write_ms": _round(f.avg_write_ms),
-            "read_pct": _round(f.read_pct, 1),
-            "read_miss_ratio": _round(f.read_miss_ratio, 4),
-            "heat": _round(f.heat),
-            "heat_ratio": _round(f.heat_ratio),
-            "prefetch_share": _round(f.prefetch_share, 4),
-            "singleton_share": _round(f.singleton_share, 4),
-            "est_cache_hit_share": _round(f.est_cache_hit_share, 4),
-            "trend_pct_per_day": _round(f.trend_pct_per_day, 2),
-            "instance_read_miss_ratio": _round(f.instance_read_miss_ratio, 4),
-            "read_mb_s": _round(f.read_mb_s),
-            "write_mb_s": _round(f.write_mb_s),
-            "hours": _round(f.hours, 2),
-            "io_per_s_by_hour_of_day": [round(v, 3) for v in f.by_hour_of_day],
-        },
-        "predicted": {
-            "io_ms_per_s_now": _round(a.io_ms_per_s_now),
-            "io_ms_per_s_after": _round(a.io_ms_per_s_after),
-        },
-        "reasons": list(a.reasons),
-        "maintenance": maintenance_json(f.maintenance),
-        "period": period_json(f.period),
-        **evidence_json(a),
+    split = split_table(i.table_name, i.schema_name)
+    if split is not None:
+        location["schema"], location["table"] = split
+    return AdvisedObject(
+        engine=i.engine,
+        server=i.server,
+        database=i.database,
+        kind=i.kind,
+        name=i.name,
+        key=i.key,
+        size_bytes=i.size_bytes,
+        profile=a.verdict.profile,
+        rule=a.verdict.rule,
+        current_tier=i.current_tier,
+        recommended_tier=a.recommended_tier,
+        placement_unit=a.placement_unit,
+        pool=i.pool,
+        metrics=Metrics(
+            read_iops=_round(f.read_iops),
+            write_iops=_round(f.write_iops),
+            avg_read_bytes=_round(f.avg_read_bytes, 1),
+            avg_write_bytes=_round(f.avg_write_bytes, 1),
+            avg_read_ms=_round(f.avg_read_ms),
+            avg_write_ms=_round(f.avg_write_ms),
+            read_pct=_round(f.read_pct, 1),
+            read_miss_ratio=_round(f.read_miss_ratio, 4),
+            heat=_round(f.heat),
+            heat_ratio=_round(f.heat_ratio),
+            prefetch_share=_round(f.prefetch_share, 4),
+            singleton_share=_round(f.singleton_share, 4),
+            est_cache_hit_share=_round(f.est_cache_hit_share, 4),
+            trend_pct_per_day=_round(f.trend_pct_per_day, 2),
+            instance_read_miss_ratio=_round(f.instance_read_miss_ratio, 4),
+            read_mb_s=_round(f.read_mb_s),
+            write_mb_s=_round(f.write_mb_s),
+            hours=_round(f.hours, 2),
+            io_per_s_by_hour_of_day=[round(v, 3) for v in f.by_hour_of_day],
+        ),
+        predicted=Predicted(
+            io_ms_per_s_now=_round(a.io_ms_per_s_now),
+            io_ms_per_s_after=_round(a.io_ms_per_s_after),
+        ),
+        reasons=list(a.reasons),
+        maintenance=maintenance_doc(f.maintenance),
+        period=period_doc(f.period),
+        decision=None if a.decision is None else a.decision.as_json(),
+        explanation=a.explanation,
         **location,
-    }
+    )
 
 
-def maintenance_json(m: MaintenanceShare | None) -> dict[str, Any] | None:
+def advice_json(a: Advice) -> dict[str, Any]:
+    """One advised object as the advice JSON stores and prints it."""
+    return advised_object(a).as_json()
+
+
+def maintenance_doc(m: MaintenanceShare | None) -> Maintenance | None:
     """What was left out of the object's figures as maintenance (None: nothing)."""
     if m is None:
         return None
-    return {
-        "io_share": _round(m.io_share, 4),
-        "read_share": _round(m.read_share, 4),
-        "hours": _round(m.hours, 2),
-        "note": m.note,
-        "slices": [
-            {
-                "name": s.name,
-                "kind": s.kind,
-                "hours": _round(s.hours, 2),
-                "reads": s.reads,
-                "writes": s.writes,
-                "bytes_read": s.bytes_read,
-                "avg_read_bytes": _round(s.avg_read_bytes, 1),
-                "requests": _round(s.requests, 1),
-            }
+    return Maintenance(
+        io_share=_round(m.io_share, 4),
+        read_share=_round(m.read_share, 4),
+        hours=_round(m.hours, 2),
+        note=m.note,
+        slices=[
+            MaintenanceSlice(
+                name=s.name,
+                kind=s.kind,
+                hours=_round(s.hours, 2),
+                reads=s.reads,
+                writes=s.writes,
+                bytes_read=s.bytes_read,
+                avg_read_bytes=_round(s.avg_read_bytes, 1),
+                requests=_round(s.requests, 1),
+            )
             for s in m.slices
         ],
-    }
+    )
 
 
-def period_json(p: PeriodView | None) -> dict[str, Any] | None:
+def period_doc(p: PeriodView | None) -> Period | None:
     """The object in the latest occurrence of a declared business period (None: none judged)."""
     if p is None:
         return None
     f = p.features
-    return {
-        "name": p.name,
-        "kind": p.kind,
-        "occurrence": p.occurrence.isoformat(),
-        "hot": p.hot,
-        "ratio": _round(p.ratio),
-        "hot_min_ratio": p.hot_min_ratio,
-        "hours": _round(f.hours, 2),
-        "read_iops": _round(f.read_iops),
-        "write_iops": _round(f.write_iops),
-        "heat": _round(f.heat),
-        "io_rate": _round(f.io_rate),
-    }
-
-
-def evidence_json(a: Advice) -> dict[str, Any]:
-    """Which stage decided and the numbers it used (advisors.explain), for moved and unmoved alike."""
-    return {
-        "decision": None if a.decision is None else a.decision.as_json(),
-        "explanation": a.explanation,
-    }
+    return Period(
+        name=p.name,
+        kind=p.kind,
+        occurrence=p.occurrence.isoformat(),
+        hot=p.hot,
+        ratio=_round(p.ratio),
+        hot_min_ratio=p.hot_min_ratio,
+        hours=_round(f.hours, 2),
+        read_iops=_round(f.read_iops),
+        write_iops=_round(f.write_iops),
+        heat=_round(f.heat),
+        io_rate=_round(f.io_rate),
+    )
 
 
 def _curve(points: tuple[tuple[float, float], ...]) -> list[dict[str, float]]:
@@ -327,22 +323,6 @@ def _curve(points: tuple[tuple[float, float], ...]) -> list[dict[str, float]]:
 
 
 def report_json(report: AdviceReport, policy: Policy) -> dict[str, Any]:
-    def _with_schema(obj: dict[str, Any]) -> dict[str, Any]:
-        """Separate `schema` and `table` for partitions, so script generators need not split
-        `table_name` ("schema.table"). The collectors give the schema on its own (`schema_name`),
-        which makes the split exact even when a name contains "."; for objects collected before
-        that, `table_name` is split when unambiguous, else both stay null (the scripts then refuse
-        the move with a note)."""
-        name, schema = obj.get("table_name"), obj.get("schema_name")
-        if isinstance(name, str) and isinstance(schema, str) and schema and name.startswith(schema + "."):
-            table = name[len(schema) + 1 :]
-            obj["schema"], obj["table"] = (schema, table) if table else (None, None)
-        elif isinstance(name, str):
-            parts = name.split(".")
-            ok = len(parts) == 2 and all(parts)
-            obj["schema"], obj["table"] = (parts[0], parts[1]) if ok else (None, None)
-        return obj
-
     units = [a for a in report.objects if a.placement_unit == a.info.key]
     moves = [
         a for a in units if a.info.current_tier is not None and a.recommended_tier != a.info.current_tier
@@ -362,7 +342,7 @@ def report_json(report: AdviceReport, policy: Policy) -> dict[str, Any]:
         profiles[a.verdict.profile] += 1
     p = report.placement
     return {
-        "objects": [_with_schema(advice_json(a)) for a in report.objects],
+        "objects": [advice_json(a) for a in report.objects],
         "summary": {
             "policy": policy.name,
             "objects": len(report.objects),

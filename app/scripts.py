@@ -13,10 +13,10 @@ from sqlalchemy.orm import Session
 from app.mail.render import Attachment
 from app.script_spots import file_name, object_pool, pool_spots
 from app.store.models import Recommendation, ScriptRecord
-from migrations import AdviceError, Options, PlanError, render_pair, select_moves
+from migrations import AdviceError, Dialect, Options, PlanError, read_advised, render_pair, select_advised
 from policies.model import Policy
 
-DIALECT = {"sqlserver": "tsql", "db2": "db2"}
+DIALECT: dict[str, Dialect] = {"sqlserver": "tsql", "db2": "db2"}
 
 
 def ensure_scripts(
@@ -33,14 +33,15 @@ def ensure_scripts(
     try:
         # the tiers of the object's own pool: a move on array B goes to array B's paths
         tiers = pool_spots(policy, object_pool(evidence))
-        selection = select_moves({"objects": [evidence]}, source=f"recommendation #{rec.id}", tiers=tiers,
-                                 dialect=dialect, only=[uid])  # type: ignore[arg-type]  # fmt: skip
+        source = f"recommendation #{rec.id}"
+        selection = select_advised([read_advised(evidence, source)], source=source, tiers=tiers,
+                                   dialect=dialect, only=[uid])  # fmt: skip
         if not selection.moves:
             why = "; ".join(s.reason for s in selection.skipped) or "nothing to move"
             rec.script_error = why
             return []
         move = selection.moves[0]
-        forward, rollback = render_pair(move, dialect, Options(generator="tierwise"), now)  # type: ignore[arg-type]
+        forward, rollback = render_pair(move, dialect, Options(generator="tierwise"), now)
     except (AdviceError, PlanError) as exc:
         rec.script_error = str(exc)
         return []

@@ -8,7 +8,7 @@ later (advisors/deltas.py) so that restarts and resets are judged in one place.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from enum import StrEnum
 
@@ -53,6 +53,10 @@ CORE_COUNTERS: tuple[str, ...] = (
 )
 
 
+# Marks ObjectRef's location fields (dataclasses.field metadata), from which LOCATION_FIELDS is derived.
+_LOCATION: Mapping[str, bool] = {"location": True}
+
+
 @dataclass(frozen=True, slots=True)
 class ObjectRef:
     """Identity and location of one monitored object.
@@ -83,29 +87,42 @@ class ObjectRef:
     key: str
     name: str
     size_bytes: int | None = None
-    logical_name: str | None = None
-    physical_name: str | None = None
-    file_id: int | None = None
-    filegroup: str | None = None
-    storage_group: str | None = None
-    tablespace: str | None = None
-    table_name: str | None = None  # schema-qualified, e.g. "dbo.Orders"
+    # Where the object lives: the object vocabulary's location fields (LOCATION_FIELDS, below),
+    # which the store's objects, the advisors' ObjectInfo and the advice document repeat
+    # (tests/advisors/test_vocabulary.py holds them to this list).
+    physical_name: str | None = field(default=None, metadata=_LOCATION)
+    logical_name: str | None = field(default=None, metadata=_LOCATION)
+    file_id: int | None = field(default=None, metadata=_LOCATION)
+    filegroup: str | None = field(default=None, metadata=_LOCATION)
+    storage_group: str | None = field(default=None, metadata=_LOCATION)
+    tablespace: str | None = field(default=None, metadata=_LOCATION)
+    # schema-qualified, e.g. "dbo.Orders"
+    table_name: str | None = field(default=None, metadata=_LOCATION)
     # the schema on its own (SQL Server sys.schemas.name, DB2 TABSCHEMA), so "schema.table" need
     # not be split: a schema or table name may itself contain "." (None: the source did not say)
-    schema_name: str | None = None
-    partition_number: int | None = None
-    partition_scheme: str | None = None
-    partition_function: str | None = None
-    range_low: str | None = None
-    range_high: str | None = None
-    range_right: bool | None = None  # SQL Server boundary_value_on_right; None for DB2
-    low_inclusive: bool | None = None
-    high_inclusive: bool | None = None
+    schema_name: str | None = field(default=None, metadata=_LOCATION)
+    partition_number: int | None = field(default=None, metadata=_LOCATION)
+    partition_scheme: str | None = field(default=None, metadata=_LOCATION)
+    partition_function: str | None = field(default=None, metadata=_LOCATION)
+    range_low: str | None = field(default=None, metadata=_LOCATION)
+    range_high: str | None = field(default=None, metadata=_LOCATION)
+    # SQL Server boundary_value_on_right; None for DB2
+    range_right: bool | None = field(default=None, metadata=_LOCATION)
+    low_inclusive: bool | None = field(default=None, metadata=_LOCATION)
+    high_inclusive: bool | None = field(default=None, metadata=_LOCATION)
     rows: int | None = None
     volume: str | None = None  # mount point (SQL Server) or file system id (DB2 FS_ID)
     volume_total_bytes: int | None = None
     volume_available_bytes: int | None = None
     paths: tuple[str, ...] = ()  # DB2 table space: its container paths
+
+
+# The object vocabulary, defined once (ObjectRef above owns it): the fields that say where an
+# object lives, in the order the advice JSON lists them. Everything that copies a location derives
+# its list from this (app.advice.INFO_FIELDS, the store's ingest); the typed declarations that
+# repeat them (app.store.models.DbObject, advisors.features.ObjectInfo, advisors.document) are
+# checked against it by tests/advisors/test_vocabulary.py.
+LOCATION_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(ObjectRef) if f.metadata.get("location"))
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,15 @@ from decimal import Decimal
 from typing import Any
 
 from connectors import queries
-from connectors.records import Engine, ObjectKind, ObjectRef, ObjectSample, Snapshot, SourceError
+from connectors.records import (
+    CORE_COUNTERS,
+    Engine,
+    ObjectKind,
+    ObjectRef,
+    ObjectSample,
+    Snapshot,
+    SourceError,
+)
 from connectors.shapes import (
     SQLSERVER_BUFFER_MANAGER,
     SQLSERVER_FILE_STATS,
@@ -30,9 +38,7 @@ log = logging.getLogger(__name__)
 Row = Mapping[str, object]
 Mapper = Callable[[Row], ObjectSample]
 PAGE_BYTES = 8192  # SQL Server page size; used_pages are 8 KB pages
-NO_COUNTERS: dict[str, int | None] = dict.fromkeys(
-    ("reads", "bytes_read", "read_time_ms", "writes", "bytes_written", "write_time_ms")
-)
+NO_COUNTERS: dict[str, int | None] = dict.fromkeys(CORE_COUNTERS)
 
 # ---------------------------------------------------------------------------------------------
 # Connection strings: ODBC syntax (key=value;...; {braced} values with '}}' escapes). ibm_db uses

@@ -26,7 +26,16 @@ Modules:
 
 from __future__ import annotations
 
-from migrations.from_advice import AdviceError, Dialect, Selection, Skipped, TierSpot, select_moves
+from migrations.from_advice import (
+    AdviceError,
+    Dialect,
+    Selection,
+    Skipped,
+    TierSpot,
+    read_advised,
+    select_advised,
+    select_moves,
+)
 from migrations.plan import (
     AddDataPartition,
     AddPartition,
@@ -78,7 +87,9 @@ __all__ = [
     "UnsafeNameError",
     "Unsupported",
     "Why",
+    "read_advised",
     "render_pair",
     "render_script",
+    "select_advised",
     "select_moves",
 ]

@@ -1,6 +1,6 @@
-"""Reading the advice JSON: typed access to each object's fields, with errors that name the
-source file and the object (`AdviceError`), and name/path checks that turn unsafe names into
-`Unsupported` notes (quoting.check_name)."""
+"""Reading the advice JSON (or its typed objects, advisors.document.AdvisedObject): typed access
+to each object's fields, with errors that name the source file and the object (`AdviceError`),
+and name/path checks that turn unsafe names into `Unsupported` notes (quoting.check_name)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from pydantic import ValidationError
+
+from advisors.document import AdvisedObject
 from migrations.plan import PlanError, Unsupported
 from migrations.quoting import UnsafeNameError, check_name, check_path
 
@@ -17,6 +20,17 @@ ENGINE = {"tsql": "sqlserver", "db2": "db2"}
 
 class AdviceError(PlanError):
     """The advice cannot be read as a plan; the message names the file and the object."""
+
+
+def read_advised(raw: object, source: str) -> AdvisedObject:
+    """One stored advice object (e.g. a recommendation's evidence) as the typed document, or an
+    AdviceError naming `source` and the first field that does not fit."""
+    try:
+        return AdvisedObject.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "the object"
+        raise AdviceError(f"{source}: not an advised object: {where}: {first['msg']}") from exc
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +126,10 @@ class Reader:
             raise Unsupported(str(exc)) from exc
 
     def obj(self, i: int, raw: object) -> Obj:
+        """Object `i` of the advice, checked: a JSON object, or a typed AdvisedObject (read as the
+        JSON it stores, so both go through the same checks and name the same fields)."""
+        if isinstance(raw, AdvisedObject):
+            raw = raw.as_json()
         if not isinstance(raw, dict):
             raise AdviceError(f"{self.source}: object {i}: expected a JSON object, got {type(raw).__name__}")
         where = self.where(i, raw)

@@ -18,11 +18,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from advisors.document import AdvisedObject
 from migrations.advice_build import Builder, why
-from migrations.advice_read import ENGINE, AdviceError, Dialect, Obj, TierSpot
+from migrations.advice_read import ENGINE, AdviceError, Dialect, Obj, TierSpot, read_advised
 from migrations.plan import Move, SetReadOnly, Target, Unsupported
 
-__all__ = ["AdviceError", "Dialect", "Selection", "Skipped", "TierSpot", "select_moves"]
+__all__ = [
+    "AdviceError",
+    "Dialect",
+    "Selection",
+    "Skipped",
+    "TierSpot",
+    "read_advised",
+    "select_advised",
+    "select_moves",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,8 +68,40 @@ def select_moves(
         raise AdviceError(
             f"{source}: not the JSON of `tierwise advise` (expected an object with an objects list)"
         )
+    return _select(
+        doc["objects"], source=source, tiers=tiers, dialect=dialect, only=only, read_only=read_only
+    )
+
+
+def select_advised(
+    objects: Sequence[AdvisedObject],
+    *,
+    source: str,
+    tiers: Sequence[TierSpot],
+    dialect: Dialect,
+    only: Sequence[str] = (),
+    read_only: Sequence[str] = (),
+) -> Selection:
+    """Moves for `dialect` from typed advised objects (e.g. a stored recommendation's evidence,
+    read with `AdvisedObject.model_validate`): the same selection and checks as select_moves,
+    without wrapping them in a document first."""
+    if dialect not in ENGINE:
+        raise AdviceError(f"dialect must be tsql or db2, got {dialect!r}")
+    return _select(objects, source=source, tiers=tiers, dialect=dialect, only=only, read_only=read_only)
+
+
+def _select(
+    raw_objects: Sequence[object],
+    *,
+    source: str,
+    tiers: Sequence[TierSpot],
+    dialect: Dialect,
+    only: Sequence[str],
+    read_only: Sequence[str],
+) -> Selection:
+    """The selection and run order, from the advice's objects (JSON objects or AdvisedObject)."""
     b = Builder(source, tiers, dialect)
-    objects = [b.obj(i, raw) for i, raw in enumerate(doc["objects"], start=1)]
+    objects = [b.obj(i, raw) for i, raw in enumerate(raw_objects, start=1)]
     engine = ENGINE[dialect]
     moves: list[Move] = []
     skipped: list[Skipped] = []

@@ -20,33 +20,15 @@ from sqlalchemy.orm import Session
 from advisors.deltas import CounterPoint, Outcome, interval_between
 from app.store.models import COUNTER_COLUMNS, DbObject, IoInterval, Sample, Target
 from app.store.watermarks import mark_ingested
-from connectors.records import ObjectRef, Snapshot
+from connectors.records import LOCATION_FIELDS, ObjectRef, Snapshot
 
 # where an object lives: a change in any of these is a move (a file copied, a partition rebuilt
 # onto another filegroup, a table space altered to another storage group)
 PLACEMENT_FIELDS = ("physical_name", "filegroup", "tablespace", "storage_group")
 
-_LOCATION_FIELDS = (
-    "name",
-    "size_bytes",
-    "logical_name",
-    "physical_name",
-    "file_id",
-    "filegroup",
-    "storage_group",
-    "tablespace",
-    "table_name",
-    "schema_name",
-    "partition_number",
-    "partition_scheme",
-    "partition_function",
-    "range_low",
-    "range_high",
-    "range_right",
-    "low_inclusive",
-    "high_inclusive",
-    "rows",
-)
+# what an object row copies from the newest ObjectRef: its name and size, where it lives (the one
+# object vocabulary, connectors.records.LOCATION_FIELDS) and its row count
+_LOCATION_FIELDS = ("name", "size_bytes", *LOCATION_FIELDS, "rows")
 
 
 IGNORED_LISTED = 10  # ignored samples named one by one; the rest are only counted

@@ -28,11 +28,12 @@ from advisors.features import ObjectInfo, Usage, heat_of
 from app.store.dialect import hour_bucket
 from app.store.models import DbObject, HourlyRollup, IoInterval
 from app.store.rollup import not_rolled_up
+from connectors.records import CORE_COUNTERS
 
 # Kinds whose capacity and I/O are already counted in another object (partition -> filegroup /
 # table space, container -> table space) or that hold no capacity (buffer pool, instance).
 NOT_STORAGE = frozenset({"partition", "container", "buffer_pool", "instance"})
-SUM_COLUMNS = ("seconds", "reads", "bytes_read", "read_time_ms", "writes", "bytes_written", "write_time_ms")
+SUM_COLUMNS = ("seconds", *CORE_COUNTERS)
 
 
 def window_start(now: datetime, hours: int) -> datetime:

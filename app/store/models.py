@@ -27,6 +27,8 @@ from sqlalchemy import (
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from connectors.records import CORE_COUNTERS
+
 NAMING = {
     "ix": "ix_%(column_0_label)s",
     "uq": "uq_%(table_name)s_%(column_0_name)s",
@@ -59,7 +61,7 @@ class Base(DeclarativeBase):
     type_annotation_map: ClassVar[dict[Any, Any]] = {datetime: UTCDateTime()}
 
 
-COUNTER_COLUMNS = ("reads", "bytes_read", "read_time_ms", "writes", "bytes_written", "write_time_ms")
+COUNTER_COLUMNS = CORE_COUNTERS
 
 
 class Target(Base):
