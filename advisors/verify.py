@@ -249,6 +249,37 @@ def seen_moved(
     return Moved(True, first, last, tuple(reasons))
 
 
+# ---- the controls ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """An unmoved object that could be a control, and where it is: its target, the storage pool
+    (array) its location belongs to (None: two pools take it) and its tier in that pool."""
+
+    object_id: int
+    target_id: int
+    pool: str | None
+    tier: str | None
+
+
+def pick_controls(
+    candidates: Iterable[Candidate], *, target_id: int, pool: str, tier: str, enough: int, shared: bool
+) -> list[int]:
+    """The controls of a move off `tier` of `pool` on `target_id`: unmoved objects on the same
+    array's same tier only (a tier of the same name on another array says nothing about this one).
+    The unit's own target's come first, all of them; when they are fewer than `enough` and the
+    pool is `shared` (a declared pool: its servers share the array), the pool's other targets'
+    fill up to `enough`, in target then object order. The implicit pool of servers in no pool is
+    not shared: tierwise does not know that two such servers share an array."""
+    same = [c for c in candidates if c.pool == pool and c.tier == tier]
+    own = sorted(c.object_id for c in same if c.target_id == target_id)
+    if not shared or len(own) >= enough:
+        return own
+    others = sorted((c.target_id, c.object_id) for c in same if c.target_id != target_id)
+    return own + [object_id for _, object_id in others[: enough - len(own)]]
+
+
 # ---- the verdict -----------------------------------------------------------------------------
 
 

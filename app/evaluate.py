@@ -29,10 +29,9 @@ from app.store.models import (
     HourlyRollup,
     IlmPlanRecord,
     IoInterval,
-    Recommendation,
     Target,
 )
-from app.store.recommendations import LIVE, Status, SyncResult, sync_recommendations
+from app.store.recommendations import SyncResult, sync_recommendations
 from app.store.rollup import bucket_sums, total_of
 from app.store.watermarks import (
     data_versions,
@@ -431,71 +430,6 @@ def evaluate(store: Store, policy: Policy, *, now: datetime, time_limit_s: float
 # --- one storage pool at a time (the hourly job and the collector workers) ---------------------
 
 
-def _rec_pool(rec: Recommendation) -> str:
-    return str((rec.evidence or {}).get("pool") or DEFAULT_POOL)
-
-
-def sync_pool_recommendations(
-    session: Session,
-    pool: str,
-    target_by_server: dict[tuple[str, str], int],
-    advice: list[dict[str, Any]],
-    now: datetime,
-    targets: list[int],
-) -> SyncResult:
-    """sync_recommendations within one pool: only the live recommendations of `pool` (or of a unit
-    this advice now places, moved here by a policy change) are updated, superseded or withdrawn;
-    another pool's advice on the same server is never touched."""
-    units = [
-        a
-        for a in advice
-        if a.get("placement_unit") == a["key"] and (a["engine"], a["server"]) in target_by_server
-    ]
-    keys = {(target_by_server[(a["engine"], a["server"])], a["key"]) for a in units}
-    live = {
-        (r.target_id, r.key): r
-        for r in session.scalars(
-            select(Recommendation).where(
-                Recommendation.status.in_(LIVE), Recommendation.target_id.in_(targets)
-            )
-        )
-        if _rec_pool(r) == pool or (r.target_id, r.key) in keys
-    }
-    created = updated = superseded = withdrawn = 0
-    for a in units:
-        k = (target_by_server[(a["engine"], a["server"])], a["key"])
-        moves = a["current_tier"] is not None and a["recommended_tier"] != a["current_tier"]
-        rec = live.pop(k, None)
-        if rec is not None and (not moves or rec.to_tier != a["recommended_tier"]):
-            rec.status, rec.updated_at = (Status.SUPERSEDED if moves else Status.WITHDRAWN), now
-            superseded, withdrawn = superseded + moves, withdrawn + (not moves)
-            rec = None
-        if not moves:
-            continue
-        values = {
-            "engine": a["engine"], "server": a["server"], "database": a["database"], "kind": a["kind"],
-            "name": a["name"], "from_tier": a["current_tier"], "to_tier": a["recommended_tier"],
-            "profile": a["profile"], "rule": a["rule"], "size_bytes": a["size_bytes"],
-            "io_ms_per_s_now": a["predicted"]["io_ms_per_s_now"],
-            "io_ms_per_s_after": a["predicted"]["io_ms_per_s_after"], "evidence": a, "updated_at": now,
-        }  # fmt: skip
-        if rec is None:
-            session.add(
-                Recommendation(target_id=k[0], key=k[1], status=Status.OPEN, created_at=now, **values)
-            )
-            created += 1
-        else:
-            for name, value in values.items():
-                setattr(rec, name, value)
-            updated += 1
-    advised = set(target_by_server.values())
-    for (tid, _), rec in live.items():  # this pool's, no longer advised to move
-        if tid in advised or tid not in targets:
-            rec.status, rec.updated_at = Status.WITHDRAWN, now
-            withdrawn += 1
-    return SyncResult(created, updated, superseded, withdrawn)
-
-
 def store_pool_snapshots(
     session: Session,
     pool: str,
@@ -591,7 +525,7 @@ def advise_pool_in_store(
     with store.session() as s:
         if before_store is not None:
             before_store(s, seen)
-        result = sync_pool_recommendations(s, pool, target_by_server, doc["objects"], now, targets)
+        result = sync_recommendations(s, target_by_server, doc["objects"], now, pool=pool)
         store_pool_snapshots(s, pool, target_by_server, doc, curves, notes, now, target_notes)
         mark_advised(s, seen, now)
     log.info("pool %s evaluated: %d objects, %d created, %d updated, %d superseded, %d withdrawn",

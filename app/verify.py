@@ -14,6 +14,7 @@ import logging
 import math
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime, timedelta
+from fnmatch import fnmatchcase
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -33,6 +34,7 @@ from advisors.verify import (
     REGRESSED,
     VERIFIED,
     WITHIN_BAND,
+    Candidate,
     Change,
     HourTotals,
     Outcome,
@@ -40,6 +42,7 @@ from advisors.verify import (
     Slots,
     figures,
     not_moved,
+    pick_controls,
     seen_moved,
     verify,
 )
@@ -47,7 +50,8 @@ from advisors.verify_windows import burst_hours, is_burst_hour
 from app.store.db import Store
 from app.store.models import DbObject, IoInterval, Recommendation, ScriptRecord, Target, Verification
 from app.store.recommendations import Status
-from policies.model import Policy, PoolConflict, VerificationPolicy
+from connectors.records import CORE_COUNTERS
+from policies.model import DEFAULT_POOL, Policy, PoolConflict, VerificationPolicy
 
 log = logging.getLogger("tierwise.verify")
 
@@ -57,8 +61,10 @@ STATUSES = (WAITING, IMPROVED, NO_EFFECT, WITHIN_BAND, OUTSIDE_BAND, REGRESSED, 
 JUDGED = (IMPROVED, NO_EFFECT, OUTSIDE_BAND, REGRESSED, VERIFIED)
 # a relocation seen by ingest within this long of an executed move is that move, not another one
 SAME_CHANGE = timedelta(days=2)
-_FIELDS = ("seconds", "reads", "bytes_read", "read_time_ms", "writes", "bytes_written", "write_time_ms")
+_FIELDS = ("seconds", *CORE_COUNTERS)
 CONTROLS_EACH = 20  # unmoved objects kept one by one for the week-level variance
+# a target with fewer unmoved objects on the source tier borrows its pool's other targets' (up to this)
+CONTROLS_ENOUGH = CONTROLS_EACH
 _FILE_KINDS = ("filegroup", "partition")  # units whose location is their files'
 
 
@@ -247,24 +253,86 @@ def _from_json(data: dict[str, list[float]] | None) -> dict[datetime, HourTotals
     return out
 
 
-def tier_others(
-    session: Session, policy: Policy, target_id: int, tier: str, exclude: set[int], since: datetime
-) -> list[int]:
-    """Ids of the other objects on a tier that have not moved since `since` (files, logs, table
-    spaces; their location now is their location all along) and share the moved unit's storage.
-    The boundary is the target: one server's E:\\flash\\ is not another's array, and a quieter
-    array elsewhere says nothing about this one. Hook: once the policy's `pools:` say which array
-    an object is on, objects of the same pool on other targets belong here too."""
-    rows = session.scalars(select(DbObject).where(DbObject.target_id == target_id))
+def _pool_or_none(policy: Policy, o: DbObject) -> str | None:
+    """The pool (array) of an object's location now; None when two pools take it."""
+    try:
+        return policy.pool_of(server=o.server, engine=o.engine, physical_name=o.physical_name,
+                              storage_group=o.storage_group)  # fmt: skip
+    except PoolConflict:
+        return None
+
+
+def unit_pool(policy: Policy, objs: Sequence[DbObject]) -> str:
+    """The pool of the unit's files (a move stays within its array); the implicit pool when that
+    cannot be told."""
+    for o in objs:
+        if o.physical_name or o.storage_group:
+            return _pool_or_none(policy, o) or DEFAULT_POOL
+    return DEFAULT_POOL
+
+
+def _candidates(
+    policy: Policy, rows: Iterable[DbObject], exclude: set[int], since: datetime
+) -> list[Candidate]:
+    """Objects that have not moved since `since` (files, logs, table spaces: their location now is
+    their location all along), with their pool and tier."""
     return [
-        o.id
+        Candidate(o.id, o.target_id, _pool_or_none(policy, o), _tier_or_none(policy, o))
         for o in rows
         if o.id not in exclude
         and o.kind in PLACEABLE
         and o.kind not in _FILE_KINDS
         and (o.location_since is None or o.location_since < since)
-        and _tier_or_none(policy, o) == tier
     ]
+
+
+def _pool_servers_elsewhere(session: Session, policy: Policy, pool: str, target_id: int) -> list[int]:
+    """The other enabled targets with a server the declared pool names."""
+    declared = next((p for p in policy.pools if p.name == pool), None)
+    if declared is None:
+        return []
+    rows = session.execute(
+        select(DbObject.target_id, DbObject.server)
+        .join(Target, Target.id == DbObject.target_id)
+        .where(Target.enabled.is_(True), DbObject.target_id != target_id)
+        .distinct()
+    ).all()
+    return sorted({tid for tid, server in rows if any(fnmatchcase(server.lower(), p.lower())
+                                                      for p in declared.servers)})  # fmt: skip
+
+
+def tier_others(
+    session: Session,
+    policy: Policy,
+    target_id: int,
+    tier: str,
+    exclude: set[int],
+    since: datetime,
+    *,
+    pool: str = DEFAULT_POOL,
+    enough: int = 0,
+) -> list[int]:
+    """Ids of the other objects on `tier` of `pool` (the same array) that have not moved since
+    `since` (advisors.verify.pick_controls decides). The target's own first; a target with fewer
+    than `enough` borrows the declared pool's other targets' (the controls: unmoved objects on the
+    same array, whichever server they belong to). Another array's tier of the same name never
+    counts, nor, in the implicit pool, another server's (tierwise does not know it is the same
+    array)."""
+    own = _candidates(policy, session.scalars(select(DbObject).where(DbObject.target_id == target_id)),
+                      exclude, since)  # fmt: skip
+    picked = pick_controls(own, target_id=target_id, pool=pool, tier=tier, enough=enough, shared=False)
+    if len(picked) >= enough or pool == DEFAULT_POOL:
+        return picked
+    elsewhere = _pool_servers_elsewhere(session, policy, pool, target_id)
+    if not elsewhere:
+        return picked
+    rows = [
+        o
+        for ids in _chunks(elsewhere)
+        for o in session.scalars(select(DbObject).where(DbObject.target_id.in_(ids)))
+    ]
+    return pick_controls([*own, *_candidates(policy, rows, exclude, since)], target_id=target_id, pool=pool,
+                         tier=tier, enough=enough, shared=True)  # fmt: skip
 
 
 def _predict_from_tiers(policy: Policy, v: Verification, before: Slots) -> float | None:
@@ -420,7 +488,9 @@ def evaluate_one(session: Session, v: Verification, policy: Policy, *, now: date
         b_start, b_end = before_end - keep, before_end - timedelta(seconds=1)
         before["slots"] = _to_json(hour_slots(session, ids, b_start, b_end))
         if v.from_tier is not None:
-            controls = tier_others(session, policy, v.target_id, v.from_tier, set(ids), b_start)
+            pool = unit_pool(policy, objs)
+            controls = tier_others(session, policy, v.target_id, v.from_tier, set(ids), b_start, pool=pool,
+                                   enough=CONTROLS_ENOUGH)  # fmt: skip
             skip = maintenance_skip(session, policy, controls)
             before["control_objects"] = controls
             before["control_slots"] = _to_json(hour_slots(session, controls, b_start, b_end, skip))
@@ -430,7 +500,8 @@ def evaluate_one(session: Session, v: Verification, policy: Policy, *, now: date
                 for c in controls[:CONTROLS_EACH]
             }
         if v.to_tier is not None:
-            others = tier_others(session, policy, v.target_id, v.to_tier, set(ids), b_start)
+            others = tier_others(session, policy, v.target_id, v.to_tier, set(ids), b_start,
+                                 pool=unit_pool(policy, objs))  # fmt: skip
             before["tier_objects"] = others
             skip = maintenance_skip(session, policy, others)
             before["tier_slots"] = _to_json(hour_slots(session, others, b_start, b_end, skip))

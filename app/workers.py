@@ -21,7 +21,8 @@ from the collector host's, so clock skew between collector hosts changes nothing
 When no target is due, a worker evaluates one storage pool the hourly job found changed
 (`run_due_pools`): it leases the pool's row (`pool_watermark`, `FOR UPDATE SKIP LOCKED`), reads
 only that pool's targets, and stores only that pool's recommendations and snapshot entries, after
-checking in the same transaction that the lease is still its own. A failing pool is recorded on
+checking in the same transaction that the lease is still its own. The lease is renewed from a
+heartbeat thread while the pool is evaluated, so only a worker that really stalls loses it. A failing pool is recorded on
 its row and retried later; the other pools go on. The scheduler runs the same loop in-process on
 SQLite, or when the deployment polls from the scheduler.
 
@@ -53,7 +54,7 @@ from app.store.db import Store, retryable
 from app.store.ingest import IngestResult, ingest_batch
 from app.store.models import Target
 from app.store.policies import current_policy
-from app.store.watermarks import LeaseLost, PoolClaim, claim_pool, fail_pool, finish_pool
+from app.store.watermarks import LeaseLost, PoolClaim, claim_pool, fail_pool, finish_pool, renew_pool
 from connectors.records import Snapshot, SourceError
 from policies.model import Policy
 
@@ -458,6 +459,45 @@ class Worker:
                 time.sleep(1.0)
 
 
+class LeaseHeartbeat:
+    """Renews a pool's lease every `every_s` seconds (real time) from its own thread and session
+    while the evaluation runs, so a pool that takes longer than the lease is not picked up by a
+    second worker; only a worker that really stalls (its process frozen, the store unreachable
+    for a whole lease) loses it. The evaluation itself stays pure and unaware of the lease."""
+
+    def __init__(
+        self, store: Store, claim: PoolClaim, clock: Callable[[], datetime], lease_s: float, every_s: float
+    ) -> None:
+        self.store, self.claim, self.clock, self.lease_s, self.every_s = store, claim, clock, lease_s, every_s
+        self.renewals = 0
+        self.lost = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"lease:{claim.pool}", daemon=True)
+
+    def __enter__(self) -> LeaseHeartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every_s):
+            try:
+                with self.store.session() as s:
+                    renewed = renew_pool(s, self.claim, self.clock(), self.lease_s)
+            except Exception as exc:  # a store blip: the next beat tries again, the lease still runs
+                log.warning("pool %s: could not renew the lease: %s", self.claim.pool, scrub(str(exc)))
+                continue
+            if not renewed:
+                if not self._stop.is_set():  # finished meanwhile is not lost
+                    self.lost = True
+                    log.warning("pool %s: lease taken over; this evaluation will be dropped", self.claim.pool)
+                return
+            self.renewals += 1
+
+
 def run_due_pools(
     store: Store,
     policy: Callable[[], Policy],
@@ -467,11 +507,14 @@ def run_due_pools(
     lease_s: float,
     time_limit_s: float = 10.0,
     limit: int | None = None,
+    renew_every_s: float | None = None,
 ) -> list[PoolRun]:
     """Claim due pools one at a time (app/store/watermarks.claim_pool) and evaluate each as its
     own unit of work, until none is due (or `limit` are done). A pool whose evaluation fails is
     recorded on its row and retried later; the others go on. `policy` is read per pool, so a
-    long run picks up a policy saved meanwhile."""
+    long run picks up a policy saved meanwhile. The lease is renewed every `renew_every_s`
+    (a third of the lease by default) while a pool is evaluated (LeaseHeartbeat)."""
+    every_s = lease_s / 3 if renew_every_s is None else renew_every_s
     runs: list[PoolRun] = []
     while limit is None or len(runs) < limit:
         with store.session() as s:
@@ -479,7 +522,8 @@ def run_due_pools(
         if claim is None:
             break
         try:
-            runs.append(_evaluate_claim(store, claim, policy(), clock(), time_limit_s))
+            with LeaseHeartbeat(store, claim, clock, lease_s, every_s):
+                runs.append(_evaluate_claim(store, claim, policy(), clock(), time_limit_s))
         except Exception as exc:
             error = scrub(f"{type(exc).__name__}: {exc}")
             log.error("pool %s: evaluation failed, retried later: %s", claim.pool, error)

@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 
 from app.errors import Conflict, NotFound
 from app.store.models import AuditEvent, Recommendation, Suppression, Target
+from policies.model import DEFAULT_POOL
 
 
 class Status(StrEnum):
@@ -121,31 +122,45 @@ def audit(
     )
 
 
+def _evidence_pool(rec: Recommendation) -> str:
+    return str((rec.evidence or {}).get("pool") or DEFAULT_POOL)
+
+
 def sync_recommendations(
     session: Session,
     target_by_server: dict[tuple[str, str], int],
     advice: Sequence[dict[str, Any]],
     now: datetime,
+    *,
+    pool: str | None = None,
 ) -> SyncResult:
     """Store the placement units' advice. A unit whose advice is unchanged keeps its open
     recommendation (evidence refreshed); a changed target tier supersedes it; a unit that should
-    stay where it is withdraws it. Reviewed recommendations are never touched."""
+    stay where it is withdraws it. Reviewed recommendations are never touched.
+
+    With `pool`, the advice is one storage pool's (app/evaluate.advise_pool_in_store): only the
+    live recommendations whose evidence names that pool, or whose unit this advice places (moved
+    here by a policy change), are updated, superseded or withdrawn, so another pool's advice on
+    the same server is never touched."""
     created = updated = superseded = withdrawn = 0
+    units = [
+        (target_by_server[(a["engine"], a["server"])], a)
+        for a in advice
+        if a.get("placement_unit") == a["key"] and (a["engine"], a["server"]) in target_by_server
+    ]
+    advised = set(target_by_server.values())
+    query = select(Recommendation).where(Recommendation.status.in_(LIVE))
+    if pool is not None:
+        query = query.where(Recommendation.target_id.in_(sorted(advised)))
+    keys = {(tid, a["key"]) for tid, a in units}
     live = {
         (r.target_id, r.key): r
-        for r in session.scalars(select(Recommendation).where(Recommendation.status.in_(LIVE)))
+        for r in session.scalars(query)
+        if pool is None or _evidence_pool(r) == pool or (r.target_id, r.key) in keys
     }
-    seen: set[tuple[int, str]] = set()
-    for a in advice:
-        if a.get("placement_unit") != a["key"]:
-            continue
-        target_id = target_by_server.get((a["engine"], a["server"]))
-        if target_id is None:
-            continue
-        k = (target_id, a["key"])
-        seen.add(k)
+    for target_id, a in units:
         moves = a["current_tier"] is not None and a["recommended_tier"] != a["current_tier"]
-        rec = live.get(k)
+        rec = live.pop((target_id, a["key"]), None)
         if rec is not None and (not moves or rec.to_tier != a["recommended_tier"]):
             rec.status = Status.WITHDRAWN if not moves else Status.SUPERSEDED
             rec.updated_at = now
@@ -181,8 +196,8 @@ def sync_recommendations(
             for name, value in values.items():
                 setattr(rec, name, value)
             updated += 1
-    for k, rec in live.items():
-        if k not in seen and k[0] in target_by_server.values():
+    for (target_id, _), rec in live.items():  # no longer advised to move (within the scope)
+        if target_id in advised:
             rec.status, rec.updated_at = Status.WITHDRAWN, now
             withdrawn += 1
     return SyncResult(created, updated, superseded, withdrawn)

@@ -258,6 +258,18 @@ def claim_pool(session: Session, owner: str, now: datetime, lease_s: float) -> P
     return PoolClaim(row.pool, row.requested, list(row.targets), owner)
 
 
+def renew_pool(session: Session, claim: PoolClaim, now: datetime, lease_s: float) -> bool:
+    """Extend the lease while the pool is evaluated (app/workers.LeaseHeartbeat), so only an
+    evaluator that really stalls loses it. Only while the lease is still this evaluator's: False
+    once another took it over (or it was finished), and then nothing is changed."""
+    renewed = session.execute(
+        update(PoolWatermark)
+        .where(PoolWatermark.pool == claim.pool, PoolWatermark.lease_owner == claim.owner)
+        .values(lease_until=now + timedelta(seconds=lease_s))
+    )
+    return bool(renewed.rowcount)  # type: ignore[attr-defined]
+
+
 def _leased(session: Session, claim: PoolClaim) -> PoolWatermark:
     row = session.scalar(select(PoolWatermark).where(PoolWatermark.pool == claim.pool).with_for_update())
     if row is None or row.lease_owner != claim.owner:
@@ -297,3 +309,13 @@ def fail_pool(
 def pool_health(session: Session) -> list[PoolWatermark]:
     """Every pool's evaluation state (due, leased, failing), for health pages and tests."""
     return list(session.scalars(select(PoolWatermark).order_by(PoolWatermark.pool)))
+
+
+def pool_state(row: PoolWatermark, now: datetime) -> str:
+    """One word for the health table: `evaluating` (leased now), `failing` (its last run failed;
+    retried after `retry_at`), `due` (changed since its last run) or `current`."""
+    if row.lease_owner is not None and row.lease_until is not None and row.lease_until > now:
+        return "evaluating"
+    if row.error:
+        return "failing"
+    return "due" if row.requested > row.done else "current"

@@ -16,6 +16,7 @@ from app.store.recommendations import audit
 from app.store.targets import TargetError, add_target, get_target, statuses
 from app.store.tokens import TokenError, TokenInfo, list_tokens, revoke_token
 from app.store.users import UserError, authenticate, set_password
+from app.store.watermarks import pool_health, pool_state
 from app.web.mapping import by_target, tier_choices, unknown_locations
 from app.web.pages import _back
 from app.web.templating import render
@@ -31,11 +32,14 @@ router = APIRouter()
 def targets_page(
     request: Request, user: CurrentUser = Depends(page_user), state: AppState = Depends(app_state)
 ) -> HTMLResponse:
+    is_admin = user.role == "admin"
     with state.store.session() as s:
         rows = statuses(s)
         unknown = by_target(unknown_locations(s))
-    return render(request, "targets.html", user, rows=rows, now=datetime.now(UTC), is_admin=user.role == "admin",
-                  message=request.query_params.get("message"), unknown=unknown)  # fmt: skip
+        pools = pool_health(s) if is_admin else []
+    return render(request, "targets.html", user, rows=rows, now=datetime.now(UTC), is_admin=is_admin,
+                  message=request.query_params.get("message"), unknown=unknown, pools=pools,
+                  pool_state=pool_state)  # fmt: skip
 
 
 @router.post("/targets")

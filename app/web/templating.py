@@ -137,6 +137,8 @@ PAGE_CONTEXTS: dict[str, dict[str, str]] = {
         "is_admin": "the user may add, change and remove targets",
         "message": "a confirmation after a change, or None",
         "unknown": "per target, the locations (path prefixes, storage groups) no tier of the policy knows",
+        "pools": "admins only: each storage pool's evaluation state (PoolWatermark rows), else []",
+        "pool_state": "app.store.watermarks.pool_state: a pool row's state in one word",
     },
     "policies.html": {
         "text": "the policy YAML shown",
