@@ -44,6 +44,7 @@ bench: check-system $(STAMP)
 	$(BIN)/python -m bench.year_queries
 	$(BIN)/python -m bench.evaluate_window --runs 3
 	$(BIN)/python -m bench.evaluate_fleet --instances 500 --files 50
+	$(BIN)/python -m bench.advise_cost
 	$(BIN)/python -m bench.verify_power
 	$(BIN)/python -m bench.import_file
 

@@ -34,8 +34,9 @@ from advisors.features import (
     database_heat,
     instance_read_miss,
 )
+from advisors.flash_curve import flash_curve
 from advisors.maintenance import prepare_window
-from advisors.placement import PlacementObject, PlacementResult, PlacementTier, flash_curve, place, polish
+from advisors.placement import PlacementObject, PlacementResult, PlacementTier, place, polish
 from advisors.pools import UnknownLocation, split_by_pool
 from advisors.units import PLACEABLE, WHOLE, Case, Costs, build_units, make_case, uid, unit_costs, unit_key
 from policies.model import DEFAULT_POOL, Policy

@@ -23,6 +23,8 @@ class ObjectInfo:
     name: str
     size_bytes: int | None = None
     current_tier: str | None = None
+    # where it lives: the object vocabulary (connectors.records.LOCATION_FIELDS, which advisors
+    # may not import), same names, types and order; tests/advisors/test_vocabulary.py checks it
     physical_name: str | None = None
     logical_name: str | None = None
     file_id: int | None = None
@@ -251,15 +253,26 @@ def _read_miss(info: ObjectInfo, x: Mapping[str, int]) -> tuple[float | None, st
     return None, None
 
 
-def _trend(by_hour: Sequence[tuple[datetime, Usage]], info: ObjectInfo) -> float | None:
+def _hourly(
+    by_hour: Sequence[tuple[datetime, Usage]], info: ObjectInfo
+) -> list[tuple[datetime, float, float]]:
+    """(hour, I/O requests, covered seconds) of each bucket: what the trend and the hour-of-day
+    profile both read, worked out once."""
+    return [(t, io_requests(info, u)[0], u.seconds) for t, u in by_hour]
+
+
+def _trend(hourly: Sequence[tuple[datetime, float, float]]) -> float | None:
     """Least-squares slope of daily I/O rate, as % of the mean per day (None with under 2 days
     that are at least 90 % covered: a partial day would read as a trend)."""
     io: dict[datetime, float] = {}
     covered: dict[datetime, float] = {}
-    for t, u in by_hour:
-        d = t.replace(hour=0, minute=0, second=0, microsecond=0)
-        io[d] = io.get(d, 0.0) + io_requests(info, u)[0]
-        covered[d] = covered.get(d, 0.0) + u.seconds
+    day: datetime | None = None
+    last: tuple[int, int, int] | None = None
+    for t, requests, seconds in hourly:
+        if (t.year, t.month, t.day) != last or day is None or day.tzinfo is not t.tzinfo:
+            day, last = t.replace(hour=0, minute=0, second=0, microsecond=0), (t.year, t.month, t.day)
+        io[day] = io.get(day, 0.0) + requests
+        covered[day] = covered.get(day, 0.0) + seconds
     days = {d: io[d] / covered[d] for d in io if covered[d] >= 0.9 * 86400}
     if len(days) < 2:
         return None
@@ -273,14 +286,14 @@ def _trend(by_hour: Sequence[tuple[datetime, Usage]], info: ObjectInfo) -> float
     return 100 * slope / my
 
 
-def _by_hour_of_day(by_hour: Sequence[tuple[datetime, Usage]], info: ObjectInfo) -> tuple[float, ...]:
-    if not by_hour:
+def _by_hour_of_day(hourly: Sequence[tuple[datetime, float, float]]) -> tuple[float, ...]:
+    if not hourly:
         return ()
     req = [0.0] * 24
     secs = [0.0] * 24
-    for t, u in by_hour:
-        req[t.hour] += io_requests(info, u)[0]
-        secs[t.hour] += u.seconds
+    for t, requests, seconds in hourly:
+        req[t.hour] += requests
+        secs[t.hour] += seconds
     return tuple(r / s if s else 0.0 for r, s in zip(req, secs, strict=True))
 
 
@@ -308,6 +321,8 @@ def compute_features(
     rt, wt = c.get("read_time_ms"), c.get("write_time_ms")
     avg_read_ms = rt / reads if rt is not None and reads else None
     heat = heat_of(info, u)
+    requests, basis = io_requests(info, u)
+    hourly = _hourly(window.by_hour, info)
     miss, miss_basis = _read_miss(info, x)
     p_reads = _sum(x, DB2_P_READS)
     prefetch = _sum(x, DB2_ASYNC_READS) / p_reads if info.engine == "db2" and p_reads > 0 else None
@@ -327,19 +342,19 @@ def compute_features(
         read_pct=100 * reads / (reads + writes) if reads + writes else None,
         heat=heat,
         heat_ratio=heat / db_heat if db_heat else None,
-        heat_basis=io_requests(info, u)[1],
-        io_rate=io_requests(info, u)[0] / secs,
+        heat_basis=basis,
+        io_rate=requests / secs,
         read_miss_ratio=miss,
         read_miss_basis=miss_basis,
         prefetch_share=prefetch,
         singleton_share=singleton,
         est_cache_hit_share=None,  # the benefit model's array-cache hits, set by advisors.units
-        trend_pct_per_day=_trend(window.by_hour, info),
+        trend_pct_per_day=_trend(hourly),
         instance_read_miss_ratio=instance_miss if info.engine == "sqlserver" else None,
-        by_hour_of_day=_by_hour_of_day(window.by_hour, info),
+        by_hour_of_day=_by_hour_of_day(hourly),
         hours=u.seconds / 3600,
         maintenance=window.maintenance,
-        period=_period_view(window, db_heat, instance_miss, io_requests(info, u)[0] / secs),
+        period=_period_view(window, db_heat, instance_miss, requests / secs),
     )
 
 
@@ -357,14 +372,31 @@ def _period_view(
     return PeriodView(p.name, p.kind, p.occurrence, pf, ratio, p.hot_min_ratio)
 
 
+def _sum_parallel(usages: Sequence[Usage]) -> Usage:
+    """``usages[0] + usages[1] + ...`` (files of one unit over the same time) in one pass: a
+    counter is None only when every file's is, seconds are the longest."""
+    if len(usages) == 1:
+        return usages[0]
+    counters: dict[str, int | None] = {}
+    extra: dict[str, int] = {}
+    for u in usages:
+        for k, v in u.counters.items():
+            if v is not None:
+                counters[k] = (counters.get(k) or 0) + v
+            elif k not in counters:
+                counters[k] = None
+        for k, x in u.extra.items():
+            extra[k] = extra.get(k, 0) + x
+    return Usage(max(u.seconds for u in usages), counters, extra)
+
+
 def combine(windows: Sequence[ObjectWindow], info: ObjectInfo) -> ObjectWindow:
     """One window for a group of objects that move together (a filegroup's files, tempdb's files)."""
-    total = windows[0].total
-    for w in windows[1:]:
-        total = total + w.total
-    hours: dict[datetime, Usage] = {}
+    total = _sum_parallel([w.total for w in windows])
+    hours: dict[datetime, list[Usage]] = {}
     for w in windows:
         for t, usage in w.by_hour:
-            hours[t] = hours[t] + usage if t in hours else usage
+            hours.setdefault(t, []).append(usage)
     size = sum(w.info.size_bytes or 0 for w in windows)
-    return ObjectWindow(replace(info, size_bytes=size), total, tuple(sorted(hours.items())))
+    by_hour = tuple((t, _sum_parallel(us)) for t, us in sorted(hours.items(), key=lambda h: h[0]))
+    return ObjectWindow(replace(info, size_bytes=size), total, by_hour)

@@ -30,13 +30,14 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from scipy import sparse
-from scipy.optimize import Bounds, LinearConstraint, linprog, milp
+
+from advisors.highs import highs, linprog, scipy_status
 
 Floats = npt.NDArray[np.float64]
 Ints = npt.NDArray[np.intp]
@@ -64,7 +65,7 @@ _ALL_TIERS = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PlacementObject:
     id: str
     size_gb: float
@@ -78,7 +79,7 @@ class PlacementObject:
     write_gb_day: float = 0.0  # host writes, GB per day (counts against max_write_gb_day)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PlacementTier:
     name: str
     capacity_gb: float
@@ -89,7 +90,7 @@ class PlacementTier:
     max_write_gb_day: float | None = None  # daily write budget (flash endurance); None: no limit
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PlacementResult:
     assignment: dict[str, str]
     objective: float  # total cost (by default I/O time, ms per second); inf when infeasible
@@ -105,7 +106,7 @@ class PlacementResult:
 # The model as arrays
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Model:
     ids: tuple[str, ...]
     tiers: tuple[str, ...]
@@ -115,6 +116,11 @@ class _Model:
     load: Floats  # (n, T, R) what the object uses of each resource on each tier (_RESOURCES)
     allowed: Bools  # (n, T)
     limit: Floats  # (T, R) each tier's limit on each resource, inf where not limited
+    # the LP's constraint matrix by which limits are finite: models that differ only in the
+    # limits' values (a flash curve's points, dataclasses.replace) share it
+    matrices: dict[bytes, tuple[Ints, Ints, Any, Ints]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     @property
     def ceiling(self) -> Floats:
@@ -327,7 +333,7 @@ def _trivial_bound(m: _Model) -> float:
 # Exact (MILP) and LP relaxation
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Lp:
     state: str  # 'ok' | 'infeasible' | 'unknown' (time limit)
     bound: float
@@ -355,31 +361,33 @@ def _matrices(m: _Model, rows: Ints) -> tuple[Ints, Ints, Any, Any, Ints]:
 
 def _lp(m: _Model, seconds: float) -> _Lp:
     n, nt = m.allowed.shape
-    oi, ti, a_eq, a_ub, limited = _matrices(m, np.arange(n, dtype=np.intp))
-    res = linprog(
-        m.cost[oi, ti],
-        A_ub=a_ub,
-        b_ub=m.limit.ravel()[limited],
-        A_eq=a_eq,
-        b_eq=np.ones(n),
-        bounds=(0.0, 1.0),
-        method="highs",
-        options={"time_limit": max(seconds, 0.05)},
+    key = np.isfinite(m.limit).tobytes()
+    if key not in m.matrices:
+        oi, ti, a_eq, a_ub, limited = _matrices(m, np.arange(n, dtype=np.intp))
+        m.matrices[key] = (oi, ti, sparse.csc_array(sparse.vstack((a_ub, a_eq))), limited)
+    oi, ti, a, limited = m.matrices[key]
+    status, sol, fun, marginals = linprog(
+        np.asarray(m.cost[oi, ti], dtype=np.float64),
+        a,
+        np.asarray(m.limit.ravel()[limited], dtype=np.float64),
+        np.ones(n),
+        max(seconds, 0.05),
     )
     x = np.zeros((n, nt))
     duals = np.zeros(m.limit.size)
-    if res.status != 0:
-        state = "infeasible" if res.status == 2 else "unknown"
+    if status != 0 or sol is None or fun is None or marginals is None:
+        state = "infeasible" if status == 2 else "unknown"
         return _Lp(state, math.nan, x, duals.reshape(m.limit.shape))
-    x[oi, ti] = res.x
-    duals[limited] = np.maximum(-np.asarray(res.ineqlin.marginals, dtype=np.float64), 0.0)
-    return _Lp("ok", float(res.fun), x, duals.reshape(m.limit.shape))
+    x[oi, ti] = sol
+    duals[limited] = np.maximum(-np.asarray(marginals, dtype=np.float64), 0.0)
+    return _Lp("ok", float(fun), x, duals.reshape(m.limit.shape))
 
 
 def _milp(
     m: _Model, assign: Ints, free: Ints, seconds: float, rel_gap: float
 ) -> tuple[int, Ints | None, float]:
-    """HiGHS on the ``free`` objects, the others kept where ``assign`` has them.
+    """HiGHS on the ``free`` objects, the others kept where ``assign`` has them (what
+    ``scipy.optimize.milp`` would pass it, without its input checks).
 
     Returns (HiGHS status, the completed assignment or None, dual bound of the sub-problem or nan).
     """
@@ -388,25 +396,24 @@ def _milp(
     fixed[free] = False
     used = _usage(m, assign, np.flatnonzero(fixed).astype(np.intp))
     oi, ti, a_eq, a_ub, limited = _matrices(m, free)
-    res = milp(
-        m.cost[free[oi], ti],
-        integrality=np.ones(len(oi)),
-        bounds=Bounds(0.0, 1.0),
-        constraints=[
-            LinearConstraint(a_eq, 1.0, 1.0),
-            LinearConstraint(a_ub, -np.inf, (m.limit - used).ravel()[limited]),
-        ],
-        options={"time_limit": max(seconds, 0.05), "mip_rel_gap": rel_gap},
-    )
-    bound = getattr(res, "mip_dual_bound", None)
+    c = np.atleast_1d(m.cost[free[oi], ti]).astype(np.float64)
+    a = sparse.vstack([sparse.csc_array(a_eq), sparse.csc_array(a_ub)], format="csc")
+    b_ub = np.atleast_1d((m.limit - used).ravel()[limited]).astype(np.float64)
+    b_l = np.concatenate([np.ones(a_eq.shape[0]), np.full(b_ub.shape, -np.inf)])
+    b_u = np.concatenate([np.ones(a_eq.shape[0]), b_ub])
+    options = {"log_to_console": False, "time_limit": max(seconds, 0.05), "mip_rel_gap": rel_gap}
+    a.data = a.data.astype(np.float64)
+    res = highs(c, a, b_l, b_u, np.zeros(c.size), np.ones(c.size), True, options)
+    status = scipy_status(res)
+    bound = res.get("mip_dual_bound", None)
     dual = float(bound) if bound is not None and math.isfinite(float(bound)) else math.nan
-    if res.x is None:
-        return int(res.status), None, dual
+    if res.get("x", None) is None:
+        return int(status), None, dual
     x = np.full((len(free), nt), -1.0)
-    x[oi, ti] = np.asarray(res.x, dtype=np.float64)
+    x[oi, ti] = np.asarray(res["x"], dtype=np.float64)
     out = assign.copy()
     out[free] = np.argmax(x, axis=1)
-    return int(res.status), out, dual
+    return int(status), out, dual
 
 
 def _neighbourhood(m: _Model, lp: _Lp, assign: Ints, k: int, rng: np.random.Generator | None) -> Ints:
@@ -663,6 +670,13 @@ def _solve(
     notes: list[str] = []
     if not exact:
         notes.append(f"{len(m.ids)} objects > exact_max_objects={exact_max_objects}: no whole-problem MILP")
+    if incumbent is not None and _is_feasible(m, incumbent):
+        trivial = _trivial_bound(m)
+        if _objective(m, incumbent) <= trivial:
+            # every object already on its cheapest tier within every limit: nothing can beat it,
+            # and the search below would keep it (it replaces an answer only by a strictly better
+            # one, and prefers it to greedy's on a tie), so skip the LP and the searches
+            return _result(m, incumbent.copy(), trivial, "optimal", "heuristic", t0, notes)
     t_lp = time.monotonic()
     lp = _lp(m, deadline - t_lp)
     t_lp = time.monotonic() - t_lp
@@ -721,78 +735,3 @@ def _solve(
     assign = assign.copy()
     _polish(m, assign, time.monotonic() + 0.5)
     return _result(m, assign, lower, "optimal" if proven else "feasible", method, t0, notes)
-
-
-def flash_curve(
-    objects: Iterable[PlacementObject],
-    tiers: Iterable[PlacementTier],
-    *,
-    flash_tier: str,
-    points: int = 20,
-    time_limit_s: float = 1.0,
-    gap_tolerance: float = 5e-3,
-    waits: Mapping[str, Mapping[str, float]] | None = None,
-    baseline: float | None = None,
-) -> list[tuple[float, float]]:
-    """(flash GB, share of the I/O wait saved) for flash capacities from 0 to all eligible data.
-
-    Each point is an optimal (within ``gap_tolerance``, or the best found within
-    ``time_limit_s``) placement with the flash tier's capacity set to that many GB and everything
-    else as given, every other limit (flash's IOPS and write budget too) included. The last point
-    is the size of all objects allowed on flash, so it shows the saving of putting everything that
-    fits on flash. Points where the other tiers cannot hold the rest are left out.
-
-    What a point reports: without ``waits``, the placement's objective; with ``waits`` (per
-    object id, its I/O wait in ms/s on each tier it may go to), the sum of the waits where the
-    placement puts the objects, while the placement still minimises the objective. The share is
-    ``(baseline - that) / baseline``, against ``baseline`` (e.g. the I/O wait of today's
-    placement) or, when it is None, every object on its slowest allowed tier (in the same
-    measure). Against today's placement a share can be negative (less flash than is used today);
-    it is kept as it is. A placement that fits in fewer GB also fits in more: each point starts
-    from the previous point's answer, and the curve carries the best share so far, so it never
-    drops. Budget: up to ``points x time_limit_s`` seconds.
-    """
-    _check_budget(time_limit_s, gap_tolerance)
-    m = _build(list(objects), list(tiers))
-    if flash_tier not in m.tiers:
-        raise ValueError(f"flash_tier {flash_tier!r} is not one of the tiers {list(m.tiers)}")
-    if isinstance(points, bool) or not isinstance(points, int) or points < 2:
-        raise ValueError(f"points must be an integer >= 2, got {points!r}")
-    f = m.tiers.index(flash_tier)
-    measure = m.cost if waits is None else _waits(m, waits)
-    if baseline is None:
-        base = float(np.where(m.allowed, measure, -np.inf).max(axis=1).sum()) if m.ids else 0.0
-    else:
-        base = _num("flash_curve", "baseline", baseline)
-    g_max = float(m.size[m.allowed[:, f]].sum())
-    grid = np.linspace(0.0, g_max, points).tolist() if g_max > 0 else [0.0]
-    out: list[tuple[float, float]] = []
-    best = -math.inf
-    previous: Ints | None = None
-    index = {name: k for k, name in enumerate(m.tiers)}
-    for g in grid:
-        limit = m.limit.copy()
-        limit[f, _RESOURCES.index("capacity_gb")] = g
-        # the previous point's answer fits in more flash too: it starts the search, so the
-        # objective never rises from one point to the next
-        r = _solve(replace(m, limit=limit), time.monotonic(), time_limit_s, 50_000, gap_tolerance, previous)
-        if r.status == "infeasible":
-            continue
-        previous = np.array([index[r.assignment[i]] for i in m.ids], dtype=np.intp)
-        spent = float(measure[np.arange(len(m.ids)), previous].sum())
-        best = max(best, (base - spent) / base if base > 0 else 0.0)
-        out.append((float(g), best))
-    return out
-
-
-def _waits(m: _Model, waits: Mapping[str, Mapping[str, float]]) -> Floats:
-    """(n, T): ``waits`` as an array, inf where the object may not go; every allowed tier needs one."""
-    out = np.full(m.cost.shape, np.inf)
-    for i, k in zip(*np.nonzero(m.allowed), strict=True):
-        oid, tier = m.ids[i], m.tiers[k]
-        w = f"object {oid!r}"
-        mine = waits.get(oid, {})
-        if tier not in mine:
-            raise ValueError(f"{w}: waits has no entry for its allowed tier {tier!r}")
-        out[i, k] = _num(w, f"waits[{tier!r}]", mine[tier])
-    return out

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from advisors.flash_curve import flash_curve
 from advisors.placement import (
     PlacementObject,
     PlacementResult,
@@ -24,7 +25,6 @@ from advisors.placement import (
     _milp,
     _polish,
     _repair,
-    flash_curve,
     greedy_heat_density,
     place,
     polish,
