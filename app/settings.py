@@ -61,6 +61,9 @@ class Settings(BaseSettings):
     )
     secure_cookies: bool = Field(default=False, description="send the session cookie over HTTPS only")
     session_hours: int = Field(default=12, description="how long a login lasts")
+    session_idle_minutes: int = Field(
+        default=30, ge=0, description="a login unused this long ends (0: only session_hours ends it)"
+    )
     smtp_host: str = Field(default="localhost", description="SMTP server for report emails")
     smtp_port: int = 25
     smtp_starttls: bool = Field(default=False, description="upgrade the connection with STARTTLS")

@@ -204,8 +204,9 @@ def time_routes(
 ) -> list[tuple[str, float, float]]:
     """(label, path, cold): a cold route drops the cached heat-map totals, target rows and advice
     snapshots before each request (the first load after a poll or an advice run)."""
+    from app.http.objects import heatmap_totals
+    from app.store.object_evidence import snapshots
     from app.store.object_rows_cache import object_rows_cache
-    from app.web.objects import heatmap_totals, snapshots
 
     settings = Settings(
         database_url=url, secret_key_file=tmp / "bench.key", demo=False, scheduler_enabled=False

@@ -6,11 +6,11 @@ import csv
 import io
 from typing import Any
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends
 from fastapi.responses import Response
 from openpyxl import Workbook
 
-from app.api.routes import Engine, ListSort, RecommendationStatus, SortDirection, recommendation_json
+from app.api.routes import recommendation_filter, recommendation_json
 from app.http.auth import CurrentUser, api_user
 from app.http.state import AppState, app_state
 from app.store.recommendations import RecommendationFilter, list_recommendations
@@ -21,22 +21,6 @@ EXPORT_COLUMNS = (
     "id", "status", "engine", "server", "database", "kind", "name", "from_tier", "to_tier", "profile", "rule",
     "size_bytes", "io_ms_per_s_now", "io_ms_per_s_after", "reviewed_by", "reviewed_at", "review_comment",
 )  # fmt: skip
-
-
-def export_filter(
-    engine: Engine | None = None,
-    server: str | None = None,
-    status_filter: RecommendationStatus | None = Query(None, alias="status"),
-    to_tier: str | None = None,
-    target: str | None = None,
-    database: str | None = None,
-    q: str | None = Query(None, max_length=200),
-    sort: ListSort = "saving",
-    direction: SortDirection | None = Query(None, alias="dir"),
-) -> RecommendationFilter:
-    """The Recommendations page's filter, from the same query parameters as /api/recommendations."""
-    return RecommendationFilter(engine, server, status_filter, to_tier, target, database, q, sort,
-                                None if direction is None else direction == "desc")  # fmt: skip
 
 
 def _export_rows(state: AppState, f: RecommendationFilter) -> list[dict[str, Any]]:
@@ -54,7 +38,7 @@ def _cell(v: Any) -> Any:
 
 @router.get("/recommendations.csv")
 def export_csv(
-    f: RecommendationFilter = Depends(export_filter),
+    f: RecommendationFilter = Depends(recommendation_filter),
     user: CurrentUser = Depends(api_user),
     state: AppState = Depends(app_state),
 ) -> Response:
@@ -70,7 +54,7 @@ def export_csv(
 
 @router.get("/recommendations.xlsx")
 def export_xlsx(
-    f: RecommendationFilter = Depends(export_filter),
+    f: RecommendationFilter = Depends(recommendation_filter),
     user: CurrentUser = Depends(api_user),
     state: AppState = Depends(app_state),
 ) -> Response:

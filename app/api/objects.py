@@ -1,7 +1,7 @@
 """The object, heat-map, evidence and flash-curve JSON under /api: the same read-models as the pages.
 
-The pages in app/web/objects.py and these routes share the queries, the caches and the policy in force;
-only the JSON shaping lives here.
+The pages in app/web/objects.py and these routes share the queries, the caches and the policy in force
+(app/http/objects.py, below both); only the JSON shaping lives here.
 """
 
 from __future__ import annotations
@@ -10,27 +10,28 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
 
-from fastapi import APIRouter, Depends, HTTPException, Path, Query, status
+from fastapi import APIRouter, Depends, Path, Query
 
 from app import errors
 from app.http.auth import CurrentUser, api_user
+from app.http.objects import (
+    DEFAULT_SORT,
+    MAX_ID,
+    cached_heat_map,
+    curves,
+    detail,
+    evidence,
+    object_filter,
+    policy_in_force,
+)
 from app.http.state import AppState, app_state
 from app.store.io_window import Metrics
+from app.store.object_evidence import Evidence
+from app.store.object_flash import curves_tier_label
 from app.store.object_list import list_objects
 from app.store.object_rows import SORT_KEYS, ObjectRow
 from app.store.rec_list import RecSummary
 from app.timefmt import iso
-from app.web.objects import (
-    DEFAULT_SORT,
-    MAX_ID,
-    Evidence,
-    cached_heat_map,
-    detail_or_404,
-    flash_curves,
-    object_evidence,
-    object_filter,
-    policy_in_force,
-)
 
 router = APIRouter(prefix="/api")
 
@@ -96,18 +97,15 @@ def target_objects_json(
     if sort not in SORT_KEYS:
         raise errors.Invalid(f"unknown sort key {sort[:40]!r}; use one of {', '.join(SORT_KEYS)}")
     f = object_filter(kind, tier, name, sort, dir, offset, limit, clamp=False)
-    try:
-        with state.store.session() as s:
-            objects = list_objects(
-                session=s,
-                target=target_name,
-                database=database,
-                policy=policy_in_force(state),
-                now=datetime.now(UTC),
-                filters=f,
-            )
-    except errors.NotFound as exc:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from None
+    with state.store.session() as s:
+        objects = list_objects(
+            session=s,
+            target=target_name,
+            database=database,
+            policy=policy_in_force(state),
+            now=datetime.now(UTC),
+            filters=f,
+        )
     return {
         "target": objects.target,
         "database": objects.database,
@@ -130,7 +128,7 @@ def object_json(
 ) -> dict[str, Any]:
     """Metadata, the averaged series (at most 300 buckets of `bucket_seconds`, by interval end),
     heat by hour of day and the placement unit's current recommendation."""
-    d = detail_or_404(state, object_id)
+    d = detail(state, object_id)
     meta = {
         k: getattr(d, k)
         for k in (
@@ -165,7 +163,7 @@ def object_json(
         "heat_by_hour_of_day": d.heat_by_hour,
         "total": _metrics_json(d.total),
         "recommendation": _rec_json(d.recommendation),
-        "evidence": evidence_json(object_evidence(state, object_id)),
+        "evidence": evidence_json(evidence(state, object_id)),
     }
 
 
@@ -220,7 +218,7 @@ def object_evidence_json(
 ) -> dict[str, Any]:
     """What the last advice run decided for this object and the numbers it used, moved or not;
     a file or partition that moves with its filegroup / table space also gets the unit's."""
-    e = object_evidence(state, object_id)
+    e = evidence(state, object_id)
     if e is None:
         raise errors.NotFound(f"object #{object_id} has no evidence yet: the advice has not covered it")
     return {"object_id": object_id, **(evidence_json(e) or {})}
@@ -231,11 +229,14 @@ def flash_curve_json(
     target: str, user: CurrentUser = Depends(api_user), state: AppState = Depends(app_state)
 ) -> dict[str, Any]:
     """How much flash each database of a target could use: [flash GB, share of I/O wait saved]
-    points and the recommended placement's predicted savings, from the last advice run."""
-    curves = flash_curves(state, target)
+    points and the recommended placement's predicted savings, from the last advice run. With
+    storage pools each database's curve counts GB of its own pool's fastest tier (its `flash_tier`);
+    the top-level `flash_tier` names them all ("flash / nvme")."""
+    policy = policy_in_force(state)
+    found = curves(state, target)
     return {
-        "target": curves[0].target if curves else target,
-        "evaluated_at": iso(curves[0].evaluated_at) if curves else None,
-        "flash_tier": policy_in_force(state).tiers[0].name,
-        "databases": [c.curve for c in curves],
+        "target": found[0].target if found else target,
+        "evaluated_at": iso(found[0].evaluated_at) if found else None,
+        "flash_tier": curves_tier_label(policy, found),
+        "databases": [{**c.curve, "flash_tier": c.flash_tier(policy)} for c in found],
     }

@@ -105,17 +105,46 @@ def targets(
     ]
 
 
+def recommendation_filter(
+    engine: Engine | None = Query(None, description="only this engine's recommendations"),
+    server: str | None = Query(None, description="only this monitored server's (its name, exactly)"),
+    status_filter: RecommendationStatus | None = Query(
+        None,
+        alias="status",
+        description="only this status; `suppressed`: current ones whose object has a suppression in "
+        "force; none: the current ones (open, approved, rejected, deferred, executed)",
+    ),
+    to_tier: str | None = Query(None, description="only moves onto this tier"),
+    target: str | None = Query(None, description="only this target's (its name, as on the fleet page)"),
+    database: str | None = Query(None, description="only this database's (its name, exactly)"),
+    q: str | None = Query(
+        None,
+        max_length=200,
+        description="text in the server, database, kind, object, profile or rule (case-blind)",
+    ),
+    sort: ListSort = Query("saving", description="the column to sort by, as on the Recommendations page"),
+    direction: SortDirection | None = Query(
+        None, alias="dir", description="asc or desc; none: the column's own starting order"
+    ),
+) -> RecommendationFilter:
+    """The Recommendations page's filter, search and sort from the query: one set of parameters for
+    the list and its exports (/api/recommendations.csv and .xlsx)."""
+    return RecommendationFilter(
+        engine=engine,
+        server=server,
+        status=status_filter,
+        to_tier=to_tier,
+        target=target,
+        database=database,
+        text=q,
+        sort=sort,
+        descending=None if direction is None else direction == "desc",
+    )
+
+
 @router.get("/recommendations")
 def recommendations(
-    engine: Engine | None = None,
-    server: str | None = None,
-    status_filter: RecommendationStatus | None = Query(None, alias="status"),
-    to_tier: str | None = None,
-    target: str | None = None,
-    database: str | None = None,
-    q: str | None = Query(None, max_length=200, description="text in the server, database, object, rule"),
-    sort: ListSort = "saving",
-    direction: SortDirection | None = Query(None, alias="dir"),
+    f: RecommendationFilter = Depends(recommendation_filter),
     limit: int = Query(100, ge=1, le=1000),
     offset: int = Query(0, ge=0),
     user: CurrentUser = Depends(api_user),
@@ -124,22 +153,7 @@ def recommendations(
     """Recommendations as the Recommendations page filters, searches and sorts them; status
     "suppressed" lists the ones whose object has a suppression in force."""
     with state.store.session() as s:
-        rows, total = list_recommendations(
-            s,
-            RecommendationFilter(
-                engine=engine,
-                server=server,
-                status=status_filter,
-                to_tier=to_tier,
-                target=target,
-                database=database,
-                text=q,
-                sort=sort,
-                descending=None if direction is None else direction == "desc",
-            ),
-            limit=limit,
-            offset=offset,
-        )
+        rows, total = list_recommendations(s, f, limit=limit, offset=offset)
         now = datetime.now(UTC)
         active = active_for(s, now)
         items = [recommendation_json(r, active.get((r.target_id, r.key)), now=now) for r in rows]

@@ -1,7 +1,9 @@
 """Sessions, roles, CSRF and the login rate limit for the web UI and the JSON API.
 
 A login is a row in the store (app.store.users); the signed cookie carries only its random id, so
-logout and revocation end it for every copy of the cookie, and the role is read afresh per request."""
+logout and revocation end it for every copy of the cookie, and the role is read afresh per request.
+A login unused for `session_idle_minutes` ends at its next request (the page says so at the login
+form); every request renews it (the store writes the time it was last used at most once a minute)."""
 
 from __future__ import annotations
 
@@ -16,7 +18,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from fastapi import Depends, Form, HTTPException, Request, status
+from sqlalchemy import inspect
 
+from app.store.models import WebSession
 from app.store.users import end_session, role_at_least, session_user, start_session
 
 SESSION_ID = "sid"  # the only thing the cookie holds once logged in
@@ -45,23 +49,58 @@ class LoginRequired(Exception):
     """Raised for pages: the handler redirects to the login page."""
 
 
+class SessionIdle(LoginRequired):
+    """Raised for pages when this request found its login idle and ended it: the login page says why
+    (app.web.security redirects with the message)."""
+
+    def __init__(self, minutes: int) -> None:
+        super().__init__(minutes)
+        self.minutes = minutes
+
+    @property
+    def message(self) -> str:
+        return f"Your session ended after {self.minutes} minutes without activity. Log in again."
+
+
+def _last_used(row: WebSession) -> datetime:
+    """When the login was used before this request: session_user may just have renewed
+    last_seen_at, so the value it replaced (the attribute's unflushed history) is the one to judge."""
+    replaced = inspect(row).attrs.last_seen_at.history.deleted
+    return replaced[0] if replaced else row.last_seen_at
+
+
 def _login(request: Request) -> _Login | None:
     """The live login behind the request's cookie, looked up once per request. The role is the user's
-    role now, not the one at login; an ended, expired or disabled login drops the id from the cookie."""
+    role now, not the one at login; an ended, expired, idle or disabled login drops the id from the
+    cookie (an idle one is ended in the store too, and the request remembers why)."""
     if hasattr(request.state, "tw_login"):
         cached: _Login | None = request.state.tw_login
         return cached
     found: _Login | None = None
+    idle_minutes = 0
     sid = request.session.get(SESSION_ID)
     if sid:
-        with request.app.state.tierwise.store.session() as s:
-            live = session_user(s, str(sid), now=datetime.now(UTC))
-            if live is not None:
+        state = request.app.state.tierwise
+        limit = state.settings.session_idle_minutes
+        now = datetime.now(UTC)
+        with state.store.session() as s:
+            live = session_user(s, str(sid), now=now)
+            if live is not None and limit > 0 and now - _last_used(live[1]) >= timedelta(minutes=limit):
+                end_session(s, str(sid))  # every copy of the cookie, not only this one
+                idle_minutes = limit
+            elif live is not None:
                 found = _Login(CurrentUser(live[0].username, live[0].role), live[1].csrf)
         if found is None:
             request.session.pop(SESSION_ID, None)
     request.state.tw_login = found
+    request.state.tw_idle_minutes = idle_minutes
     return found
+
+
+def _idle_minutes(request: Request) -> int:
+    """The idle limit that ended this request's login (0: it did not end for idleness)."""
+    _login(request)
+    return int(getattr(request.state, "tw_idle_minutes", 0))
 
 
 def current_user(request: Request) -> CurrentUser | None:
@@ -114,6 +153,9 @@ def check_csrf(request: Request, submitted: str | None) -> None:
     login = _login(request)
     expected = login.csrf if login is not None else request.session.get(SESSION_CSRF)
     if not expected or not submitted or not hmac.compare_digest(str(expected), submitted):
+        idle = _idle_minutes(request)
+        if idle:  # the form's login just ended for idleness: log in again, not "reload the page"
+            raise SessionIdle(idle)
         raise HTTPException(
             status.HTTP_403_FORBIDDEN, "missing or wrong CSRF token; reload the page and try again"
         )
@@ -122,7 +164,8 @@ def check_csrf(request: Request, submitted: str | None) -> None:
 def page_user(request: Request) -> CurrentUser:
     user = current_user(request)
     if user is None:
-        raise LoginRequired()
+        idle = _idle_minutes(request)
+        raise SessionIdle(idle) if idle else LoginRequired()
     return user
 
 
@@ -143,7 +186,13 @@ def api_user(request: Request) -> CurrentUser:
             return CurrentUser(owner.username, owner.role, via_token=True)
     user = current_user(request)
     if user is None:
-        raise HTTPException(status.HTTP_401_UNAUTHORIZED, "log in first", {"WWW-Authenticate": "Bearer"})
+        idle = _idle_minutes(request)
+        detail = (
+            f"the session ended after {idle} minutes without activity; log in again"
+            if idle
+            else "log in first"
+        )
+        raise HTTPException(status.HTTP_401_UNAUTHORIZED, detail, {"WWW-Authenticate": "Bearer"})
     return user
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Depends, Form, Query, Request, status
@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 from app.errors import NotFound
 from app.http.auth import (
     CurrentUser,
+    SessionIdle,
     check_csrf,
     form_user,
     log_in,
@@ -58,9 +59,12 @@ PAGE_SIZE = 50
 
 
 @router.get("/login", response_class=HTMLResponse)
-def login_form(request: Request, error: str | None = None) -> HTMLResponse:
-    """The login form; with no account in the store yet, it says how to create the first admin."""
-    with app_state(request).store.session() as s:
+def login_form(request: Request, ended: Literal["idle"] | None = None) -> HTMLResponse:
+    """The login form; with no account in the store yet, it says how to create the first admin.
+    `ended=idle` (from app.web.security) says why the last login ended; no URL text is shown."""
+    state = app_state(request)
+    error = SessionIdle(state.settings.session_idle_minutes).message if ended == "idle" else None
+    with state.store.session() as s:
         return render(request, "login.html", None, error=error, no_users=_no_users(s))
 
 

@@ -9,16 +9,17 @@ import json
 import math
 import re
 from typing import Any
+from urllib.parse import urlencode
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.docs import get_swagger_ui_html
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.http.auth import CurrentUser, api_user, page_user
+from app.http.auth import CurrentUser, SessionIdle, api_user, page_user
 
 MAX_BODY_BYTES = 2 * 1024 * 1024  # the largest legitimate body is a policy YAML of a few tens of KB
 MAX_ECHO_CHARS = 100  # how much of a rejected input a 422 shows
@@ -240,14 +241,24 @@ def _docs_csp(html: str) -> str:
     )
 
 
+def idle_to_login(request: Request, exc: Exception) -> Response:
+    """A page whose login just ended for idleness: to the login form, which says why (the handler
+        of its base class, LoginRequired, redirects without a word). A code, not the words: the login
+    page never shows text taken from its URL, so a link cannot make it say something we did not."""
+    assert isinstance(exc, SessionIdle)
+    return RedirectResponse("/login?" + urlencode({"ended": "idle"}), status_code=303)
+
+
 def install(app: FastAPI, *, max_body_bytes: int = MAX_BODY_BYTES) -> None:
-    """Headers, body limit, non-finite JSON and short 422s; /openapi.json and /docs behind login
+    """Headers, body limit, non-finite JSON and short 422s, idle logins sent to the login form with
+    a message; /openapi.json and /docs behind login
     (create the app with docs_url, redoc_url and openapi_url set to None). Call after the session
     middleware is added: these wrap it."""
     app.add_middleware(FiniteJson)
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
     app.add_middleware(SecurityHeaders)
     app.add_exception_handler(RequestValidationError, validation_error)
+    app.add_exception_handler(SessionIdle, idle_to_login)
 
     @app.get("/openapi.json", include_in_schema=False)
     def openapi(user: CurrentUser = Depends(api_user)) -> dict[str, Any]:

@@ -11,15 +11,17 @@ import pytest
 import yaml
 
 from app.store.db import Store
-from app.store.models import DbObject, Target
+from app.store.models import AdviceSnapshot, DbObject, Recommendation, Target
 from app.store.object_detail import object_detail
+from app.store.object_flash import DatabaseFlash, curves_tier_label, fastest_tier, fastest_tiers, flash_curves
 from app.store.object_list import ObjectFilter, list_objects
 from app.store.object_rows import tier_names
 from app.store.object_rows_cache import object_rows_cache
 from app.store.placement import tier_of_object, unit_key_of
+from app.store.savings import predicted_savings
 from app.verify import unit_of
 from policies.loader import DEFAULT_POLICY, parse_policy
-from policies.model import Policy
+from policies.model import DEFAULT_POOL, Policy
 from tests.policies.test_pools_policy import nvme_pool
 
 NOW = datetime(2026, 11, 20, 9, 30, tzinfo=UTC)
@@ -158,3 +160,67 @@ def test_pages_and_verification_ask_the_one_unit_rule(
 ) -> None:
     assert unit_key_of(obj) == page_unit  # the unit it moves with, as the object pages show it
     assert unit_of(obj) == verified_as  # a held object (partition, container) is verified as itself
+
+
+def _rec(
+    target_id: int, key: str, to_tier: str, pool: str | None, gb: int, status: str = "open"
+) -> Recommendation:
+    evidence: dict[str, Any] = {"key": key} if pool is None else {"key": key, "pool": pool}
+    return Recommendation(target_id=target_id, key=key, engine="sqlserver", server="SQLDEV01", database="Sales",
+                          kind="filegroup", name=key, from_tier="sas", to_tier=to_tier, profile="hot", rule="TW101",
+                          size_bytes=gb * 2**30, io_ms_per_s_now=10.0, io_ms_per_s_after=4.0, evidence=evidence,
+                          status=status, created_at=NOW, updated_at=NOW)  # fmt: skip
+
+
+def test_fastest_tier_is_the_first_tier_of_the_objects_pool() -> None:
+    policy = two_pool_policy()
+    assert fastest_tier(policy, None) == fastest_tier(policy, DEFAULT_POOL) == "flash"
+    assert fastest_tier(policy, "array-b") == "nvme" and fastest_tier(policy, "gone") is None
+    assert fastest_tiers(policy, ()) == ["flash", "nvme"]  # array-c's nvme once
+    assert fastest_tiers(policy, ["array-c", "array-b"]) == ["nvme"]
+    plain = parse_policy(DEFAULT_POLICY.read_text(), source="default.yaml")
+    assert fastest_tiers(plain, ()) == ["flash"]
+
+
+def test_predicted_savings_count_flash_per_pool(store: Store) -> None:
+    """A move onto nvme is onto the fastest tier in array-b, not in the default pool (whose flash
+    it is not); a pool the policy no longer lists counts in the wait only."""
+    policy = two_pool_policy()
+    ids = _add(store, "SQLDEV01")
+    with store.session() as s:
+        s.add_all([
+            _rec(ids["target"], "Sales/filegroup/A", "nvme", "array-b", 10),
+            _rec(ids["target"], "Sales/filegroup/B", "flash", None, 3),  # stored before pools: the default pool
+            _rec(ids["target"], "Sales/filegroup/C", "nvme", None, 100),  # nvme is no tier of the default pool
+            _rec(ids["target"], "Sales/filegroup/D", "nvme", "retired-array", 1000),
+            _rec(ids["target"], "Sales/filegroup/E", "nvme", "array-b", 7, status="rejected"),
+        ])  # fmt: skip
+    with store.session() as s:
+        sv = predicted_savings(s, ids["target"], policy)
+        nothing = predicted_savings(s, ids["target"] + 1000, policy)
+    assert sv.recommendations == 4 and sv.flash_gb == pytest.approx(13.0)
+    assert sv.flash_tiers == ("flash", "nvme") and sv.flash_tier == "flash / nvme"
+    assert sv.saved_ms_per_s == pytest.approx(24.0)
+    assert nothing.recommendations == 0 and nothing.flash_tier == "flash / nvme"  # every pool's
+    plain = parse_policy(DEFAULT_POLICY.read_text(), source="default.yaml")
+    with store.session() as s:
+        unpooled = predicted_savings(s, ids["target"], plain)
+    assert unpooled.flash_tier == "flash" and unpooled.flash_gb == pytest.approx(3.0)  # as before pools
+
+
+def test_flash_curves_name_their_pools_fastest_tier(store: Store) -> None:
+    policy = two_pool_policy()
+    ids = _add(store, "SQLDEV01")
+    with store.session() as s:
+        s.add(AdviceSnapshot(target_id=ids["target"], evaluated_at=NOW, objects=[], notes=[], flash_curve=[
+            {"database": "Sales", "pool": "array-b", "flash_tier": "nvme", "points": [[0, 0], [10, 0.5]]},
+            {"database": "Old", "points": [[0, 0], [5, 0.2]]},  # stored before pools: the default pool
+        ]))  # fmt: skip
+    with store.session() as s:
+        found = flash_curves(s, "SQLDEV01")
+    assert [c.flash_tier(policy) for c in found] == ["nvme", "flash"]
+    assert curves_tier_label(policy, found) == "flash / nvme"
+    assert curves_tier_label(policy, found[:1]) == "nvme"
+    assert curves_tier_label(policy, []) == "flash / nvme"
+    gone = DatabaseFlash("t", NOW, {"pool": "retired-array", "flash_tier": "ssd"})
+    assert gone.flash_tier(policy) == "ssd"  # the pool left the policy: the tier the advice stored

@@ -19,13 +19,13 @@ from sqlalchemy import func, insert, select
 
 from advisors.deltas import rates
 from advisors.features import ObjectInfo, Usage, heat_of
+from app.http.objects import heatmap_totals
 from app.store.db import Store
 from app.store.io_window import SUM_COLUMNS, heat, metrics_from
 from app.store.models import DbObject, IoInterval, Recommendation, Target
 from app.store.object_detail import MAX_POINTS, bucket_width
 from app.store.rollup import not_rolled_up, roll_up
 from app.web import charts
-from app.web.objects import heatmap_totals
 from tests.web.conftest import login
 
 T = "demo:SQLPROD01"
@@ -223,7 +223,7 @@ def _expected_series(ivs: list[IoInterval], width: int) -> dict[datetime, dict[s
 
 
 def _check_series(client: TestClient, object_id: int) -> dict[str, Any]:
-    body = client.get(f"/api/objects/{object_id}").json()
+    body: dict[str, Any] = client.get(f"/api/objects/{object_id}").json()
     since, until = datetime.fromisoformat(body["since"]), datetime.fromisoformat(body["until"])
     with _store(client).session() as s:
         ivs = list(
