@@ -79,8 +79,7 @@ def placed(
     """(pool, current tier) of an object, as `ObjectInfo.pool` / `current_tier` take them. An
     object that two pools take is not an error here: its pool names them all, joined by
     CONFLICT_SEP, and its tier is None, so `split_by_pool` leaves it out and lists it."""
-    takers = [p.name for p in policy.pools
-              if p.takes(server=server, physical_name=physical_name, storage_group=storage_group)]  # fmt: skip
+    takers = policy.pools_taking(server=server, physical_name=physical_name, storage_group=storage_group)
     if len(takers) > 1:
         return CONFLICT_SEP.join(takers), None
     pool = takers[0] if takers else DEFAULT_POOL

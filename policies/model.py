@@ -561,13 +561,17 @@ class Policy(_Strict):
                 return list(p.tiers)
         raise KeyError(f"no pool named {pool!r} (pools: {', '.join(self.pool_names())})")
 
+    def pools_taking(self, *, server: str, physical_name: str | None, storage_group: str | None) -> list[str]:
+        """The listed pools that take an object (in policy order): one, none, or a conflict."""
+        return [p.name for p in self.pools
+                if p.takes(server=server, physical_name=physical_name, storage_group=storage_group)]  # fmt: skip
+
     def pool_of(
         self, *, server: str, engine: str, physical_name: str | None, storage_group: str | None
     ) -> str:
         """The pool whose tiers an object is on: the one listed pool that takes it, else the
         implicit pool of the top-level tiers. Two pools taking it is a PoolConflict naming both."""
-        takers = [p.name for p in self.pools
-                  if p.takes(server=server, physical_name=physical_name, storage_group=storage_group)]  # fmt: skip
+        takers = self.pools_taking(server=server, physical_name=physical_name, storage_group=storage_group)
         if len(takers) > 1:
             where = physical_name or storage_group or "(no location)"
             raise PoolConflict(

@@ -8,8 +8,9 @@ from functools import lru_cache
 from typing import Any
 
 from advisors.features import ObjectInfo
+from advisors.pools import placed
 from advisors.units import unit_key
-from policies.model import Policy, PoolConflict
+from policies.model import Policy
 
 
 @lru_cache(maxsize=4096)
@@ -33,13 +34,8 @@ def tier_of_object(
     policy: Policy, *, server: str, engine: str, physical_name: str | None, storage_group: str | None
 ) -> str | None:
     """The tier of its pool an object's location is on (None: the policy does not say). An object
-    two pools take (PoolConflict) is on an unknown tier here: the page lists it rather than fail;
-    the advice refuses it and names both pools."""
-    where = {"physical_name": physical_name, "storage_group": storage_group}
-    if not policy.pools:  # the top-level tiers: no pool to find
-        return policy.tier_of_location(engine=engine, **where)
-    try:
-        pool = policy.pool_of(server=server, engine=engine, **where)
-    except PoolConflict:
-        return None
-    return policy.tier_of_location(engine=engine, pool=pool, **where)
+    two pools take is on an unknown tier here: the page lists it rather than fail; the advice
+    leaves it out and names both pools."""
+    return placed(
+        policy, server=server, engine=engine, physical_name=physical_name, storage_group=storage_group
+    )[1]
