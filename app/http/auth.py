@@ -18,10 +18,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from fastapi import Depends, Form, HTTPException, Request, status
-from sqlalchemy import inspect
 
-from app.store.models import WebSession
-from app.store.users import end_session, role_at_least, session_user, start_session
+from app.store.users import IdleEnded, end_session, role_at_least, session_user, start_session
 
 SESSION_ID = "sid"  # the only thing the cookie holds once logged in
 SESSION_CSRF = "csrf"  # before login only: the login form's CSRF token
@@ -62,13 +60,6 @@ class SessionIdle(LoginRequired):
         return f"Your session ended after {self.minutes} minutes without activity. Log in again."
 
 
-def _last_used(row: WebSession) -> datetime:
-    """When the login was used before this request: session_user may just have renewed
-    last_seen_at, so the value it replaced (the attribute's unflushed history) is the one to judge."""
-    replaced = inspect(row).attrs.last_seen_at.history.deleted
-    return replaced[0] if replaced else row.last_seen_at
-
-
 def _login(request: Request) -> _Login | None:
     """The live login behind the request's cookie, looked up once per request. The role is the user's
     role now, not the one at login; an ended, expired, idle or disabled login drops the id from the
@@ -84,11 +75,13 @@ def _login(request: Request) -> _Login | None:
         limit = state.settings.session_idle_minutes
         now = datetime.now(UTC)
         with state.store.session() as s:
-            live = session_user(s, str(sid), now=now)
-            if live is not None and limit > 0 and now - _last_used(live[1]) >= timedelta(minutes=limit):
-                end_session(s, str(sid))  # every copy of the cookie, not only this one
-                idle_minutes = limit
-            elif live is not None:
+            try:
+                live = session_user(
+                    s, str(sid), now=now, idle_limit=timedelta(minutes=limit) if limit > 0 else None
+                )
+            except IdleEnded:
+                live, idle_minutes = None, limit
+            if live is not None:
                 found = _Login(CurrentUser(live[0].username, live[0].role), live[1].csrf)
         if found is None:
             request.session.pop(SESSION_ID, None)

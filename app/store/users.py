@@ -80,15 +80,26 @@ def start_session(
     return sid, csrf
 
 
-def session_user(session: Session, sid: str, *, now: datetime) -> tuple[User, WebSession] | None:
+class IdleEnded(Exception):
+    """The login was unused for longer than the idle limit: session_user ended it in the store."""
+
+
+def session_user(
+    session: Session, sid: str, *, now: datetime, idle_limit: timedelta | None = None
+) -> tuple[User, WebSession] | None:
     """The user and row behind a session id while it is live: not ended, not expired, user enabled.
-    The caller takes the role from the User (read now), never from the row."""
+    A login unused for `idle_limit` or longer is ended (every copy of its cookie) and IdleEnded
+    raised, judged on the last use before this request. The caller takes the role from the User
+    (read now), never from the row."""
     row = session.scalar(select(WebSession).where(WebSession.id_sha256 == _digest(sid)))
     if row is None or row.expires_at <= now:
         return None
     user = session.get(User, row.user_id)
     if user is None or user.disabled:
         return None
+    if idle_limit is not None and now - row.last_seen_at >= idle_limit:
+        session.delete(row)
+        raise IdleEnded(sid)
     if now - row.last_seen_at >= LAST_SEEN_EVERY:
         row.last_seen_at = now
     return user, row

@@ -112,3 +112,26 @@ def test_tokens_are_listed_without_the_token_and_revoked_with_an_audit(cli_store
     unknown = runner.invoke(app, ["users", "revoke-token", "999"])
     assert unknown.exit_code == 2 and "no API token #999" in unknown.output
     assert "no API tokens for nobody" in runner.invoke(app, ["users", "tokens", "nobody"]).output
+
+
+def test_an_idle_login_is_ended_in_the_store_judged_on_its_last_use(cli_store: Store) -> None:
+    """session_user owns the idle rule: within the limit the login lives (and its last use moves),
+    past it the row is deleted and IdleEnded raised; no limit means no idle rule."""
+    from app.store.models import WebSession
+    from app.store.users import IdleEnded
+
+    sid = _login(cli_store)
+    now = datetime.now(UTC)
+    limit = timedelta(minutes=30)
+    with cli_store.session() as s:
+        assert session_user(s, sid, now=now + timedelta(minutes=29), idle_limit=limit) is not None
+    # used at +29 min: 30 minutes after the login it is not idle (judged on the last use)
+    with cli_store.session() as s:
+        assert session_user(s, sid, now=now + timedelta(minutes=40), idle_limit=limit) is not None
+    with cli_store.session() as s:  # no limit: an old last use does not end it
+        assert session_user(s, sid, now=now + timedelta(hours=3), idle_limit=None) is not None
+    with cli_store.session() as s, pytest.raises(IdleEnded):
+        session_user(s, sid, now=now + timedelta(hours=4), idle_limit=limit)
+    with cli_store.session() as s:
+        assert s.scalar(select(WebSession)) is None  # ended for every copy of the cookie
+        assert session_user(s, sid, now=now + timedelta(hours=4)) is None
