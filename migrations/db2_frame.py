@@ -187,6 +187,65 @@ def backup_check(s: Db2Script, move: Move, options: Options) -> None:
     )
 
 
+# Utilities that stop a script before its first change (SYSPROC.MON_GET_UTILITY "returns
+# information about utilities currently running on the database", column UTILITY_TYPE; IBM Db2
+# docs, "MON_GET_UTILITY table function - Get utilities running on the database",
+# https://ibm.com/docs/en/SSEPGG_11.5.0/com.ibm.db2.luw.sql.rtn.doc/doc/r0060768.html; the
+# snapshot views SYSIBMADM.SNAPUTIL / SNAP_GET_UTIL show the same as LIST UTILITIES but also need
+# SYSMON or higher). A running online backup pauses a rebalance that overlaps it until the backup
+# ends (IBM Db2 docs, "Compatibility of online backup and other utilities",
+# https://www.ibm.com/support/knowledgecenter/en/SSEPGG_11.1.0/com.ibm.db2.luw.admin.ha.doc/doc/c0021554.html);
+# that page does not list ALTER TABLESPACE ... USING STOGROUP, DETACH / ATTACH PARTITION or DROP
+# TABLESPACE either way, so the scripts stop for any running backup instead of guessing.
+BLOCKING_UTILITIES = ("BACKUP",)
+
+
+def utility_check(s: Db2Script, move: Move) -> None:
+    """No backup of the database runs right now, on any member (MON_GET_UTILITY(-2))."""
+    types = ", ".join(db2_str(t) for t in BLOCKING_UTILITIES)
+    s.check(
+        f"no BACKUP of {move.target.database} is running (SYSPROC.MON_GET_UTILITY(-2), every member): an online "
+        "backup pauses the rebalance and competes for the same containers and locks; wait for it or pause the "
+        "backup job, then run the script again. Nothing was changed",
+        "TABLE(MON_GET_UTILITY(-2)) AS U",
+        "a BACKUP is running: wait, run again",
+        where=f"U.UTILITY_TYPE IN ({types})",
+    )
+
+
+def _trimmed(path: str) -> str:
+    """A storage path without its trailing separator, as compared with the catalog's."""
+    return path.rstrip("/\\") or path
+
+
+def usable_paths_sql(name: str) -> str:
+    """The storage group's paths that take new containers: ADMIN_GET_STORAGE_PATHS rows whose
+    DB_STORAGE_PATH_STATE is not DROP_PENDING (a dropped path still in use: IBM Db2 docs,
+    "Dropping storage paths", states NOT_IN_USE / IN_USE / DROP_PENDING,
+    https://www.ibm.com/support/knowledgecenter/SSEPGG_10.5.0/com.ibm.db2.luw.admin.dbobj.doc/doc/t0054954.html;
+    "ADMIN_GET_STORAGE_PATHS table function",
+    https://www.ibm.com/docs/SSEPGG_11.5.0/com.ibm.db2.luw.sql.rtn.doc/doc/r0055331.html)."""
+    return f"TABLE(ADMIN_GET_STORAGE_PATHS({db2_str(name)}, -1)) AS P WHERE P.DB_STORAGE_PATH_STATE <> 'DROP_PENDING'"
+
+
+def room_sql(name: str) -> str:
+    """Bytes free on the group's usable paths (storage is striped over them: the smallest one
+    times their number), 0 when it has none, so a room check never passes on an empty list."""
+    return f"COALESCE((SELECT MIN(P.STO_PATH_FREE_SIZE) * COUNT(*) FROM {usable_paths_sql(name)}), 0)"
+
+
+def paths_check(s: Db2Script, sg: StorageGroup) -> None:
+    """After step 1: the group has a path that takes new containers, with a known free size
+    (a path on an unmounted file system shows none)."""
+    s.check(
+        f"storage group {sg.name} has a storage path that is not DROP_PENDING and whose free space is known "
+        "(SYSPROC.ADMIN_GET_STORAGE_PATHS)",
+        "SYSIBM.SYSDUMMY1",
+        f"no usable storage path in {sg.name}",
+        where=f"NOT EXISTS (SELECT 1 FROM {usable_paths_sql(sg.name)} AND P.STO_PATH_FREE_SIZE IS NOT NULL)",
+    )
+
+
 def create_stogroup_sql(sg: StorageGroup) -> str:
     """CREATE STOGROUP with the tier's media attributes (domain.md §4.9)."""
     if not sg.paths:
@@ -204,9 +263,11 @@ def create_stogroup_sql(sg: StorageGroup) -> str:
 def ensure_group(s: Db2Script, sg: StorageGroup, step: str) -> bool:
     """Step `step` (always a step, so the writers' numbering never skips one): create the storage
     group if missing; a second run, or a later part of an ILM file that uses the same group, says
-    "already done". Without paths to create it on, the step only checks that it exists (a
-    numbered check that stops the script when it is missing) and says so. Returns True when the
-    script may create the group."""
+    "already done" once the group is found on every planned path (a group of that name elsewhere
+    stops the script before anything changed). Without paths to create it on, the step only
+    checks that it exists (a numbered check that stops the script when it is missing) and says
+    so. Either way a check follows: the group has a usable path. Returns True when the script may
+    create the group."""
     if not sg.paths:
         s.check(
             f"storage group {sg.name} exists",
@@ -218,11 +279,25 @@ def ensure_group(s: Db2Script, sg: StorageGroup, step: str) -> bool:
             f"{step}: storage group {sg.name}, not created here (no storage paths given): it exists (checked)"
         )
         s.statement(compound([s.say(f"{step}: already done: storage group {db2_ident(sg.name)} exists")]))
+        paths_check(s, sg)
         return False
-    s.comment(f"{step}: storage group {sg.name}, created only if missing")
+    elsewhere = s.register(
+        f"storage group {sg.name}, if it exists already, has every planned path ({', '.join(sg.paths)}; "
+        "ADMIN_GET_STORAGE_PATHS, trailing separators ignored): a group of that name on other paths may be "
+        "another tier. Nothing was changed: review the group or the policy's locations",
+        f"{sg.name[:24]} exists on other paths",
+    )
+    planned = ", ".join(f"({db2_str(_trimmed(p))})" for p in sg.paths)
+    s.comment(s.checks[-1], f"{step}: storage group {sg.name}, created only if missing")
     s.statement(
         "BEGIN\n"
         f"  IF EXISTS (SELECT 1 FROM SYSCAT.STOGROUPS WHERE SGNAME = {db2_str(sg.name)}) THEN\n"
+        f"    IF EXISTS (SELECT 1 FROM (VALUES {planned}) AS W(PATH) WHERE NOT EXISTS (SELECT 1 FROM "
+        f"TABLE(ADMIN_GET_STORAGE_PATHS({db2_str(sg.name)}, -1)) AS P "
+        # CHR(92): the backslash of a Windows path, without writing one into the CLP file
+        "WHERE TRIM(TRAILING '/' FROM TRIM(TRAILING CHR(92) FROM P.DB_STORAGE_PATH)) = W.PATH)) THEN\n"
+        f"      {s.signal(elsewhere)}\n"
+        "    END IF;\n"
         f"    {s.say(f'{step}: already done: storage group {db2_ident(sg.name)} exists')}\n"
         "  ELSE\n"
         f"    {s.say(f'{step}: creating {where_sg(sg)}')}\n"
@@ -230,6 +305,7 @@ def ensure_group(s: Db2Script, sg: StorageGroup, step: str) -> bool:
         "  END IF;\n"
         "END"
     )
+    paths_check(s, sg)
     return True
 
 
@@ -275,9 +351,11 @@ def create_tablespace_like(
 
 # Authorities, from each statement's and routine's "Authorization" section in IBM Db2 docs.
 # SYSADM and SYSCTRL do not include DBADM, DATAACCESS or SQLADM (Db2 9.7 and later), and the
-# MON_GET_* / ADMIN_GET_STORAGE_PATHS table functions are not granted to PUBLIC.
+# MON_GET_* / ADMIN_GET_STORAGE_PATHS table functions are not granted to PUBLIC ("Default PUBLIC
+# privilege: None" on the MON_GET_UTILITY and ADMIN_GET_STORAGE_PATHS pages).
 ROUTINES = (
-    "and EXECUTE on SYSPROC.MON_GET_HADR{extra} (or DBADM, SQLADM or DATAACCESS, which include it; "
+    "and EXECUTE on SYSPROC.MON_GET_HADR, MON_GET_UTILITY, ADMIN_GET_STORAGE_PATHS{extra} (or DBADM, SQLADM "
+    "or DATAACCESS, which include it; "
     "none is granted to PUBLIC); SELECT on SYSIBMADM.ENV_INST_INFO, DB2_CF and DB_HISTORY (PUBLIC in a "
     "non-restrictive database). Db2 10.5 or later (MON_GET_HADR)."
 )
@@ -335,4 +413,5 @@ def start(
     s = Db2Script(header, move.target.database)
     identity_checks(s, move)
     backup_check(s, move, options)
+    utility_check(s, move)
     return s

@@ -46,7 +46,9 @@ OPERATIONS = Operations(
         "ADD / DETACH PARTITION wait for queries holding locks on the table and invalidate static packages "
         "on it; a busy table may make them wait until LOCKTIMEOUT"
     ),
-    backups="no effect on backup jobs; a new table space is in the next backup",
+    backups=(
+        "the script stops before any change while a BACKUP of the database runs (run it again afterwards); otherwise no effect on backup jobs; a new table space is in the next backup"
+    ),
     abort="interrupt the CLP (Ctrl-C): the running statement rolls back; the script is safe to run again",
     recover="run the script again: every step checks first and says 'already done'",
 )

@@ -18,7 +18,9 @@ OPERATIONS = Operations(
     duration="seconds now; the log moves at the next activation of the database",
     log_volume="next to none: one configuration update",
     blocking="none now; the reactivation needs every application disconnected",
-    backups="take a full database backup after the reactivation (the log path changed)",
+    backups=(
+        "the script stops before any change while a BACKUP of the database runs (run it again afterwards); take a full database backup after the reactivation (the log path changed)"
+    ),
     abort="nothing to abort: one configuration update",
     recover="run the rollback script to record the old path again before the reactivation",
 )

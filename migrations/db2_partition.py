@@ -57,6 +57,7 @@ from migrations.db2_frame import (
     create_tablespace_like,
     duration_text,
     ensure_group,
+    room_sql,
     source_text,
     start,
     where_sg,
@@ -82,8 +83,7 @@ AUTHORITIES = (
     "Needs DBADM granted WITH DATAACCESS, the default (DETACH / ATTACH, CREATE TABLE, INSERT, DROP TABLE, "
     "SET INTEGRITY, the row counts), plus SYSCTRL or SYSADM when the target table space or storage group "
     "must be created (CREATE TABLESPACE; a new storage group), EXECUTE on the SYSIBMADM.DBMS_PIPE module "
-    "(the wait after the DETACH; DATAACCESS includes it), "
-    + ROUTINES.format(extra=", ADMIN_GET_STORAGE_PATHS and ADMIN_GET_TAB_INFO")
+    "(the wait after the DETACH; DATAACCESS includes it), " + ROUTINES.format(extra=", ADMIN_GET_TAB_INFO")
 )
 
 
@@ -336,8 +336,7 @@ def _room_check(s: Db2Script, a: MoveDataPartition, n: _Staging, options: Option
         "SYSIBM.SYSDUMMY1",
         f"not enough free space in {a.target.name}",
         where=(
-            f"NOT {n.in_target} AND (SELECT MIN(P.STO_PATH_FREE_SIZE) * COUNT(*) FROM TABLE(ADMIN_GET_STORAGE_PATHS("
-            f"{db2_str(a.target.name)}, -1)) AS P) < ({part_kb} + {detached_kb}) * 1024 * {factor:.2f}"
+            f"NOT {n.in_target} AND {room_sql(a.target.name)} < ({part_kb} + {detached_kb}) * 1024 * {factor:.2f}"
         ),
     )
 
@@ -545,7 +544,7 @@ def operations(forward: Move) -> Operations:
             "writable (SET INTEGRITY ... ALLOW WRITE ACCESS)"
         ),
         backups=(
-            "keep it out of the backup window (the copy's log volume goes into the next online backup's log "
+            "the script stops before any change while a BACKUP of the database runs (run it again afterwards); keep it out of the backup window (the copy's log volume goes into the next online backup's log "
             "range); take a new full database backup afterwards, when a table space was created"
         ),
         abort=(

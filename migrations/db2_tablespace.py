@@ -15,6 +15,7 @@ from migrations.db2_frame import (
     Db2Script,
     duration_text,
     ensure_group,
+    room_sql,
     source_text,
     start,
     where_sg,
@@ -27,9 +28,7 @@ REBALANCE_MB_S = (100, 200)  # a rebalance on ordinary arrays; varies widely
 # Authorities, from each statement's and routine's "Authorization" section in IBM Db2 docs.
 AUTHORITIES = (
     "Needs SYSCTRL or SYSADM (ALTER TABLESPACE; a storage group that must be created) "
-    + ROUTINES.format(
-        extra=", MON_GET_REBALANCE_STATUS, MON_GET_TABLESPACE, MON_GET_CONTAINER and ADMIN_GET_STORAGE_PATHS"
-    )
+    + ROUTINES.format(extra=", MON_GET_REBALANCE_STATUS, MON_GET_TABLESPACE, MON_GET_CONTAINER")
 )
 
 
@@ -149,7 +148,7 @@ def _tablespace_steps(
         "SYSIBM.SYSDUMMY1",
         f"not enough free space in {target.name}",
         where=(
-            f"{moving} AND (SELECT MIN(P.STO_PATH_FREE_SIZE) * COUNT(*) FROM TABLE(ADMIN_GET_STORAGE_PATHS({ltarget}, -1)) AS P)"
+            f"{moving} AND {room_sql(target.name)}"
             f" < (SELECT SUM(T.TBSP_USED_PAGES * T.TBSP_PAGE_SIZE) FROM TABLE(MON_GET_TABLESPACE({lts}, -1)) AS T) * {factor:.2f}"
         ),
     )
@@ -259,13 +258,17 @@ def operations(ts: str, forward: Move) -> Operations:
             f"{duration_text(size, REBALANCE_MB_S, 'rebalance')}. Watch it with {_watch(ts)}"
         ),
         log_volume="small: the rebalance logs extent moves, not the rows; a DMS conversion logs its container changes",
+        # soft invalidation: IBM Db2 10.1 docs on changing the storage group a table space uses
+        # (https://www.ibm.com/support/knowledgecenter/en/SSEPGG_10.1.0/com.ibm.db2.luw.admin.dbobj.doc/doc/t0060303.html)
         blocking=(
             f"none for applications: {ts} stays readable and writable; the rebalance competes with them for I/O "
-            "on both storage groups"
+            "on both storage groups. Dynamic SQL compiled with the old storage group's attributes (overhead, "
+            "read rate) is soft-invalidated and recompiled; static packages keep the old costs until rebound"
         ),
         backups=(
-            "run it outside the backup window (the rebalance and a backup read the same containers), and take a "
-            "new full database backup after the rebalance ends: the table space's containers have changed"
+            "the script stops while a BACKUP of the database runs (an online backup pauses the rebalance until it "
+            "ends); run it outside the backup window, and take a new full database backup after the rebalance "
+            "ends: the table space's containers have changed"
         ),
         abort=(
             f"ALTER TABLESPACE {db2_ident(ts)} REBALANCE SUSPEND pauses the data movement (REBALANCE RESUME "

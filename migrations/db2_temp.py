@@ -27,7 +27,9 @@ OPERATIONS = Operations(
     duration="seconds: catalog changes only (DROP TABLESPACE fails, and the script stops, while the old one is in use)",
     log_volume="a few catalog log records",
     blocking="none for applications: new work uses the new table space at once; nothing waits on the DROP",
-    backups="no effect on backup jobs (temporary table spaces are not backed up)",
+    backups=(
+        "the script stops before any change while a BACKUP of the database runs (run it again afterwards); otherwise no effect on backup jobs (temporary table spaces are not backed up)"
+    ),
     abort="interrupt the CLP (Ctrl-C): the running statement rolls back; the script is safe to run again",
     recover="run the script again later: it carries on (the new table space is kept, the old one dropped once free)",
 )

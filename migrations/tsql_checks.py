@@ -441,3 +441,27 @@ def opening_checks(move: Move, title: str) -> list[str]:
             ),
         ),
     ]
+
+
+def log_backup_next_step(move: Move, what: str) -> list[str]:
+    """After a fully logged move (EMPTYFILE), in FULL or BULK_LOGGED recovery: print the exact
+    next step, a log backup, and never take one here. The log keeps every record until a log
+    backup, and the backup jobs (destination, retention, the log chain) were paused for the move
+    and are the operator's. Not a condition of REMOVE FILE: a data file is removable once empty
+    (Microsoft Learn, "Delete data or log files from a database": "A file must be empty before it
+    can be deleted"; DBCC SHRINKFILE, EMPTYFILE "empties the file and allows for its database
+    removal"); a log backup is what frees a secondary *log* file for removal, and these scripts
+    never remove a log file (log files are copied offline). Run in the database; needs nothing
+    declared but the frame's variables."""
+    q = tsql_ident(move.target.database)
+    return [
+        "IF EXISTS (SELECT 1 FROM sys.databases WHERE database_id = DB_ID() AND recovery_model_desc <> N'SIMPLE')",
+        "BEGIN",
+        say(
+            f"next step: resume the log backup jobs of {q} and take a log backup now (BACKUP LOG {q} TO <your "
+            f"backup destination>, or start the log backup job): {what} is fully logged and stays in the log "
+            "until then. This script never takes a backup itself.",
+            "    ",
+        ),
+        "END;",
+    ]

@@ -143,6 +143,31 @@ def start(
     return script
 
 
+# Permissions, from each statement's "Permissions" section (Microsoft Learn): ALTER DATABASE
+# File and Filegroup Options, ALTER permission on the database; DBCC SHRINKFILE, sysadmin or
+# db_owner; sys.dm_exec_requests / sys.dm_tran_locks / sys.dm_os_volume_stats /
+# sys.dm_server_services, VIEW SERVER STATE (without it the DMVs show the caller's session only,
+# so the scripts stop: tsql_checks.server_state_check). xp_fileexist and xp_fixeddrives are
+# undocumented.
+_BACKUP_READ = "SELECT on msdb.dbo.backupset and backupmediafamily (the backup check)"
+PERMISSIONS_ONLINE = (
+    "Permissions: sysadmin covers all. Without it: ALTER on the database (ADD / MODIFY / REMOVE FILE), db_owner "
+    f"(DBCC SHRINKFILE), VIEW SERVER STATE (the checks for a running BACKUP or DBCC, free space, instant file "
+    f"initialization: the script stops without it), {_BACKUP_READ}; before SQL Server 2017 / 2019 the directory "
+    "and free-space probes use xp_fileexist / xp_fixeddrives (undocumented): run as sysadmin there."
+)
+PERMISSIONS_OFFLINE = (
+    "Permissions: sysadmin (the run marker is a table the script creates in msdb). The statements need ALTER on "
+    f"the database (SET OFFLINE / ONLINE, MODIFY FILE), VIEW SERVER STATE (the checks) and {_BACKUP_READ}."
+)
+PERMISSIONS_RESTART = (
+    "Permissions: ALTER on tempdb (MODIFY FILE) and VIEW SERVER STATE (sys.dm_os_volume_stats: an error without "
+    "it); the directory probe before "
+    "SQL Server 2017 uses xp_fileexist (undocumented): run as sysadmin there. Restarting the service needs "
+    "Windows (or Linux) service rights."
+)
+
+
 def _method(action: MoveFiles) -> tuple[list[str], list[str]]:
     if action.mode == "online":
         return (
@@ -161,6 +186,7 @@ def _method(action: MoveFiles) -> tuple[list[str], list[str]]:
                 "Refused while the filegroup is READ_ONLY, while database snapshots exist, and before SQL Server 2025 when "
                 "the filegroup holds columnstore data.",
                 "The new files get new logical names (the rollback restores the original names, paths, growth and maximum size).",
+                PERMISSIONS_ONLINE,
             ],
         )
     if action.mode == "offline":
@@ -180,6 +206,7 @@ def _method(action: MoveFiles) -> tuple[list[str], list[str]]:
                 "Not for availability-group or mirrored databases, nor while database snapshots exist (error 5094).",
                 "The SQL Server service account needs full control of the copies: copy the ACLs with the files (the MANUAL STEP prints how); delete the originals only after the post-check passed.",
                 "Run marker: table msdb.dbo.tierwise_offline_run (created if absent; the script runs as sysadmin); run 2 accepts copies only while it holds run 1's marker.",
+                PERMISSIONS_OFFLINE,
             ],
         )
     return (
@@ -191,5 +218,6 @@ def _method(action: MoveFiles) -> tuple[list[str], list[str]]:
             "RESTART REQUIRED. If the target directory is missing at restart, SQL Server does not start: the pre-check verifies it now; keep it in place.",
             "If the instance does not start after the restart, the script's last lines say how to recover (start it with -f -T3608, MODIFY FILE back).",
             "The plan must name every tempdb file of the kind it moves (data or log): the script stops when sys.master_files lists another one, which would stay on the old tier.",
+            PERMISSIONS_RESTART,
         ],
     )

@@ -35,6 +35,7 @@ from migrations.tsql_checks import (
     free_space_check,
     ha_checks,
     ifi_note,
+    log_backup_next_step,
     log_room_check,
     opening_checks,
     server_state_check,
@@ -294,6 +295,7 @@ def _post_check(move: Move, action: MoveFiles) -> list[str]:
         "BEGIN",
         say(f"post-check passed: every file of {label} is in {target} (tier {move.to_tier}).", "    "),
         "END;",
+        *log_backup_next_step(move, f"emptying the old files of {label}"),
     ]
 
 
@@ -455,19 +457,33 @@ def _empty_file(move: Move, action: MoveFiles, fg: str, n: int, total: int, from
 
 
 def _remove_file(move: Move, n: int, total: int, from_name: str, from_path: str) -> list[str]:
+    """REMOVE FILE, only once the file holds nothing but its allocation pages: a file must be
+    empty to be removed (error 5042 otherwise; "Delete data or log files from a database"). No
+    log backup is needed first (see tsql_checks.log_backup_next_step); the post-check batch
+    prints it as the next step."""
     db = move.target.database
     qdb = tsql_ident(db)
+    qname = tsql_ident(from_name)
     return [
         f"USE {qdb};",
         "DECLARE @msg nvarchar(2048);",
         *_done_if_gone(from_name, n, total),
         *busy_checks(move, LATER),
+        *fail(
+            f"EXISTS (SELECT 1 FROM sys.database_files WHERE name = {tsql_str(from_name)} "
+            f"AND FILEPROPERTY(name, 'SpaceUsed') > {EMPTIED_PAGES})",
+            tsql_str(
+                f"tierwise: pre-check failed: file {qname} of {qdb} still holds data pages, so REMOVE FILE would fail "
+                "with error 5042 (not empty): the EMPTYFILE before this step did not finish (cancelled, or it gave way "
+                f"at low priority, error 49516). Run the script again: it empties the file first. {LATER}"
+            ),
+        ),
         *step(
             n,
             total,
-            f"removing the empty file {tsql_ident(from_name)} ({from_path})",
-            [f"    ALTER DATABASE {qdb} REMOVE FILE {tsql_ident(from_name)};"],
-            "If the file is not empty, EMPTYFILE stopped early (cancelled, or it gave up waiting at low priority, "
-            "error 49516): run the script again.",
+            f"removing the empty file {qname} ({from_path})",
+            [f"    ALTER DATABASE {qdb} REMOVE FILE {qname};"],
+            "If that is error 5042 (not empty): pages reached the file after the check above; run the script again "
+            "(EMPTYFILE runs first). No log backup is needed before REMOVE FILE.",
         ),
     ]

@@ -544,9 +544,10 @@ def _remove_filegroup(script: Batches, move: Move, a: MovePartition) -> None:
         + tsql_str(f"tierwise: step 3: error: removing file {tsql_ident(f.name)} / filegroup {qfg}: error ")
         + " + CAST(ERROR_NUMBER() AS nvarchar(10)) + N': ' + ERROR_MESSAGE() + "
         + tsql_str(
-            f" The partition is back on its filegroup (step 2 committed); only the empty filegroup is left. "
-            f"Error 5042 (the file is not empty): under FULL or BULK_LOGGED recovery take a log backup of {qdb}, "
-            "then run the script again: it says already done up to here and carries on."
+            " The partition is back on its filegroup (step 2 committed); only the empty filegroup is left. "
+            "Error 5042 (the file is not empty): the moved partition's old pages may still be freed in the "
+            "background after the commit (deferred drop of objects over 128 extents); wait a minute, then run "
+            "the script again: it says already done up to here and carries on. No log backup is needed."
         )
         + ";",
         "    RAISERROR(N'%s', 16, 1, @msg);",

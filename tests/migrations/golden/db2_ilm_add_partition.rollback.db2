@@ -17,13 +17,13 @@
 --   ALTER TABLE "SALES"."ORDERS" DETACH PARTITION "P20240701" INTO "SALES"."TW_1D01B90A279B_REMOVED": the partition becomes a table, which is kept (drop it when it is empty).
 -- Limits and notes:
 --   - Not supported in pureScale (checked).
---   - Needs DBADM granted WITH DATAACCESS, the default (ALTER TABLE ... ADD / DETACH PARTITION, the emptiness check reads the table), plus SYSCTRL or SYSADM when the table space or storage group must be created (CREATE TABLESPACE; a new storage group), and EXECUTE on SYSPROC.MON_GET_HADR (or DBADM, SQLADM or DATAACCESS, which include it; none is granted to PUBLIC); SELECT on SYSIBMADM.ENV_INST_INFO, DB2_CF and DB_HISTORY (PUBLIC in a non-restrictive database). Db2 10.5 or later (MON_GET_HADR).
+--   - Needs DBADM granted WITH DATAACCESS, the default (ALTER TABLE ... ADD / DETACH PARTITION, the emptiness check reads the table), plus SYSCTRL or SYSADM when the table space or storage group must be created (CREATE TABLESPACE; a new storage group), and EXECUTE on SYSPROC.MON_GET_HADR, MON_GET_UTILITY, ADMIN_GET_STORAGE_PATHS (or DBADM, SQLADM or DATAACCESS, which include it; none is granted to PUBLIC); SELECT on SYSIBMADM.ENV_INST_INFO, DB2_CF and DB_HISTORY (PUBLIC in a non-restrictive database). Db2 10.5 or later (MON_GET_HADR).
 --   - the ILM leading edge: the next period's partition, created empty on the hot tier
 -- Operations:
 --   Duration:    seconds: catalog changes only (the partition is empty)
 --   Log volume:  a few catalog log records
 --   Blocking:    ADD / DETACH PARTITION wait for queries holding locks on the table and invalidate static packages on it; a busy table may make them wait until LOCKTIMEOUT
---   Backups:     no effect on backup jobs; a new table space is in the next backup
+--   Backups:     the script stops before any change while a BACKUP of the database runs (run it again afterwards); otherwise no effect on backup jobs; a new table space is in the next backup
 --   To abort:    interrupt the CLP (Ctrl-C): the running statement rolls back; the script is safe to run again
 --   To recover:  run the script again: every step checks first and says 'already done'
 -- Generator:  tierwise (golden files) (migrations/1)
@@ -40,13 +40,14 @@
 --   check 3: not a pureScale instance (SYSIBMADM.DB2_CF lists no cluster caching facility): unsupported here
 --   check 4: not an HADR database (the storage paths would have to exist on the standby too: review by hand)
 --   check 5: a full database backup of SALESDB (not a table space backup, not to /dev/null or NUL) finished successfully in the last 24 hours
---   check 6: table SALES.ORDERS exists and is range-partitioned
---   check 7: no partition of SALES.ORDERS is being attached or detached (SYSCAT.DATAPARTITIONS.STATUS)
---   check 8: partition P20240701, if present, has the range '2024-07-01' .. '2024-10-01' tierwise added
---   check 9: no foreign key references SALES.ORDERS (SYSCAT.REFERENCES): detaching a partition of a parent table is unsupported here; review the constraints by hand. Nothing was changed
---   check 10: SALES.ORDERS is partitioned on one key (the row checks read the range of one key column)
---   check 11: partition P20240701 is empty (SELECT 1 FROM SALES.ORDERS WHERE the partitioning key is in its range, with its inclusive bounds, FETCH FIRST 1 ROW ONLY): once its period has started, the detach would take its rows out of the table and inserts into the range would fail (SQL0327N); move the rows first or keep the partition. Nothing was changed
---   check 12: post-check: SALES.ORDERS has no partition P20240701
+--   check 6: no BACKUP of SALESDB is running (SYSPROC.MON_GET_UTILITY(-2), every member): an online backup pauses the rebalance and competes for the same containers and locks; wait for it or pause the backup job, then run the script again. Nothing was changed
+--   check 7: table SALES.ORDERS exists and is range-partitioned
+--   check 8: no partition of SALES.ORDERS is being attached or detached (SYSCAT.DATAPARTITIONS.STATUS)
+--   check 9: partition P20240701, if present, has the range '2024-07-01' .. '2024-10-01' tierwise added
+--   check 10: no foreign key references SALES.ORDERS (SYSCAT.REFERENCES): detaching a partition of a parent table is unsupported here; review the constraints by hand. Nothing was changed
+--   check 11: SALES.ORDERS is partitioned on one key (the row checks read the range of one key column)
+--   check 12: partition P20240701 is empty (SELECT 1 FROM SALES.ORDERS WHERE the partitioning key is in its range, with its inclusive bounds, FETCH FIRST 1 ROW ONLY): once its period has started, the detach would take its rows out of the table and inserts into the range would fail (SQL0327N); move the rows first or keep the partition. Nothing was changed
+--   check 13: post-check: SALES.ORDERS has no partition P20240701
 UPDATE COMMAND OPTIONS USING C ON S ON@
 SET SERVEROUTPUT ON@
 CONNECT TO SALESDB@
@@ -60,17 +61,19 @@ SELECT RAISE_ERROR('75001', 'tierwise check 3 failed: pureScale instance: unsupp
 SELECT RAISE_ERROR('75001', 'tierwise check 4 failed: HADR database: unsupported here, review') FROM TABLE(MON_GET_HADR(NULL)) AS H WHERE H.HADR_ROLE <> 'STANDARD' FETCH FIRST 1 ROW ONLY@
 -- check 5: a full database backup of SALESDB (not a table space backup, not to /dev/null or NUL) finished successfully in the last 24 hours
 SELECT RAISE_ERROR('75001', 'tierwise check 5 failed: no full database backup in the last 24 hours') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSIBMADM.DB_HISTORY WHERE OPERATION = 'B' AND OBJECTTYPE = 'D' AND OPERATIONTYPE IN ('F', 'N') AND COALESCE(SQLCODE, 0) >= 0 AND COALESCE(LOCATION, '') NOT LIKE '/dev/null%' AND UPPER(COALESCE(LOCATION, '')) NOT IN ('NUL', 'NUL:') AND END_TIME >= VARCHAR_FORMAT(CURRENT TIMESTAMP - 24 HOURS, 'YYYYMMDDHH24MISS')) FETCH FIRST 1 ROW ONLY@
--- check 6: table SALES.ORDERS exists and is range-partitioned
-SELECT RAISE_ERROR('75001', 'tierwise check 6 failed: table missing or not partitioned') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSCAT.DATAPARTITIONEXPRESSION WHERE TABSCHEMA = 'SALES' AND TABNAME = 'ORDERS') FETCH FIRST 1 ROW ONLY@
--- check 7: no partition of SALES.ORDERS is being attached or detached (SYSCAT.DATAPARTITIONS.STATUS)
-SELECT RAISE_ERROR('75001', 'tierwise check 7 failed: a partition is attaching/detaching: finish it') FROM SYSCAT.DATAPARTITIONS WHERE TABSCHEMA = 'SALES' AND TABNAME = 'ORDERS' AND STATUS <> '' FETCH FIRST 1 ROW ONLY@
--- check 8: partition P20240701, if present, has the range '2024-07-01' .. '2024-10-01' tierwise added
-SELECT RAISE_ERROR('75001', 'tierwise check 8 failed: partition range differs from the plan') FROM SYSCAT.DATAPARTITIONS WHERE TABSCHEMA = 'SALES' AND TABNAME = 'ORDERS' AND DATAPARTITIONNAME = 'P20240701' AND (LOWVALUE <> '''2024-07-01''' OR HIGHVALUE <> '''2024-10-01''') FETCH FIRST 1 ROW ONLY@
--- check 9: no foreign key references SALES.ORDERS (SYSCAT.REFERENCES): detaching a partition of a parent table is unsupported here; review the constraints by hand. Nothing was changed
-SELECT RAISE_ERROR('75001', 'tierwise check 9 failed (see the script header)') FROM SYSCAT.REFERENCES WHERE REFTABSCHEMA = 'SALES' AND REFTABNAME = 'ORDERS' FETCH FIRST 1 ROW ONLY@
--- check 10: SALES.ORDERS is partitioned on one key (the row checks read the range of one key column)
-SELECT RAISE_ERROR('75001', 'tierwise check 10 failed: partitioning key has 2+ columns: unsupported') FROM SYSIBM.SYSDUMMY1 WHERE (SELECT COUNT(*) FROM SYSCAT.DATAPARTITIONEXPRESSION WHERE TABSCHEMA = 'SALES' AND TABNAME = 'ORDERS') <> 1 FETCH FIRST 1 ROW ONLY@
--- check 11: partition P20240701 is empty (SELECT 1 FROM SALES.ORDERS WHERE the partitioning key is in its range, with its inclusive bounds, FETCH FIRST 1 ROW ONLY): once its period has started, the detach would take its rows out of the table and inserts into the range would fail (SQL0327N); move the rows first or keep the partition. Nothing was changed
+-- check 6: no BACKUP of SALESDB is running (SYSPROC.MON_GET_UTILITY(-2), every member): an online backup pauses the rebalance and competes for the same containers and locks; wait for it or pause the backup job, then run the script again. Nothing was changed
+SELECT RAISE_ERROR('75001', 'tierwise check 6 failed: a BACKUP is running: wait, run again') FROM TABLE(MON_GET_UTILITY(-2)) AS U WHERE U.UTILITY_TYPE IN ('BACKUP') FETCH FIRST 1 ROW ONLY@
+-- check 7: table SALES.ORDERS exists and is range-partitioned
+SELECT RAISE_ERROR('75001', 'tierwise check 7 failed: table missing or not partitioned') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSCAT.DATAPARTITIONEXPRESSION WHERE TABSCHEMA = 'SALES' AND TABNAME = 'ORDERS') FETCH FIRST 1 ROW ONLY@
+-- check 8: no partition of SALES.ORDERS is being attached or detached (SYSCAT.DATAPARTITIONS.STATUS)
+SELECT RAISE_ERROR('75001', 'tierwise check 8 failed: a partition is attaching/detaching: finish it') FROM SYSCAT.DATAPARTITIONS WHERE TABSCHEMA = 'SALES' AND TABNAME = 'ORDERS' AND STATUS <> '' FETCH FIRST 1 ROW ONLY@
+-- check 9: partition P20240701, if present, has the range '2024-07-01' .. '2024-10-01' tierwise added
+SELECT RAISE_ERROR('75001', 'tierwise check 9 failed: partition range differs from the plan') FROM SYSCAT.DATAPARTITIONS WHERE TABSCHEMA = 'SALES' AND TABNAME = 'ORDERS' AND DATAPARTITIONNAME = 'P20240701' AND (LOWVALUE <> '''2024-07-01''' OR HIGHVALUE <> '''2024-10-01''') FETCH FIRST 1 ROW ONLY@
+-- check 10: no foreign key references SALES.ORDERS (SYSCAT.REFERENCES): detaching a partition of a parent table is unsupported here; review the constraints by hand. Nothing was changed
+SELECT RAISE_ERROR('75001', 'tierwise check 10 failed (see the script header)') FROM SYSCAT.REFERENCES WHERE REFTABSCHEMA = 'SALES' AND REFTABNAME = 'ORDERS' FETCH FIRST 1 ROW ONLY@
+-- check 11: SALES.ORDERS is partitioned on one key (the row checks read the range of one key column)
+SELECT RAISE_ERROR('75001', 'tierwise check 11 failed: partitioning key has 2+ columns: unsupported') FROM SYSIBM.SYSDUMMY1 WHERE (SELECT COUNT(*) FROM SYSCAT.DATAPARTITIONEXPRESSION WHERE TABSCHEMA = 'SALES' AND TABNAME = 'ORDERS') <> 1 FETCH FIRST 1 ROW ONLY@
+-- check 12: partition P20240701 is empty (SELECT 1 FROM SALES.ORDERS WHERE the partitioning key is in its range, with its inclusive bounds, FETCH FIRST 1 ROW ONLY): once its period has started, the detach would take its rows out of the table and inserts into the range would fail (SQL0327N); move the rows first or keep the partition. Nothing was changed
 BEGIN
   DECLARE v_key VARCHAR(1000);
   DECLARE v_nulls CHAR(1);
@@ -98,7 +101,7 @@ BEGIN
     CLOSE c1;
   END IF;
   IF v_rows > 0 THEN
-    SIGNAL SQLSTATE '75001' SET MESSAGE_TEXT = 'tierwise check 11 failed: partition holds rows: not detached';
+    SIGNAL SQLSTATE '75001' SET MESSAGE_TEXT = 'tierwise check 12 failed: partition holds rows: not detached';
   END IF;
 END@
 -- step 1: detach partition P20240701 into TW_1D01B90A279B_REMOVED (kept)
@@ -110,8 +113,8 @@ BEGIN
     CALL DBMS_OUTPUT.PUT_LINE('tierwise: ' || VARCHAR_FORMAT(CURRENT TIMESTAMP - CURRENT TIMEZONE, 'YYYY-MM-DD HH24:MI:SS') || ' UTC ' || 'step 1: already done: no partition "P20240701"');
   END IF;
 END@
--- check 12: post-check: SALES.ORDERS has no partition P20240701
-SELECT RAISE_ERROR('75001', 'tierwise check 12 failed: post-check: the partition is still there') FROM SYSCAT.DATAPARTITIONS WHERE TABSCHEMA = 'SALES' AND TABNAME = 'ORDERS' AND DATAPARTITIONNAME = 'P20240701' AND STATUS = '' FETCH FIRST 1 ROW ONLY@
+-- check 13: post-check: SALES.ORDERS has no partition P20240701
+SELECT RAISE_ERROR('75001', 'tierwise check 13 failed: post-check: the partition is still there') FROM SYSCAT.DATAPARTITIONS WHERE TABSCHEMA = 'SALES' AND TABNAME = 'ORDERS' AND DATAPARTITIONNAME = 'P20240701' AND STATUS = '' FETCH FIRST 1 ROW ONLY@
 BEGIN
   CALL DBMS_OUTPUT.PUT_LINE('tierwise: ' || VARCHAR_FORMAT(CURRENT TIMESTAMP - CURRENT TIMEZONE, 'YYYY-MM-DD HH24:MI:SS') || ' UTC ' || 'finished: partition "P20240701" is detached into "TW_1D01B90A279B_REMOVED"');
 END@

@@ -20,14 +20,14 @@
 --   log files there (under NODE0000/LOGSTREAM0000/) when the database is next activated.
 -- Limits and notes:
 --   - RESTART NEEDED: takes effect at the next activation of the database (all applications disconnected, then ACTIVATE DATABASE or the first connection); until then the log stays where it is.
---   - Needs SYSADM, SYSCTRL or SYSMAINT (UPDATE DB CFG through SYSPROC.ADMIN_CMD, EXECUTE on ADMIN_CMD), SELECT on SYSIBMADM.DBCFG and EXECUTE on SYSPROC.MON_GET_HADR (or DBADM, SQLADM or DATAACCESS, which include it; none is granted to PUBLIC); SELECT on SYSIBMADM.ENV_INST_INFO, DB2_CF and DB_HISTORY (PUBLIC in a non-restrictive database). Db2 10.5 or later (MON_GET_HADR).
+--   - Needs SYSADM, SYSCTRL or SYSMAINT (UPDATE DB CFG through SYSPROC.ADMIN_CMD, EXECUTE on ADMIN_CMD), SELECT on SYSIBMADM.DBCFG and EXECUTE on SYSPROC.MON_GET_HADR, MON_GET_UTILITY, ADMIN_GET_STORAGE_PATHS (or DBADM, SQLADM or DATAACCESS, which include it; none is granted to PUBLIC); SELECT on SYSIBMADM.ENV_INST_INFO, DB2_CF and DB_HISTORY (PUBLIC in a non-restrictive database). Db2 10.5 or later (MON_GET_HADR).
 --   - The directory must exist and belong to the instance owner.
 --   - the current tier is unknown: the policy matches no tier to its location
 -- Operations:
 --   Duration:    seconds now; the log moves at the next activation of the database
 --   Log volume:  next to none: one configuration update
 --   Blocking:    none now; the reactivation needs every application disconnected
---   Backups:     take a full database backup after the reactivation (the log path changed)
+--   Backups:     the script stops before any change while a BACKUP of the database runs (run it again afterwards); take a full database backup after the reactivation (the log path changed)
 --   To abort:    nothing to abort: one configuration update
 --   To recover:  run the rollback script to record the old path again before the reactivation
 -- Generator:  tierwise (golden files) (migrations/1)
@@ -45,8 +45,9 @@
 --   check 3: not a pureScale instance (SYSIBMADM.DB2_CF lists no cluster caching facility): unsupported here
 --   check 4: not an HADR database (the storage paths would have to exist on the standby too: review by hand)
 --   check 5: a full database backup of SALESDB (not a table space backup, not to /dev/null or NUL) finished successfully in the last 24 hours
---   check 6: the log is under /db2/fc1/log/ today, or already set to move to / moved to /db2/log/SALESDB/
---   check 7: post-check: SYSIBMADM.DBCFG shows newlogpath (pending) or logpath under /db2/log/SALESDB/
+--   check 6: no BACKUP of SALESDB is running (SYSPROC.MON_GET_UTILITY(-2), every member): an online backup pauses the rebalance and competes for the same containers and locks; wait for it or pause the backup job, then run the script again. Nothing was changed
+--   check 7: the log is under /db2/fc1/log/ today, or already set to move to / moved to /db2/log/SALESDB/
+--   check 8: post-check: SYSIBMADM.DBCFG shows newlogpath (pending) or logpath under /db2/log/SALESDB/
 UPDATE COMMAND OPTIONS USING C ON S ON@
 SET SERVEROUTPUT ON@
 CONNECT TO SALESDB@
@@ -60,12 +61,14 @@ SELECT RAISE_ERROR('75001', 'tierwise check 3 failed: pureScale instance: unsupp
 SELECT RAISE_ERROR('75001', 'tierwise check 4 failed: HADR database: unsupported here, review') FROM TABLE(MON_GET_HADR(NULL)) AS H WHERE H.HADR_ROLE <> 'STANDARD' FETCH FIRST 1 ROW ONLY@
 -- check 5: a full database backup of SALESDB (not a table space backup, not to /dev/null or NUL) finished successfully in the last 24 hours
 SELECT RAISE_ERROR('75001', 'tierwise check 5 failed: no full database backup in the last 24 hours') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSIBMADM.DB_HISTORY WHERE OPERATION = 'B' AND OBJECTTYPE = 'D' AND OPERATIONTYPE IN ('F', 'N') AND COALESCE(SQLCODE, 0) >= 0 AND COALESCE(LOCATION, '') NOT LIKE '/dev/null%' AND UPPER(COALESCE(LOCATION, '')) NOT IN ('NUL', 'NUL:') AND END_TIME >= VARCHAR_FORMAT(CURRENT TIMESTAMP - 24 HOURS, 'YYYYMMDDHH24MISS')) FETCH FIRST 1 ROW ONLY@
--- check 6: the log is under /db2/fc1/log/ today, or already set to move to / moved to /db2/log/SALESDB/
-SELECT RAISE_ERROR('75001', 'tierwise check 6 failed: log path not as planned: advice out of date') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSIBMADM.DBCFG WHERE (NAME = 'logpath' AND (VALUE LIKE '/db2/fc1/log/%' OR VALUE LIKE '/db2/log/SALESDB/%')) OR (NAME = 'newlogpath' AND VALUE LIKE '/db2/log/SALESDB/%')) FETCH FIRST 1 ROW ONLY@
+-- check 6: no BACKUP of SALESDB is running (SYSPROC.MON_GET_UTILITY(-2), every member): an online backup pauses the rebalance and competes for the same containers and locks; wait for it or pause the backup job, then run the script again. Nothing was changed
+SELECT RAISE_ERROR('75001', 'tierwise check 6 failed: a BACKUP is running: wait, run again') FROM TABLE(MON_GET_UTILITY(-2)) AS U WHERE U.UTILITY_TYPE IN ('BACKUP') FETCH FIRST 1 ROW ONLY@
+-- check 7: the log is under /db2/fc1/log/ today, or already set to move to / moved to /db2/log/SALESDB/
+SELECT RAISE_ERROR('75001', 'tierwise check 7 failed: log path not as planned: advice out of date') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSIBMADM.DBCFG WHERE (NAME = 'logpath' AND (VALUE LIKE '/db2/fc1/log/%' OR VALUE LIKE '/db2/log/SALESDB/%')) OR (NAME = 'newlogpath' AND VALUE LIKE '/db2/log/SALESDB/%')) FETCH FIRST 1 ROW ONLY@
 -- step 1: record the new log path /db2/log/SALESDB/ (running it again sets the same value again)
 CALL SYSPROC.ADMIN_CMD('UPDATE DB CFG USING NEWLOGPATH "/db2/log/SALESDB/"')@
--- check 7: post-check: SYSIBMADM.DBCFG shows newlogpath (pending) or logpath under /db2/log/SALESDB/
-SELECT RAISE_ERROR('75001', 'tierwise check 7 failed: post-check: new log path not recorded') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSIBMADM.DBCFG WHERE NAME IN ('newlogpath', 'logpath') AND VALUE LIKE '/db2/log/SALESDB/%') FETCH FIRST 1 ROW ONLY@
+-- check 8: post-check: SYSIBMADM.DBCFG shows newlogpath (pending) or logpath under /db2/log/SALESDB/
+SELECT RAISE_ERROR('75001', 'tierwise check 8 failed: post-check: new log path not recorded') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSIBMADM.DBCFG WHERE NAME IN ('newlogpath', 'logpath') AND VALUE LIKE '/db2/log/SALESDB/%') FETCH FIRST 1 ROW ONLY@
 BEGIN
   CALL DBMS_OUTPUT.PUT_LINE('tierwise: ' || VARCHAR_FORMAT(CURRENT TIMESTAMP - CURRENT TIMEZONE, 'YYYY-MM-DD HH24:MI:SS') || ' UTC ' || 'finished: the log moves to /db2/log/SALESDB/ at the next activation of the database (RESTART NEEDED)');
 END@

@@ -32,14 +32,14 @@
 --     SET INTEGRITY FOR "SALES"."ORDERS" ALLOW WRITE ACCESS IMMEDIATE CHECKED@
 -- Limits and notes:
 --   - Not supported in pureScale (checked).
---   - Needs DBADM granted WITH DATAACCESS, the default (DETACH / ATTACH, CREATE TABLE, INSERT, DROP TABLE, SET INTEGRITY, the row counts), plus SYSCTRL or SYSADM when the target table space or storage group must be created (CREATE TABLESPACE; a new storage group), EXECUTE on the SYSIBMADM.DBMS_PIPE module (the wait after the DETACH; DATAACCESS includes it), and EXECUTE on SYSPROC.MON_GET_HADR, ADMIN_GET_STORAGE_PATHS and ADMIN_GET_TAB_INFO (or DBADM, SQLADM or DATAACCESS, which include it; none is granted to PUBLIC); SELECT on SYSIBMADM.ENV_INST_INFO, DB2_CF and DB_HISTORY (PUBLIC in a non-restrictive database). Db2 10.5 or later (MON_GET_HADR).
+--   - Needs DBADM granted WITH DATAACCESS, the default (DETACH / ATTACH, CREATE TABLE, INSERT, DROP TABLE, SET INTEGRITY, the row counts), plus SYSCTRL or SYSADM when the target table space or storage group must be created (CREATE TABLESPACE; a new storage group), EXECUTE on the SYSIBMADM.DBMS_PIPE module (the wait after the DETACH; DATAACCESS includes it), and EXECUTE on SYSPROC.MON_GET_HADR, MON_GET_UTILITY, ADMIN_GET_STORAGE_PATHS, ADMIN_GET_TAB_INFO (or DBADM, SQLADM or DATAACCESS, which include it; none is granted to PUBLIC); SELECT on SYSIBMADM.ENV_INST_INFO, DB2_CF and DB_HISTORY (PUBLIC in a non-restrictive database). Db2 10.5 or later (MON_GET_HADR).
 --   - The copy is one logged INSERT: the active log must hold the partition's size.
 --   - Refused before anything changes: LOB, XML, LONG, identity or generated columns; dependent MQTs or staging tables; partitions being attached or detached. CREATE TABLE ... LIKE copies the columns, not compression or other table options: if ATTACH reports SQL20408N, re-attach as shown above.
 -- Operations:
 --   Duration:    the asynchronous detach usually ends within seconds to a few minutes once no query holds the partition (the script waits up to 10 min), then under a minute for 0.1 GB at ~50-150 MB/s (one logged INSERT ... SELECT; speeds vary), then SET INTEGRITY (index maintenance of the attached rows, about as long again with non-partitioned indexes)
 --   Log volume:  about the partition's size (0.1 GB) in one transaction: the active log (LOGFILSIZ x (LOGPRIMARY + LOGSECOND)) must hold it, or the INSERT fails with SQL0964C and rolls back
 --   Blocking:    DETACH waits for queries that hold locks on the partition (dynamic UR queries excepted) and invalidates static packages on the table; an asynchronous task then finishes the detach (the script waits for it). The partition's rows are invisible in the table from the DETACH until the ATTACH and SET INTEGRITY complete, that is for the whole Duration above (longer if the script stops and is run again later; meanwhile they are in the detached table); the other partitions stay readable and writable (SET INTEGRITY ... ALLOW WRITE ACCESS)
---   Backups:     keep it out of the backup window (the copy's log volume goes into the next online backup's log range); take a new full database backup afterwards, when a table space was created
+--   Backups:     the script stops before any change while a BACKUP of the database runs (run it again afterwards); keep it out of the backup window (the copy's log volume goes into the next online backup's log range); take a new full database backup afterwards, when a table space was created
 --   To abort:    interrupt the CLP (Ctrl-C) or FORCE APPLICATION: the running statement rolls back; the script is safe to run again, every step checks first
 --   To recover:  run the script again: it carries on from the step it stopped at; or put the partition back as it was with the re-attach commands in Method (the detached table keeps every row until step 7)
 -- Generator:  tierwise (golden files) (migrations/1)
@@ -56,20 +56,22 @@
 --   check 3: not a pureScale instance (SYSIBMADM.DB2_CF lists no cluster caching facility): unsupported here
 --   check 4: not an HADR database (the storage paths would have to exist on the standby too: review by hand)
 --   check 5: a full database backup of SALESDB (not a table space backup, not to /dev/null or NUL) finished successfully in the last 24 hours
---   check 6: partition P2024Q1 of SALES.ORDERS is in table space TS_ORDERS_2024_FC or TS_ORDERS_2024, or detached by an earlier run
---   check 7: partition P2024Q1 has the range '2024-01-01' .. '2024-04-01' (the ATTACH recreates exactly this range)
---   check 8: no other partition of SALES.ORDERS is being attached or detached (SYSCAT.DATAPARTITIONS.STATUS)
---   check 9: no materialized query table (SYSCAT.TABLES.TYPE 'S') or staging table (PROPERTY character 2 'Y') depends on SALES.ORDERS (they would become detached dependents)
---   check 10: SALES.ORDERS has no LOB, XML, LONG, identity or generated columns
---   check 11: table space TS_ORDERS_2024, if it exists, uses storage group SG_HOT and matches TS_ORDERS_2024_FC (page size, extent size, type)
---   check 12: no foreign key references SALES.ORDERS (SYSCAT.REFERENCES): detaching a partition of a parent table is unsupported here; review the constraints by hand. Nothing was changed
---   check 13: SALES.ORDERS is partitioned on one key (the row checks read the range of one key column)
---   check 14: storage group SG_HOT exists
---   check 15: the paths of SG_HOT have room for the partition (10 % headroom; storage is striped over the paths; size from ADMIN_GET_TAB_INFO: data, index, long, LOB and XML objects)
---   check 16: the detach of P2024Q1 has finished within 10 minutes: the detached table TW_1287ED701E8C_DETACHED is a regular table (SYSCAT.TABLES.TYPE 'T', not 'L') and the partition is no longer listed as detaching (SYSCAT.DATAPARTITIONS.STATUS 'D' or 'L'; 'I', index cleanup, is not waited for). Else: detach still in progress: run the script again; the rows stay in SALES.TW_1287ED701E8C_DETACHED until it finishes
---   check 17: step 4 copied every row: COUNT(*) of TW_1287ED701E8C_COPY equals COUNT(*) of TW_1287ED701E8C_DETACHED (else the script stops before the ATTACH; TW_1287ED701E8C_DETACHED keeps every row, and a rerun empties TW_1287ED701E8C_COPY and copies again)
---   check 18: post-check: partition P2024Q1 is in table space TS_ORDERS_2024 (SYSCAT.DATAPARTITIONS.TBSPACEID) with an empty STATUS
---   check 19: before the drop: the attached partition P2024Q1 holds as many rows as the detached table TW_1287ED701E8C_DETACHED (rows with the partitioning key in the partition's range; else TW_1287ED701E8C_DETACHED is kept)
+--   check 6: no BACKUP of SALESDB is running (SYSPROC.MON_GET_UTILITY(-2), every member): an online backup pauses the rebalance and competes for the same containers and locks; wait for it or pause the backup job, then run the script again. Nothing was changed
+--   check 7: partition P2024Q1 of SALES.ORDERS is in table space TS_ORDERS_2024_FC or TS_ORDERS_2024, or detached by an earlier run
+--   check 8: partition P2024Q1 has the range '2024-01-01' .. '2024-04-01' (the ATTACH recreates exactly this range)
+--   check 9: no other partition of SALES.ORDERS is being attached or detached (SYSCAT.DATAPARTITIONS.STATUS)
+--   check 10: no materialized query table (SYSCAT.TABLES.TYPE 'S') or staging table (PROPERTY character 2 'Y') depends on SALES.ORDERS (they would become detached dependents)
+--   check 11: SALES.ORDERS has no LOB, XML, LONG, identity or generated columns
+--   check 12: table space TS_ORDERS_2024, if it exists, uses storage group SG_HOT and matches TS_ORDERS_2024_FC (page size, extent size, type)
+--   check 13: no foreign key references SALES.ORDERS (SYSCAT.REFERENCES): detaching a partition of a parent table is unsupported here; review the constraints by hand. Nothing was changed
+--   check 14: SALES.ORDERS is partitioned on one key (the row checks read the range of one key column)
+--   check 15: storage group SG_HOT exists
+--   check 16: storage group SG_HOT has a storage path that is not DROP_PENDING and whose free space is known (SYSPROC.ADMIN_GET_STORAGE_PATHS)
+--   check 17: the paths of SG_HOT have room for the partition (10 % headroom; storage is striped over the paths; size from ADMIN_GET_TAB_INFO: data, index, long, LOB and XML objects)
+--   check 18: the detach of P2024Q1 has finished within 10 minutes: the detached table TW_1287ED701E8C_DETACHED is a regular table (SYSCAT.TABLES.TYPE 'T', not 'L') and the partition is no longer listed as detaching (SYSCAT.DATAPARTITIONS.STATUS 'D' or 'L'; 'I', index cleanup, is not waited for). Else: detach still in progress: run the script again; the rows stay in SALES.TW_1287ED701E8C_DETACHED until it finishes
+--   check 19: step 4 copied every row: COUNT(*) of TW_1287ED701E8C_COPY equals COUNT(*) of TW_1287ED701E8C_DETACHED (else the script stops before the ATTACH; TW_1287ED701E8C_DETACHED keeps every row, and a rerun empties TW_1287ED701E8C_COPY and copies again)
+--   check 20: post-check: partition P2024Q1 is in table space TS_ORDERS_2024 (SYSCAT.DATAPARTITIONS.TBSPACEID) with an empty STATUS
+--   check 21: before the drop: the attached partition P2024Q1 holds as many rows as the detached table TW_1287ED701E8C_DETACHED (rows with the partitioning key in the partition's range; else TW_1287ED701E8C_DETACHED is kept)
 UPDATE COMMAND OPTIONS USING C ON S ON@
 SET SERVEROUTPUT ON@
 CONNECT TO SALESDB@
@@ -83,30 +85,34 @@ SELECT RAISE_ERROR('75001', 'tierwise check 3 failed: pureScale instance: unsupp
 SELECT RAISE_ERROR('75001', 'tierwise check 4 failed: HADR database: unsupported here, review') FROM TABLE(MON_GET_HADR(NULL)) AS H WHERE H.HADR_ROLE <> 'STANDARD' FETCH FIRST 1 ROW ONLY@
 -- check 5: a full database backup of SALESDB (not a table space backup, not to /dev/null or NUL) finished successfully in the last 24 hours
 SELECT RAISE_ERROR('75001', 'tierwise check 5 failed: no full database backup in the last 24 hours') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSIBMADM.DB_HISTORY WHERE OPERATION = 'B' AND OBJECTTYPE = 'D' AND OPERATIONTYPE IN ('F', 'N') AND COALESCE(SQLCODE, 0) >= 0 AND COALESCE(LOCATION, '') NOT LIKE '/dev/null%' AND UPPER(COALESCE(LOCATION, '')) NOT IN ('NUL', 'NUL:') AND END_TIME >= VARCHAR_FORMAT(CURRENT TIMESTAMP - 24 HOURS, 'YYYYMMDDHH24MISS')) FETCH FIRST 1 ROW ONLY@
--- check 6: partition P2024Q1 of SALES.ORDERS is in table space TS_ORDERS_2024_FC or TS_ORDERS_2024, or detached by an earlier run
-SELECT RAISE_ERROR('75001', 'tierwise check 6 failed (see the script header)') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSCAT.DATAPARTITIONS WHERE TABSCHEMA = 'SALES' AND TABNAME = 'ORDERS' AND DATAPARTITIONNAME = 'P2024Q1' AND TBSPACEID IN ((SELECT TBSPACEID FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TS_ORDERS_2024_FC'), (SELECT TBSPACEID FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TS_ORDERS_2024'))) AND NOT EXISTS (SELECT 1 FROM SYSCAT.TABLES WHERE TABSCHEMA = 'SALES' AND TABNAME = 'TW_1287ED701E8C_DETACHED') AND NOT EXISTS (SELECT 1 FROM SYSCAT.TABLES WHERE TABSCHEMA = 'SALES' AND TABNAME = 'TW_1287ED701E8C_COPY') FETCH FIRST 1 ROW ONLY@
--- check 7: partition P2024Q1 has the range '2024-01-01' .. '2024-04-01' (the ATTACH recreates exactly this range)
-SELECT RAISE_ERROR('75001', 'tierwise check 7 failed: partition range differs from the plan') FROM SYSCAT.DATAPARTITIONS WHERE TABSCHEMA = 'SALES' AND TABNAME = 'ORDERS' AND DATAPARTITIONNAME = 'P2024Q1' AND (LOWVALUE <> '''2024-01-01''' OR HIGHVALUE <> '''2024-04-01''' OR LOWINCLUSIVE <> 'Y' OR HIGHINCLUSIVE <> 'N') FETCH FIRST 1 ROW ONLY@
--- check 8: no other partition of SALES.ORDERS is being attached or detached (SYSCAT.DATAPARTITIONS.STATUS)
-SELECT RAISE_ERROR('75001', 'tierwise check 8 failed: a partition is attaching/detaching: finish it') FROM SYSCAT.DATAPARTITIONS WHERE TABSCHEMA = 'SALES' AND TABNAME = 'ORDERS' AND DATAPARTITIONNAME <> 'P2024Q1' AND STATUS <> '' FETCH FIRST 1 ROW ONLY@
--- check 9: no materialized query table (SYSCAT.TABLES.TYPE 'S') or staging table (PROPERTY character 2 'Y') depends on SALES.ORDERS (they would become detached dependents)
-SELECT RAISE_ERROR('75001', 'tierwise check 9 failed (see the script header)') FROM SYSCAT.TABDEP AS D JOIN SYSCAT.TABLES AS T ON T.TABSCHEMA = D.TABSCHEMA AND T.TABNAME = D.TABNAME WHERE D.BSCHEMA = 'SALES' AND D.BNAME = 'ORDERS' AND D.BTYPE = 'T' AND (T.TYPE = 'S' OR SUBSTR(T.PROPERTY, 2, 1) = 'Y') FETCH FIRST 1 ROW ONLY@
--- check 10: SALES.ORDERS has no LOB, XML, LONG, identity or generated columns
-SELECT RAISE_ERROR('75001', 'tierwise check 10 failed (see the script header)') FROM SYSCAT.COLUMNS WHERE TABSCHEMA = 'SALES' AND TABNAME = 'ORDERS' AND (TYPENAME IN ('BLOB', 'CLOB', 'DBCLOB', 'XML', 'LONG VARCHAR', 'LONG VARGRAPHIC') OR IDENTITY = 'Y' OR GENERATED <> ' ') FETCH FIRST 1 ROW ONLY@
--- check 11: table space TS_ORDERS_2024, if it exists, uses storage group SG_HOT and matches TS_ORDERS_2024_FC (page size, extent size, type)
-SELECT RAISE_ERROR('75001', 'tierwise check 11 failed: TS_ORDERS_2024 does not match') FROM SYSCAT.TABLESPACES AS N JOIN SYSCAT.TABLESPACES AS O ON O.TBSPACE = 'TS_ORDERS_2024_FC' WHERE N.TBSPACE = 'TS_ORDERS_2024' AND (COALESCE(N.SGNAME, '') <> 'SG_HOT' OR N.PAGESIZE <> O.PAGESIZE OR N.EXTENTSIZE <> O.EXTENTSIZE OR N.DATATYPE <> O.DATATYPE) FETCH FIRST 1 ROW ONLY@
--- check 12: no foreign key references SALES.ORDERS (SYSCAT.REFERENCES): detaching a partition of a parent table is unsupported here; review the constraints by hand. Nothing was changed
-SELECT RAISE_ERROR('75001', 'tierwise check 12 failed (see the script header)') FROM SYSCAT.REFERENCES WHERE REFTABSCHEMA = 'SALES' AND REFTABNAME = 'ORDERS' FETCH FIRST 1 ROW ONLY@
--- check 13: SALES.ORDERS is partitioned on one key (the row checks read the range of one key column)
-SELECT RAISE_ERROR('75001', 'tierwise check 13 failed: partitioning key has 2+ columns: unsupported') FROM SYSIBM.SYSDUMMY1 WHERE (SELECT COUNT(*) FROM SYSCAT.DATAPARTITIONEXPRESSION WHERE TABSCHEMA = 'SALES' AND TABNAME = 'ORDERS') <> 1 FETCH FIRST 1 ROW ONLY@
--- check 14: storage group SG_HOT exists
-SELECT RAISE_ERROR('75001', 'tierwise check 14 failed: storage group SG_HOT missing') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSCAT.STOGROUPS WHERE SGNAME = 'SG_HOT') FETCH FIRST 1 ROW ONLY@
+-- check 6: no BACKUP of SALESDB is running (SYSPROC.MON_GET_UTILITY(-2), every member): an online backup pauses the rebalance and competes for the same containers and locks; wait for it or pause the backup job, then run the script again. Nothing was changed
+SELECT RAISE_ERROR('75001', 'tierwise check 6 failed: a BACKUP is running: wait, run again') FROM TABLE(MON_GET_UTILITY(-2)) AS U WHERE U.UTILITY_TYPE IN ('BACKUP') FETCH FIRST 1 ROW ONLY@
+-- check 7: partition P2024Q1 of SALES.ORDERS is in table space TS_ORDERS_2024_FC or TS_ORDERS_2024, or detached by an earlier run
+SELECT RAISE_ERROR('75001', 'tierwise check 7 failed (see the script header)') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSCAT.DATAPARTITIONS WHERE TABSCHEMA = 'SALES' AND TABNAME = 'ORDERS' AND DATAPARTITIONNAME = 'P2024Q1' AND TBSPACEID IN ((SELECT TBSPACEID FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TS_ORDERS_2024_FC'), (SELECT TBSPACEID FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TS_ORDERS_2024'))) AND NOT EXISTS (SELECT 1 FROM SYSCAT.TABLES WHERE TABSCHEMA = 'SALES' AND TABNAME = 'TW_1287ED701E8C_DETACHED') AND NOT EXISTS (SELECT 1 FROM SYSCAT.TABLES WHERE TABSCHEMA = 'SALES' AND TABNAME = 'TW_1287ED701E8C_COPY') FETCH FIRST 1 ROW ONLY@
+-- check 8: partition P2024Q1 has the range '2024-01-01' .. '2024-04-01' (the ATTACH recreates exactly this range)
+SELECT RAISE_ERROR('75001', 'tierwise check 8 failed: partition range differs from the plan') FROM SYSCAT.DATAPARTITIONS WHERE TABSCHEMA = 'SALES' AND TABNAME = 'ORDERS' AND DATAPARTITIONNAME = 'P2024Q1' AND (LOWVALUE <> '''2024-01-01''' OR HIGHVALUE <> '''2024-04-01''' OR LOWINCLUSIVE <> 'Y' OR HIGHINCLUSIVE <> 'N') FETCH FIRST 1 ROW ONLY@
+-- check 9: no other partition of SALES.ORDERS is being attached or detached (SYSCAT.DATAPARTITIONS.STATUS)
+SELECT RAISE_ERROR('75001', 'tierwise check 9 failed: a partition is attaching/detaching: finish it') FROM SYSCAT.DATAPARTITIONS WHERE TABSCHEMA = 'SALES' AND TABNAME = 'ORDERS' AND DATAPARTITIONNAME <> 'P2024Q1' AND STATUS <> '' FETCH FIRST 1 ROW ONLY@
+-- check 10: no materialized query table (SYSCAT.TABLES.TYPE 'S') or staging table (PROPERTY character 2 'Y') depends on SALES.ORDERS (they would become detached dependents)
+SELECT RAISE_ERROR('75001', 'tierwise check 10 failed (see the script header)') FROM SYSCAT.TABDEP AS D JOIN SYSCAT.TABLES AS T ON T.TABSCHEMA = D.TABSCHEMA AND T.TABNAME = D.TABNAME WHERE D.BSCHEMA = 'SALES' AND D.BNAME = 'ORDERS' AND D.BTYPE = 'T' AND (T.TYPE = 'S' OR SUBSTR(T.PROPERTY, 2, 1) = 'Y') FETCH FIRST 1 ROW ONLY@
+-- check 11: SALES.ORDERS has no LOB, XML, LONG, identity or generated columns
+SELECT RAISE_ERROR('75001', 'tierwise check 11 failed (see the script header)') FROM SYSCAT.COLUMNS WHERE TABSCHEMA = 'SALES' AND TABNAME = 'ORDERS' AND (TYPENAME IN ('BLOB', 'CLOB', 'DBCLOB', 'XML', 'LONG VARCHAR', 'LONG VARGRAPHIC') OR IDENTITY = 'Y' OR GENERATED <> ' ') FETCH FIRST 1 ROW ONLY@
+-- check 12: table space TS_ORDERS_2024, if it exists, uses storage group SG_HOT and matches TS_ORDERS_2024_FC (page size, extent size, type)
+SELECT RAISE_ERROR('75001', 'tierwise check 12 failed: TS_ORDERS_2024 does not match') FROM SYSCAT.TABLESPACES AS N JOIN SYSCAT.TABLESPACES AS O ON O.TBSPACE = 'TS_ORDERS_2024_FC' WHERE N.TBSPACE = 'TS_ORDERS_2024' AND (COALESCE(N.SGNAME, '') <> 'SG_HOT' OR N.PAGESIZE <> O.PAGESIZE OR N.EXTENTSIZE <> O.EXTENTSIZE OR N.DATATYPE <> O.DATATYPE) FETCH FIRST 1 ROW ONLY@
+-- check 13: no foreign key references SALES.ORDERS (SYSCAT.REFERENCES): detaching a partition of a parent table is unsupported here; review the constraints by hand. Nothing was changed
+SELECT RAISE_ERROR('75001', 'tierwise check 13 failed (see the script header)') FROM SYSCAT.REFERENCES WHERE REFTABSCHEMA = 'SALES' AND REFTABNAME = 'ORDERS' FETCH FIRST 1 ROW ONLY@
+-- check 14: SALES.ORDERS is partitioned on one key (the row checks read the range of one key column)
+SELECT RAISE_ERROR('75001', 'tierwise check 14 failed: partitioning key has 2+ columns: unsupported') FROM SYSIBM.SYSDUMMY1 WHERE (SELECT COUNT(*) FROM SYSCAT.DATAPARTITIONEXPRESSION WHERE TABSCHEMA = 'SALES' AND TABNAME = 'ORDERS') <> 1 FETCH FIRST 1 ROW ONLY@
+-- check 15: storage group SG_HOT exists
+SELECT RAISE_ERROR('75001', 'tierwise check 15 failed: storage group SG_HOT missing') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSCAT.STOGROUPS WHERE SGNAME = 'SG_HOT') FETCH FIRST 1 ROW ONLY@
 -- step 1: storage group SG_HOT, not created here (no storage paths given): it exists (checked)
 BEGIN
   CALL DBMS_OUTPUT.PUT_LINE('tierwise: ' || VARCHAR_FORMAT(CURRENT TIMESTAMP - CURRENT TIMEZONE, 'YYYY-MM-DD HH24:MI:SS') || ' UTC ' || 'step 1: already done: storage group "SG_HOT" exists');
 END@
--- check 15: the paths of SG_HOT have room for the partition (10 % headroom; storage is striped over the paths; size from ADMIN_GET_TAB_INFO: data, index, long, LOB and XML objects)
-SELECT RAISE_ERROR('75001', 'tierwise check 15 failed: not enough free space in SG_HOT') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSCAT.DATAPARTITIONS WHERE TABSCHEMA = 'SALES' AND TABNAME = 'ORDERS' AND DATAPARTITIONNAME = 'P2024Q1' AND TBSPACEID = (SELECT TBSPACEID FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TS_ORDERS_2024') AND STATUS = '') AND (SELECT MIN(P.STO_PATH_FREE_SIZE) * COUNT(*) FROM TABLE(ADMIN_GET_STORAGE_PATHS('SG_HOT', -1)) AS P) < ((SELECT COALESCE(SUM(I.DATA_OBJECT_P_SIZE + I.INDEX_OBJECT_P_SIZE + I.LONG_OBJECT_P_SIZE + I.LOB_OBJECT_P_SIZE + I.XML_OBJECT_P_SIZE), 0) FROM TABLE(SYSPROC.ADMIN_GET_TAB_INFO('SALES', 'ORDERS')) AS I WHERE I.DATA_PARTITION_ID = (SELECT DATAPARTITIONID FROM SYSCAT.DATAPARTITIONS WHERE TABSCHEMA = 'SALES' AND TABNAME = 'ORDERS' AND DATAPARTITIONNAME = 'P2024Q1' AND STATUS <> 'I')) + (SELECT COALESCE(SUM(I.DATA_OBJECT_P_SIZE + I.INDEX_OBJECT_P_SIZE + I.LONG_OBJECT_P_SIZE + I.LOB_OBJECT_P_SIZE + I.XML_OBJECT_P_SIZE), 0) FROM TABLE(SYSPROC.ADMIN_GET_TAB_INFO('SALES', 'TW_1287ED701E8C_DETACHED')) AS I)) * 1024 * 1.10 FETCH FIRST 1 ROW ONLY@
+-- check 16: storage group SG_HOT has a storage path that is not DROP_PENDING and whose free space is known (SYSPROC.ADMIN_GET_STORAGE_PATHS)
+SELECT RAISE_ERROR('75001', 'tierwise check 16 failed: no usable storage path in SG_HOT') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM TABLE(ADMIN_GET_STORAGE_PATHS('SG_HOT', -1)) AS P WHERE P.DB_STORAGE_PATH_STATE <> 'DROP_PENDING' AND P.STO_PATH_FREE_SIZE IS NOT NULL) FETCH FIRST 1 ROW ONLY@
+-- check 17: the paths of SG_HOT have room for the partition (10 % headroom; storage is striped over the paths; size from ADMIN_GET_TAB_INFO: data, index, long, LOB and XML objects)
+SELECT RAISE_ERROR('75001', 'tierwise check 17 failed: not enough free space in SG_HOT') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSCAT.DATAPARTITIONS WHERE TABSCHEMA = 'SALES' AND TABNAME = 'ORDERS' AND DATAPARTITIONNAME = 'P2024Q1' AND TBSPACEID = (SELECT TBSPACEID FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TS_ORDERS_2024') AND STATUS = '') AND COALESCE((SELECT MIN(P.STO_PATH_FREE_SIZE) * COUNT(*) FROM TABLE(ADMIN_GET_STORAGE_PATHS('SG_HOT', -1)) AS P WHERE P.DB_STORAGE_PATH_STATE <> 'DROP_PENDING'), 0) < ((SELECT COALESCE(SUM(I.DATA_OBJECT_P_SIZE + I.INDEX_OBJECT_P_SIZE + I.LONG_OBJECT_P_SIZE + I.LOB_OBJECT_P_SIZE + I.XML_OBJECT_P_SIZE), 0) FROM TABLE(SYSPROC.ADMIN_GET_TAB_INFO('SALES', 'ORDERS')) AS I WHERE I.DATA_PARTITION_ID = (SELECT DATAPARTITIONID FROM SYSCAT.DATAPARTITIONS WHERE TABSCHEMA = 'SALES' AND TABNAME = 'ORDERS' AND DATAPARTITIONNAME = 'P2024Q1' AND STATUS <> 'I')) + (SELECT COALESCE(SUM(I.DATA_OBJECT_P_SIZE + I.INDEX_OBJECT_P_SIZE + I.LONG_OBJECT_P_SIZE + I.LOB_OBJECT_P_SIZE + I.XML_OBJECT_P_SIZE), 0) FROM TABLE(SYSPROC.ADMIN_GET_TAB_INFO('SALES', 'TW_1287ED701E8C_DETACHED')) AS I)) * 1024 * 1.10 FETCH FIRST 1 ROW ONLY@
 -- step 2: table space TS_ORDERS_2024 in SG_HOT, created only if missing, like TS_ORDERS_2024_FC
 BEGIN
   DECLARE v_page INTEGER;
@@ -135,7 +141,7 @@ BEGIN
   END IF;
 END@
 -- step 3: wait up to 10 minutes for the asynchronous partition detach task (checked every 10 seconds; DBMS_PIPE.RECEIVE_MESSAGE on a pipe nobody sends to is the sleep)
--- check 16: the detach of P2024Q1 has finished within 10 minutes: the detached table TW_1287ED701E8C_DETACHED is a regular table (SYSCAT.TABLES.TYPE 'T', not 'L') and the partition is no longer listed as detaching (SYSCAT.DATAPARTITIONS.STATUS 'D' or 'L'; 'I', index cleanup, is not waited for). Else: detach still in progress: run the script again; the rows stay in SALES.TW_1287ED701E8C_DETACHED until it finishes
+-- check 18: the detach of P2024Q1 has finished within 10 minutes: the detached table TW_1287ED701E8C_DETACHED is a regular table (SYSCAT.TABLES.TYPE 'T', not 'L') and the partition is no longer listed as detaching (SYSCAT.DATAPARTITIONS.STATUS 'D' or 'L'; 'I', index cleanup, is not waited for). Else: detach still in progress: run the script again; the rows stay in SALES.TW_1287ED701E8C_DETACHED until it finishes
 BEGIN
   DECLARE v_waited INTEGER DEFAULT 0;
   DECLARE v_status INTEGER;
@@ -145,7 +151,7 @@ BEGIN
   END WHILE;
   IF EXISTS (SELECT 1 FROM SYSCAT.TABLES WHERE TABSCHEMA = 'SALES' AND TABNAME = 'TW_1287ED701E8C_DETACHED' AND TYPE <> 'T') OR EXISTS (SELECT 1 FROM SYSCAT.DATAPARTITIONS WHERE TABSCHEMA = 'SALES' AND TABNAME = 'ORDERS' AND DATAPARTITIONNAME = 'P2024Q1' AND STATUS IN ('D', 'L')) THEN
     CALL DBMS_OUTPUT.PUT_LINE('tierwise: ' || VARCHAR_FORMAT(CURRENT TIMESTAMP - CURRENT TIMEZONE, 'YYYY-MM-DD HH24:MI:SS') || ' UTC ' || 'detach still in progress: run the script again; the rows stay in "SALES"."TW_1287ED701E8C_DETACHED" until it finishes');
-    SIGNAL SQLSTATE '75001' SET MESSAGE_TEXT = 'tierwise check 16 failed: detach still in progress: run again';
+    SIGNAL SQLSTATE '75001' SET MESSAGE_TEXT = 'tierwise check 18 failed: detach still in progress: run again';
   END IF;
 END@
 -- step 4: copy the detached rows into TW_1287ED701E8C_COPY in TS_ORDERS_2024 (again from the start after a stop)
@@ -173,7 +179,7 @@ BEGIN
     FETCH c1 INTO v_other;
     CLOSE c1;
     IF v_rows <> v_other THEN
-      SIGNAL SQLSTATE '75001' SET MESSAGE_TEXT = 'tierwise check 17 failed: copy row count differs: run again';
+      SIGNAL SQLSTATE '75001' SET MESSAGE_TEXT = 'tierwise check 19 failed: copy row count differs: run again';
     END IF;
   ELSE
     CALL DBMS_OUTPUT.PUT_LINE('tierwise: ' || VARCHAR_FORMAT(CURRENT TIMESTAMP - CURRENT TIMEZONE, 'YYYY-MM-DD HH24:MI:SS') || ' UTC ' || 'step 4: nothing to copy');
@@ -197,9 +203,9 @@ BEGIN
     CALL DBMS_OUTPUT.PUT_LINE('tierwise: ' || VARCHAR_FORMAT(CURRENT TIMESTAMP - CURRENT TIMEZONE, 'YYYY-MM-DD HH24:MI:SS') || ' UTC ' || 'step 6: already done: the table is not in set integrity pending state');
   END IF;
 END@
--- check 18: post-check: partition P2024Q1 is in table space TS_ORDERS_2024 (SYSCAT.DATAPARTITIONS.TBSPACEID) with an empty STATUS
-SELECT RAISE_ERROR('75001', 'tierwise check 18 failed: post-check: partition not in TS_ORDERS_2024') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSCAT.DATAPARTITIONS WHERE TABSCHEMA = 'SALES' AND TABNAME = 'ORDERS' AND DATAPARTITIONNAME = 'P2024Q1' AND TBSPACEID = (SELECT TBSPACEID FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TS_ORDERS_2024') AND STATUS = '') FETCH FIRST 1 ROW ONLY@
--- check 19: before the drop: the attached partition P2024Q1 holds as many rows as the detached table TW_1287ED701E8C_DETACHED (rows with the partitioning key in the partition's range; else TW_1287ED701E8C_DETACHED is kept)
+-- check 20: post-check: partition P2024Q1 is in table space TS_ORDERS_2024 (SYSCAT.DATAPARTITIONS.TBSPACEID) with an empty STATUS
+SELECT RAISE_ERROR('75001', 'tierwise check 20 failed: post-check: partition not in TS_ORDERS_2024') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSCAT.DATAPARTITIONS WHERE TABSCHEMA = 'SALES' AND TABNAME = 'ORDERS' AND DATAPARTITIONNAME = 'P2024Q1' AND TBSPACEID = (SELECT TBSPACEID FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TS_ORDERS_2024') AND STATUS = '') FETCH FIRST 1 ROW ONLY@
+-- check 21: before the drop: the attached partition P2024Q1 holds as many rows as the detached table TW_1287ED701E8C_DETACHED (rows with the partitioning key in the partition's range; else TW_1287ED701E8C_DETACHED is kept)
 BEGIN
   DECLARE v_key VARCHAR(1000);
   DECLARE v_nulls CHAR(1);
@@ -231,7 +237,7 @@ BEGIN
     FETCH c1 INTO v_other;
     CLOSE c1;
     IF v_rows <> v_other THEN
-      SIGNAL SQLSTATE '75001' SET MESSAGE_TEXT = 'tierwise check 19 failed: row counts differ: detached table kept';
+      SIGNAL SQLSTATE '75001' SET MESSAGE_TEXT = 'tierwise check 21 failed: row counts differ: detached table kept';
     END IF;
   END IF;
 END@

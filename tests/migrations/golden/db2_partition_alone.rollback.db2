@@ -21,12 +21,12 @@
 --   with detach / copy / attach instead).
 -- Limits and notes:
 --   - Not supported in pureScale (checked).
---   - Needs SYSCTRL or SYSADM (ALTER TABLESPACE; a storage group that must be created) and EXECUTE on SYSPROC.MON_GET_HADR, MON_GET_REBALANCE_STATUS, MON_GET_TABLESPACE, MON_GET_CONTAINER and ADMIN_GET_STORAGE_PATHS (or DBADM, SQLADM or DATAACCESS, which include it; none is granted to PUBLIC); SELECT on SYSIBMADM.ENV_INST_INFO, DB2_CF and DB_HISTORY (PUBLIC in a non-restrictive database). Db2 10.5 or later (MON_GET_HADR).
+--   - Needs SYSCTRL or SYSADM (ALTER TABLESPACE; a storage group that must be created) and EXECUTE on SYSPROC.MON_GET_HADR, MON_GET_UTILITY, ADMIN_GET_STORAGE_PATHS, MON_GET_REBALANCE_STATUS, MON_GET_TABLESPACE, MON_GET_CONTAINER (or DBADM, SQLADM or DATAACCESS, which include it; none is granted to PUBLIC); SELECT on SYSIBMADM.ENV_INST_INFO, DB2_CF and DB_HISTORY (PUBLIC in a non-restrictive database). Db2 10.5 or later (MON_GET_HADR).
 -- Operations:
 --   Duration:    the script itself takes seconds; the rebalance then runs in the background after it ends: under a minute for 0.1 GB at ~100-200 MB/s (rebalance; speeds vary). Watch it with SELECT REBALANCER_STATUS, REBALANCER_EXTENTS_REMAINING, REBALANCER_EXTENTS_PROCESSED FROM TABLE(MON_GET_REBALANCE_STATUS('TS_ORDERS_2024Q3', -2)) AS R (no rows: finished)
 --   Log volume:  small: the rebalance logs extent moves, not the rows; a DMS conversion logs its container changes
---   Blocking:    none for applications: TS_ORDERS_2024Q3 stays readable and writable; the rebalance competes with them for I/O on both storage groups
---   Backups:     run it outside the backup window (the rebalance and a backup read the same containers), and take a new full database backup after the rebalance ends: the table space's containers have changed
+--   Blocking:    none for applications: TS_ORDERS_2024Q3 stays readable and writable; the rebalance competes with them for I/O on both storage groups. Dynamic SQL compiled with the old storage group's attributes (overhead, read rate) is soft-invalidated and recompiled; static packages keep the old costs until rebound
+--   Backups:     the script stops while a BACKUP of the database runs (an online backup pauses the rebalance until it ends); run it outside the backup window, and take a new full database backup after the rebalance ends: the table space's containers have changed
 --   To abort:    ALTER TABLESPACE "TS_ORDERS_2024Q3" REBALANCE SUSPEND pauses the data movement (REBALANCE RESUME continues it); the storage group change itself is committed at once and is undone by the rollback script, not by cancelling
 --   To recover:  run the script again: every step checks first; a suspended rebalance resumes with ALTER TABLESPACE "TS_ORDERS_2024Q3" REBALANCE RESUME (also at the next activation)
 -- Generator:  tierwise (golden files) (migrations/1)
@@ -43,15 +43,17 @@
 --   check 3: not a pureScale instance (SYSIBMADM.DB2_CF lists no cluster caching facility): unsupported here
 --   check 4: not an HADR database (the storage paths would have to exist on the standby too: review by hand)
 --   check 5: a full database backup of SALESDB (not a table space backup, not to /dev/null or NUL) finished successfully in the last 24 hours
---   check 6: partition 3 of SALES.ORDERS is in table space TS_ORDERS_2024Q3
---   check 7: table space TS_ORDERS_2024Q3 holds only this partition (else: unsupported here, review - see the header)
---   check 8: table space TS_ORDERS_2024Q3 exists
---   check 9: table space TS_ORDERS_2024Q3 is in storage group SG_FC or already in SG_HOT
---   check 10: table space TS_ORDERS_2024Q3 is a regular or large table space that can use a storage group
---   check 11: no rebalance is running on TS_ORDERS_2024Q3
---   check 12: storage group SG_HOT exists
---   check 13: the paths of SG_HOT have room for TS_ORDERS_2024Q3 (10 % headroom; storage is striped over the paths)
---   check 14: post-check: table space TS_ORDERS_2024Q3 uses storage group SG_HOT
+--   check 6: no BACKUP of SALESDB is running (SYSPROC.MON_GET_UTILITY(-2), every member): an online backup pauses the rebalance and competes for the same containers and locks; wait for it or pause the backup job, then run the script again. Nothing was changed
+--   check 7: partition 3 of SALES.ORDERS is in table space TS_ORDERS_2024Q3
+--   check 8: table space TS_ORDERS_2024Q3 holds only this partition (else: unsupported here, review - see the header)
+--   check 9: table space TS_ORDERS_2024Q3 exists
+--   check 10: table space TS_ORDERS_2024Q3 is in storage group SG_FC or already in SG_HOT
+--   check 11: table space TS_ORDERS_2024Q3 is a regular or large table space that can use a storage group
+--   check 12: no rebalance is running on TS_ORDERS_2024Q3
+--   check 13: storage group SG_HOT exists
+--   check 14: storage group SG_HOT has a storage path that is not DROP_PENDING and whose free space is known (SYSPROC.ADMIN_GET_STORAGE_PATHS)
+--   check 15: the paths of SG_HOT have room for TS_ORDERS_2024Q3 (10 % headroom; storage is striped over the paths)
+--   check 16: post-check: table space TS_ORDERS_2024Q3 uses storage group SG_HOT
 UPDATE COMMAND OPTIONS USING C ON S ON@
 SET SERVEROUTPUT ON@
 CONNECT TO SALESDB@
@@ -65,26 +67,30 @@ SELECT RAISE_ERROR('75001', 'tierwise check 3 failed: pureScale instance: unsupp
 SELECT RAISE_ERROR('75001', 'tierwise check 4 failed: HADR database: unsupported here, review') FROM TABLE(MON_GET_HADR(NULL)) AS H WHERE H.HADR_ROLE <> 'STANDARD' FETCH FIRST 1 ROW ONLY@
 -- check 5: a full database backup of SALESDB (not a table space backup, not to /dev/null or NUL) finished successfully in the last 24 hours
 SELECT RAISE_ERROR('75001', 'tierwise check 5 failed: no full database backup in the last 24 hours') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSIBMADM.DB_HISTORY WHERE OPERATION = 'B' AND OBJECTTYPE = 'D' AND OPERATIONTYPE IN ('F', 'N') AND COALESCE(SQLCODE, 0) >= 0 AND COALESCE(LOCATION, '') NOT LIKE '/dev/null%' AND UPPER(COALESCE(LOCATION, '')) NOT IN ('NUL', 'NUL:') AND END_TIME >= VARCHAR_FORMAT(CURRENT TIMESTAMP - 24 HOURS, 'YYYYMMDDHH24MISS')) FETCH FIRST 1 ROW ONLY@
--- check 6: partition 3 of SALES.ORDERS is in table space TS_ORDERS_2024Q3
-SELECT RAISE_ERROR('75001', 'tierwise check 6 failed: partition not in its planned table space') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSCAT.DATAPARTITIONS WHERE TABSCHEMA = 'SALES' AND TABNAME = 'ORDERS' AND DATAPARTITIONID = 3 AND TBSPACEID = (SELECT TBSPACEID FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TS_ORDERS_2024Q3')) FETCH FIRST 1 ROW ONLY@
--- check 7: table space TS_ORDERS_2024Q3 holds only this partition (else: unsupported here, review - see the header)
-SELECT RAISE_ERROR('75001', 'tierwise check 7 failed: table space shared: unsupported here, review') FROM SYSIBM.SYSDUMMY1 WHERE EXISTS (SELECT 1 FROM SYSCAT.DATAPARTITIONS WHERE (SELECT TBSPACEID FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TS_ORDERS_2024Q3') IN (TBSPACEID, COALESCE(INDEX_TBSPACEID, -1), COALESCE(LONG_TBSPACEID, -1)) AND NOT (TABSCHEMA = 'SALES' AND TABNAME = 'ORDERS' AND DATAPARTITIONID = 3)) OR EXISTS (SELECT 1 FROM SYSCAT.TABLES AS T WHERE 'TS_ORDERS_2024Q3' IN (COALESCE(T.TBSPACE, ''), COALESCE(T.INDEX_TBSPACE, ''), COALESCE(T.LONG_TBSPACE, '')) AND NOT EXISTS (SELECT 1 FROM SYSCAT.DATAPARTITIONS AS D WHERE D.TABSCHEMA = T.TABSCHEMA AND D.TABNAME = T.TABNAME)) OR EXISTS (SELECT 1 FROM SYSCAT.INDEXES AS I WHERE I.TBSPACEID = (SELECT TBSPACEID FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TS_ORDERS_2024Q3') AND NOT EXISTS (SELECT 1 FROM SYSCAT.INDEXPARTITIONS AS P WHERE P.INDSCHEMA = I.INDSCHEMA AND P.INDNAME = I.INDNAME)) FETCH FIRST 1 ROW ONLY@
--- check 8: table space TS_ORDERS_2024Q3 exists
-SELECT RAISE_ERROR('75001', 'tierwise check 8 failed: table space TS_ORDERS_2024Q3 not found') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TS_ORDERS_2024Q3') FETCH FIRST 1 ROW ONLY@
--- check 9: table space TS_ORDERS_2024Q3 is in storage group SG_FC or already in SG_HOT
-SELECT RAISE_ERROR('75001', 'tierwise check 9 failed (see the script header)') FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TS_ORDERS_2024Q3' AND COALESCE(SGNAME, '') NOT IN ('SG_FC', 'SG_HOT') FETCH FIRST 1 ROW ONLY@
--- check 10: table space TS_ORDERS_2024Q3 is a regular or large table space that can use a storage group
-SELECT RAISE_ERROR('75001', 'tierwise check 10 failed (see the script header)') FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TS_ORDERS_2024Q3' AND COALESCE(SGNAME, '') <> 'SG_HOT' AND (DATATYPE IN ('T', 'U') OR (TBSPACETYPE = 'S' AND SGNAME IS NULL)) FETCH FIRST 1 ROW ONLY@
--- check 11: no rebalance is running on TS_ORDERS_2024Q3
-SELECT RAISE_ERROR('75001', 'tierwise check 11 failed: a rebalance is running: wait for it') FROM TABLE(MON_GET_REBALANCE_STATUS('TS_ORDERS_2024Q3', -2)) AS R WHERE EXISTS (SELECT 1 FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TS_ORDERS_2024Q3' AND COALESCE(SGNAME, '') <> 'SG_HOT') FETCH FIRST 1 ROW ONLY@
--- check 12: storage group SG_HOT exists
-SELECT RAISE_ERROR('75001', 'tierwise check 12 failed: storage group SG_HOT missing') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSCAT.STOGROUPS WHERE SGNAME = 'SG_HOT') FETCH FIRST 1 ROW ONLY@
+-- check 6: no BACKUP of SALESDB is running (SYSPROC.MON_GET_UTILITY(-2), every member): an online backup pauses the rebalance and competes for the same containers and locks; wait for it or pause the backup job, then run the script again. Nothing was changed
+SELECT RAISE_ERROR('75001', 'tierwise check 6 failed: a BACKUP is running: wait, run again') FROM TABLE(MON_GET_UTILITY(-2)) AS U WHERE U.UTILITY_TYPE IN ('BACKUP') FETCH FIRST 1 ROW ONLY@
+-- check 7: partition 3 of SALES.ORDERS is in table space TS_ORDERS_2024Q3
+SELECT RAISE_ERROR('75001', 'tierwise check 7 failed: partition not in its planned table space') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSCAT.DATAPARTITIONS WHERE TABSCHEMA = 'SALES' AND TABNAME = 'ORDERS' AND DATAPARTITIONID = 3 AND TBSPACEID = (SELECT TBSPACEID FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TS_ORDERS_2024Q3')) FETCH FIRST 1 ROW ONLY@
+-- check 8: table space TS_ORDERS_2024Q3 holds only this partition (else: unsupported here, review - see the header)
+SELECT RAISE_ERROR('75001', 'tierwise check 8 failed: table space shared: unsupported here, review') FROM SYSIBM.SYSDUMMY1 WHERE EXISTS (SELECT 1 FROM SYSCAT.DATAPARTITIONS WHERE (SELECT TBSPACEID FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TS_ORDERS_2024Q3') IN (TBSPACEID, COALESCE(INDEX_TBSPACEID, -1), COALESCE(LONG_TBSPACEID, -1)) AND NOT (TABSCHEMA = 'SALES' AND TABNAME = 'ORDERS' AND DATAPARTITIONID = 3)) OR EXISTS (SELECT 1 FROM SYSCAT.TABLES AS T WHERE 'TS_ORDERS_2024Q3' IN (COALESCE(T.TBSPACE, ''), COALESCE(T.INDEX_TBSPACE, ''), COALESCE(T.LONG_TBSPACE, '')) AND NOT EXISTS (SELECT 1 FROM SYSCAT.DATAPARTITIONS AS D WHERE D.TABSCHEMA = T.TABSCHEMA AND D.TABNAME = T.TABNAME)) OR EXISTS (SELECT 1 FROM SYSCAT.INDEXES AS I WHERE I.TBSPACEID = (SELECT TBSPACEID FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TS_ORDERS_2024Q3') AND NOT EXISTS (SELECT 1 FROM SYSCAT.INDEXPARTITIONS AS P WHERE P.INDSCHEMA = I.INDSCHEMA AND P.INDNAME = I.INDNAME)) FETCH FIRST 1 ROW ONLY@
+-- check 9: table space TS_ORDERS_2024Q3 exists
+SELECT RAISE_ERROR('75001', 'tierwise check 9 failed: table space TS_ORDERS_2024Q3 not found') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TS_ORDERS_2024Q3') FETCH FIRST 1 ROW ONLY@
+-- check 10: table space TS_ORDERS_2024Q3 is in storage group SG_FC or already in SG_HOT
+SELECT RAISE_ERROR('75001', 'tierwise check 10 failed (see the script header)') FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TS_ORDERS_2024Q3' AND COALESCE(SGNAME, '') NOT IN ('SG_FC', 'SG_HOT') FETCH FIRST 1 ROW ONLY@
+-- check 11: table space TS_ORDERS_2024Q3 is a regular or large table space that can use a storage group
+SELECT RAISE_ERROR('75001', 'tierwise check 11 failed (see the script header)') FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TS_ORDERS_2024Q3' AND COALESCE(SGNAME, '') <> 'SG_HOT' AND (DATATYPE IN ('T', 'U') OR (TBSPACETYPE = 'S' AND SGNAME IS NULL)) FETCH FIRST 1 ROW ONLY@
+-- check 12: no rebalance is running on TS_ORDERS_2024Q3
+SELECT RAISE_ERROR('75001', 'tierwise check 12 failed: a rebalance is running: wait for it') FROM TABLE(MON_GET_REBALANCE_STATUS('TS_ORDERS_2024Q3', -2)) AS R WHERE EXISTS (SELECT 1 FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TS_ORDERS_2024Q3' AND COALESCE(SGNAME, '') <> 'SG_HOT') FETCH FIRST 1 ROW ONLY@
+-- check 13: storage group SG_HOT exists
+SELECT RAISE_ERROR('75001', 'tierwise check 13 failed: storage group SG_HOT missing') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSCAT.STOGROUPS WHERE SGNAME = 'SG_HOT') FETCH FIRST 1 ROW ONLY@
 -- step 1: storage group SG_HOT, not created here (no storage paths given): it exists (checked)
 BEGIN
   CALL DBMS_OUTPUT.PUT_LINE('tierwise: ' || VARCHAR_FORMAT(CURRENT TIMESTAMP - CURRENT TIMEZONE, 'YYYY-MM-DD HH24:MI:SS') || ' UTC ' || 'step 1: already done: storage group "SG_HOT" exists');
 END@
--- check 13: the paths of SG_HOT have room for TS_ORDERS_2024Q3 (10 % headroom; storage is striped over the paths)
-SELECT RAISE_ERROR('75001', 'tierwise check 13 failed: not enough free space in SG_HOT') FROM SYSIBM.SYSDUMMY1 WHERE EXISTS (SELECT 1 FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TS_ORDERS_2024Q3' AND COALESCE(SGNAME, '') <> 'SG_HOT') AND (SELECT MIN(P.STO_PATH_FREE_SIZE) * COUNT(*) FROM TABLE(ADMIN_GET_STORAGE_PATHS('SG_HOT', -1)) AS P) < (SELECT SUM(T.TBSP_USED_PAGES * T.TBSP_PAGE_SIZE) FROM TABLE(MON_GET_TABLESPACE('TS_ORDERS_2024Q3', -1)) AS T) * 1.10 FETCH FIRST 1 ROW ONLY@
+-- check 14: storage group SG_HOT has a storage path that is not DROP_PENDING and whose free space is known (SYSPROC.ADMIN_GET_STORAGE_PATHS)
+SELECT RAISE_ERROR('75001', 'tierwise check 14 failed: no usable storage path in SG_HOT') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM TABLE(ADMIN_GET_STORAGE_PATHS('SG_HOT', -1)) AS P WHERE P.DB_STORAGE_PATH_STATE <> 'DROP_PENDING' AND P.STO_PATH_FREE_SIZE IS NOT NULL) FETCH FIRST 1 ROW ONLY@
+-- check 15: the paths of SG_HOT have room for TS_ORDERS_2024Q3 (10 % headroom; storage is striped over the paths)
+SELECT RAISE_ERROR('75001', 'tierwise check 15 failed: not enough free space in SG_HOT') FROM SYSIBM.SYSDUMMY1 WHERE EXISTS (SELECT 1 FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TS_ORDERS_2024Q3' AND COALESCE(SGNAME, '') <> 'SG_HOT') AND COALESCE((SELECT MIN(P.STO_PATH_FREE_SIZE) * COUNT(*) FROM TABLE(ADMIN_GET_STORAGE_PATHS('SG_HOT', -1)) AS P WHERE P.DB_STORAGE_PATH_STATE <> 'DROP_PENDING'), 0) < (SELECT SUM(T.TBSP_USED_PAGES * T.TBSP_PAGE_SIZE) FROM TABLE(MON_GET_TABLESPACE('TS_ORDERS_2024Q3', -1)) AS T) * 1.10 FETCH FIRST 1 ROW ONLY@
 -- step 2: re-point TS_ORDERS_2024Q3 at SG_HOT (online; the rebalance runs in the background after the commit)
 BEGIN
   DECLARE v_sg VARCHAR(128);
@@ -109,8 +115,8 @@ BEGIN
     CALL DBMS_OUTPUT.PUT_LINE('tierwise: ' || VARCHAR_FORMAT(CURRENT TIMESTAMP - CURRENT TIMEZONE, 'YYYY-MM-DD HH24:MI:SS') || ' UTC ' || 'step 3: nothing to do: no containers outside the storage paths');
   END IF;
 END@
--- check 14: post-check: table space TS_ORDERS_2024Q3 uses storage group SG_HOT
-SELECT RAISE_ERROR('75001', 'tierwise check 14 failed (see the script header)') FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TS_ORDERS_2024Q3' AND COALESCE(SGNAME, '') <> 'SG_HOT' FETCH FIRST 1 ROW ONLY@
+-- check 16: post-check: table space TS_ORDERS_2024Q3 uses storage group SG_HOT
+SELECT RAISE_ERROR('75001', 'tierwise check 16 failed (see the script header)') FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TS_ORDERS_2024Q3' AND COALESCE(SGNAME, '') <> 'SG_HOT' FETCH FIRST 1 ROW ONLY@
 -- the rebalance progress (no rows: finished; the old containers are dropped when it is done); run it again to watch
 SELECT VARCHAR(R.TBSP_NAME, 30) AS TBSP_NAME, R.REBALANCER_MODE, R.REBALANCER_STATUS, R.REBALANCER_EXTENTS_REMAINING, R.REBALANCER_EXTENTS_PROCESSED, R.REBALANCER_START_TIME FROM TABLE(MON_GET_REBALANCE_STATUS('TS_ORDERS_2024Q3', -2)) AS R@
 BEGIN

@@ -20,13 +20,13 @@
 --   to automatic storage first (one-way) and then rebalanced.
 -- Limits and notes:
 --   - Not supported in pureScale (checked).
---   - Needs SYSCTRL or SYSADM (ALTER TABLESPACE; a storage group that must be created) and EXECUTE on SYSPROC.MON_GET_HADR, MON_GET_REBALANCE_STATUS, MON_GET_TABLESPACE, MON_GET_CONTAINER and ADMIN_GET_STORAGE_PATHS (or DBADM, SQLADM or DATAACCESS, which include it; none is granted to PUBLIC); SELECT on SYSIBMADM.ENV_INST_INFO, DB2_CF and DB_HISTORY (PUBLIC in a non-restrictive database). Db2 10.5 or later (MON_GET_HADR).
+--   - Needs SYSCTRL or SYSADM (ALTER TABLESPACE; a storage group that must be created) and EXECUTE on SYSPROC.MON_GET_HADR, MON_GET_UTILITY, ADMIN_GET_STORAGE_PATHS, MON_GET_REBALANCE_STATUS, MON_GET_TABLESPACE, MON_GET_CONTAINER (or DBADM, SQLADM or DATAACCESS, which include it; none is granted to PUBLIC); SELECT on SYSIBMADM.ENV_INST_INFO, DB2_CF and DB_HISTORY (PUBLIC in a non-restrictive database). Db2 10.5 or later (MON_GET_HADR).
 --   - the current tier is unknown: the policy matches no tier to its location
 -- Operations:
 --   Duration:    the script itself takes seconds; the rebalance then runs in the background after it ends: under a minute for 2.0 GB at ~100-200 MB/s (rebalance; speeds vary). Watch it with SELECT REBALANCER_STATUS, REBALANCER_EXTENTS_REMAINING, REBALANCER_EXTENTS_PROCESSED FROM TABLE(MON_GET_REBALANCE_STATUS('TS_LEGACY', -2)) AS R (no rows: finished)
 --   Log volume:  small: the rebalance logs extent moves, not the rows; a DMS conversion logs its container changes
---   Blocking:    none for applications: TS_LEGACY stays readable and writable; the rebalance competes with them for I/O on both storage groups
---   Backups:     run it outside the backup window (the rebalance and a backup read the same containers), and take a new full database backup after the rebalance ends: the table space's containers have changed
+--   Blocking:    none for applications: TS_LEGACY stays readable and writable; the rebalance competes with them for I/O on both storage groups. Dynamic SQL compiled with the old storage group's attributes (overhead, read rate) is soft-invalidated and recompiled; static packages keep the old costs until rebound
+--   Backups:     the script stops while a BACKUP of the database runs (an online backup pauses the rebalance until it ends); run it outside the backup window, and take a new full database backup after the rebalance ends: the table space's containers have changed
 --   To abort:    ALTER TABLESPACE "TS_LEGACY" REBALANCE SUSPEND pauses the data movement (REBALANCE RESUME continues it); the storage group change itself is committed at once and is undone by the rollback script, not by cancelling
 --   To recover:  run the script again: every step checks first; a suspended rebalance resumes with ALTER TABLESPACE "TS_LEGACY" REBALANCE RESUME (also at the next activation)
 -- Generator:  tierwise (golden files) (migrations/1)
@@ -43,13 +43,15 @@
 --   check 3: not a pureScale instance (SYSIBMADM.DB2_CF lists no cluster caching facility): unsupported here
 --   check 4: not an HADR database (the storage paths would have to exist on the standby too: review by hand)
 --   check 5: a full database backup of SALESDB (not a table space backup, not to /dev/null or NUL) finished successfully in the last 24 hours
---   check 6: table space TS_LEGACY exists
---   check 7: table space TS_LEGACY is in storage group SG_SATA or already in IBMSTOGROUP
---   check 8: table space TS_LEGACY is a regular or large table space that can use a storage group
---   check 9: no rebalance is running on TS_LEGACY
---   check 10: storage group IBMSTOGROUP exists
---   check 11: the paths of IBMSTOGROUP have room for TS_LEGACY (10 % headroom; storage is striped over the paths)
---   check 12: post-check: table space TS_LEGACY uses storage group IBMSTOGROUP
+--   check 6: no BACKUP of SALESDB is running (SYSPROC.MON_GET_UTILITY(-2), every member): an online backup pauses the rebalance and competes for the same containers and locks; wait for it or pause the backup job, then run the script again. Nothing was changed
+--   check 7: table space TS_LEGACY exists
+--   check 8: table space TS_LEGACY is in storage group SG_SATA or already in IBMSTOGROUP
+--   check 9: table space TS_LEGACY is a regular or large table space that can use a storage group
+--   check 10: no rebalance is running on TS_LEGACY
+--   check 11: storage group IBMSTOGROUP exists
+--   check 12: storage group IBMSTOGROUP has a storage path that is not DROP_PENDING and whose free space is known (SYSPROC.ADMIN_GET_STORAGE_PATHS)
+--   check 13: the paths of IBMSTOGROUP have room for TS_LEGACY (10 % headroom; storage is striped over the paths)
+--   check 14: post-check: table space TS_LEGACY uses storage group IBMSTOGROUP
 UPDATE COMMAND OPTIONS USING C ON S ON@
 SET SERVEROUTPUT ON@
 CONNECT TO SALESDB@
@@ -63,22 +65,26 @@ SELECT RAISE_ERROR('75001', 'tierwise check 3 failed: pureScale instance: unsupp
 SELECT RAISE_ERROR('75001', 'tierwise check 4 failed: HADR database: unsupported here, review') FROM TABLE(MON_GET_HADR(NULL)) AS H WHERE H.HADR_ROLE <> 'STANDARD' FETCH FIRST 1 ROW ONLY@
 -- check 5: a full database backup of SALESDB (not a table space backup, not to /dev/null or NUL) finished successfully in the last 24 hours
 SELECT RAISE_ERROR('75001', 'tierwise check 5 failed: no full database backup in the last 24 hours') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSIBMADM.DB_HISTORY WHERE OPERATION = 'B' AND OBJECTTYPE = 'D' AND OPERATIONTYPE IN ('F', 'N') AND COALESCE(SQLCODE, 0) >= 0 AND COALESCE(LOCATION, '') NOT LIKE '/dev/null%' AND UPPER(COALESCE(LOCATION, '')) NOT IN ('NUL', 'NUL:') AND END_TIME >= VARCHAR_FORMAT(CURRENT TIMESTAMP - 24 HOURS, 'YYYYMMDDHH24MISS')) FETCH FIRST 1 ROW ONLY@
--- check 6: table space TS_LEGACY exists
-SELECT RAISE_ERROR('75001', 'tierwise check 6 failed: table space TS_LEGACY not found') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TS_LEGACY') FETCH FIRST 1 ROW ONLY@
--- check 7: table space TS_LEGACY is in storage group SG_SATA or already in IBMSTOGROUP
-SELECT RAISE_ERROR('75001', 'tierwise check 7 failed: TS_LEGACY is elsewhere: advice out of date') FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TS_LEGACY' AND COALESCE(SGNAME, '') NOT IN ('SG_SATA', 'IBMSTOGROUP') FETCH FIRST 1 ROW ONLY@
--- check 8: table space TS_LEGACY is a regular or large table space that can use a storage group
-SELECT RAISE_ERROR('75001', 'tierwise check 8 failed: TS_LEGACY: temporary or SMS, unsupported') FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TS_LEGACY' AND COALESCE(SGNAME, '') <> 'IBMSTOGROUP' AND (DATATYPE IN ('T', 'U') OR (TBSPACETYPE = 'S' AND SGNAME IS NULL)) FETCH FIRST 1 ROW ONLY@
--- check 9: no rebalance is running on TS_LEGACY
-SELECT RAISE_ERROR('75001', 'tierwise check 9 failed: a rebalance is running: wait for it') FROM TABLE(MON_GET_REBALANCE_STATUS('TS_LEGACY', -2)) AS R WHERE EXISTS (SELECT 1 FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TS_LEGACY' AND COALESCE(SGNAME, '') <> 'IBMSTOGROUP') FETCH FIRST 1 ROW ONLY@
--- check 10: storage group IBMSTOGROUP exists
-SELECT RAISE_ERROR('75001', 'tierwise check 10 failed: storage group IBMSTOGROUP missing') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSCAT.STOGROUPS WHERE SGNAME = 'IBMSTOGROUP') FETCH FIRST 1 ROW ONLY@
+-- check 6: no BACKUP of SALESDB is running (SYSPROC.MON_GET_UTILITY(-2), every member): an online backup pauses the rebalance and competes for the same containers and locks; wait for it or pause the backup job, then run the script again. Nothing was changed
+SELECT RAISE_ERROR('75001', 'tierwise check 6 failed: a BACKUP is running: wait, run again') FROM TABLE(MON_GET_UTILITY(-2)) AS U WHERE U.UTILITY_TYPE IN ('BACKUP') FETCH FIRST 1 ROW ONLY@
+-- check 7: table space TS_LEGACY exists
+SELECT RAISE_ERROR('75001', 'tierwise check 7 failed: table space TS_LEGACY not found') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TS_LEGACY') FETCH FIRST 1 ROW ONLY@
+-- check 8: table space TS_LEGACY is in storage group SG_SATA or already in IBMSTOGROUP
+SELECT RAISE_ERROR('75001', 'tierwise check 8 failed: TS_LEGACY is elsewhere: advice out of date') FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TS_LEGACY' AND COALESCE(SGNAME, '') NOT IN ('SG_SATA', 'IBMSTOGROUP') FETCH FIRST 1 ROW ONLY@
+-- check 9: table space TS_LEGACY is a regular or large table space that can use a storage group
+SELECT RAISE_ERROR('75001', 'tierwise check 9 failed: TS_LEGACY: temporary or SMS, unsupported') FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TS_LEGACY' AND COALESCE(SGNAME, '') <> 'IBMSTOGROUP' AND (DATATYPE IN ('T', 'U') OR (TBSPACETYPE = 'S' AND SGNAME IS NULL)) FETCH FIRST 1 ROW ONLY@
+-- check 10: no rebalance is running on TS_LEGACY
+SELECT RAISE_ERROR('75001', 'tierwise check 10 failed: a rebalance is running: wait for it') FROM TABLE(MON_GET_REBALANCE_STATUS('TS_LEGACY', -2)) AS R WHERE EXISTS (SELECT 1 FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TS_LEGACY' AND COALESCE(SGNAME, '') <> 'IBMSTOGROUP') FETCH FIRST 1 ROW ONLY@
+-- check 11: storage group IBMSTOGROUP exists
+SELECT RAISE_ERROR('75001', 'tierwise check 11 failed: storage group IBMSTOGROUP missing') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSCAT.STOGROUPS WHERE SGNAME = 'IBMSTOGROUP') FETCH FIRST 1 ROW ONLY@
 -- step 1: storage group IBMSTOGROUP, not created here (no storage paths given): it exists (checked)
 BEGIN
   CALL DBMS_OUTPUT.PUT_LINE('tierwise: ' || VARCHAR_FORMAT(CURRENT TIMESTAMP - CURRENT TIMEZONE, 'YYYY-MM-DD HH24:MI:SS') || ' UTC ' || 'step 1: already done: storage group "IBMSTOGROUP" exists');
 END@
--- check 11: the paths of IBMSTOGROUP have room for TS_LEGACY (10 % headroom; storage is striped over the paths)
-SELECT RAISE_ERROR('75001', 'tierwise check 11 failed: not enough free space in IBMSTOGROUP') FROM SYSIBM.SYSDUMMY1 WHERE EXISTS (SELECT 1 FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TS_LEGACY' AND COALESCE(SGNAME, '') <> 'IBMSTOGROUP') AND (SELECT MIN(P.STO_PATH_FREE_SIZE) * COUNT(*) FROM TABLE(ADMIN_GET_STORAGE_PATHS('IBMSTOGROUP', -1)) AS P) < (SELECT SUM(T.TBSP_USED_PAGES * T.TBSP_PAGE_SIZE) FROM TABLE(MON_GET_TABLESPACE('TS_LEGACY', -1)) AS T) * 1.10 FETCH FIRST 1 ROW ONLY@
+-- check 12: storage group IBMSTOGROUP has a storage path that is not DROP_PENDING and whose free space is known (SYSPROC.ADMIN_GET_STORAGE_PATHS)
+SELECT RAISE_ERROR('75001', 'tierwise check 12 failed: no usable storage path in IBMSTOGROUP') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM TABLE(ADMIN_GET_STORAGE_PATHS('IBMSTOGROUP', -1)) AS P WHERE P.DB_STORAGE_PATH_STATE <> 'DROP_PENDING' AND P.STO_PATH_FREE_SIZE IS NOT NULL) FETCH FIRST 1 ROW ONLY@
+-- check 13: the paths of IBMSTOGROUP have room for TS_LEGACY (10 % headroom; storage is striped over the paths)
+SELECT RAISE_ERROR('75001', 'tierwise check 13 failed: not enough free space in IBMSTOGROUP') FROM SYSIBM.SYSDUMMY1 WHERE EXISTS (SELECT 1 FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TS_LEGACY' AND COALESCE(SGNAME, '') <> 'IBMSTOGROUP') AND COALESCE((SELECT MIN(P.STO_PATH_FREE_SIZE) * COUNT(*) FROM TABLE(ADMIN_GET_STORAGE_PATHS('IBMSTOGROUP', -1)) AS P WHERE P.DB_STORAGE_PATH_STATE <> 'DROP_PENDING'), 0) < (SELECT SUM(T.TBSP_USED_PAGES * T.TBSP_PAGE_SIZE) FROM TABLE(MON_GET_TABLESPACE('TS_LEGACY', -1)) AS T) * 1.10 FETCH FIRST 1 ROW ONLY@
 -- step 2: re-point TS_LEGACY at IBMSTOGROUP (online; the rebalance runs in the background after the commit)
 BEGIN
   DECLARE v_sg VARCHAR(128);
@@ -103,8 +109,8 @@ BEGIN
     CALL DBMS_OUTPUT.PUT_LINE('tierwise: ' || VARCHAR_FORMAT(CURRENT TIMESTAMP - CURRENT TIMEZONE, 'YYYY-MM-DD HH24:MI:SS') || ' UTC ' || 'step 3: nothing to do: no containers outside the storage paths');
   END IF;
 END@
--- check 12: post-check: table space TS_LEGACY uses storage group IBMSTOGROUP
-SELECT RAISE_ERROR('75001', 'tierwise check 12 failed: post-check: TS_LEGACY is not in IBMSTOGROUP') FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TS_LEGACY' AND COALESCE(SGNAME, '') <> 'IBMSTOGROUP' FETCH FIRST 1 ROW ONLY@
+-- check 14: post-check: table space TS_LEGACY uses storage group IBMSTOGROUP
+SELECT RAISE_ERROR('75001', 'tierwise check 14 failed: post-check: TS_LEGACY is not in IBMSTOGROUP') FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TS_LEGACY' AND COALESCE(SGNAME, '') <> 'IBMSTOGROUP' FETCH FIRST 1 ROW ONLY@
 -- the rebalance progress (no rows: finished; the old containers are dropped when it is done); run it again to watch
 SELECT VARCHAR(R.TBSP_NAME, 30) AS TBSP_NAME, R.REBALANCER_MODE, R.REBALANCER_STATUS, R.REBALANCER_EXTENTS_REMAINING, R.REBALANCER_EXTENTS_PROCESSED, R.REBALANCER_START_TIME FROM TABLE(MON_GET_REBALANCE_STATUS('TS_LEGACY', -2)) AS R@
 BEGIN

@@ -24,14 +24,14 @@
 --   "Dropping table spaces"; SYSIBMADM.ADMINTEMPTABLES shows them).
 -- Limits and notes:
 --   - Not supported in pureScale (checked).
---   - Needs SYSCTRL or SYSADM (CREATE / DROP TABLESPACE, a new storage group, GRANT USE OF TABLESPACE), SELECT on SYSIBMADM.ADMINTEMPTABLES and EXECUTE on SYSPROC.MON_GET_HADR (or DBADM, SQLADM or DATAACCESS, which include it; none is granted to PUBLIC); SELECT on SYSIBMADM.ENV_INST_INFO, DB2_CF and DB_HISTORY (PUBLIC in a non-restrictive database). Db2 10.5 or later (MON_GET_HADR).
+--   - Needs SYSCTRL or SYSADM (CREATE / DROP TABLESPACE, a new storage group, GRANT USE OF TABLESPACE), SELECT on SYSIBMADM.ADMINTEMPTABLES and EXECUTE on SYSPROC.MON_GET_HADR, MON_GET_UTILITY, ADMIN_GET_STORAGE_PATHS (or DBADM, SQLADM or DATAACCESS, which include it; none is granted to PUBLIC); SELECT on SYSIBMADM.ENV_INST_INFO, DB2_CF and DB_HISTORY (PUBLIC in a non-restrictive database). Db2 10.5 or later (MON_GET_HADR).
 --   - No restart needed: new work uses the new table space at once; DROP fails while a running query uses the old one (run the script again later).
 --   - User temporary: applications that name the table space (DECLARE GLOBAL TEMPORARY TABLE ... IN "USERTEMP1_FC") must use "USERTEMP1"; without IN, Db2 picks one they have USE of. A created temporary table defined in it stops the script before anything changes (move it by hand).
 -- Operations:
 --   Duration:    seconds: catalog changes only (DROP TABLESPACE fails, and the script stops, while the old one is in use)
 --   Log volume:  a few catalog log records
 --   Blocking:    none for applications: new work uses the new table space at once; nothing waits on the DROP
---   Backups:     no effect on backup jobs (temporary table spaces are not backed up)
+--   Backups:     the script stops before any change while a BACKUP of the database runs (run it again afterwards); otherwise no effect on backup jobs (temporary table spaces are not backed up)
 --   To abort:    interrupt the CLP (Ctrl-C): the running statement rolls back; the script is safe to run again
 --   To recover:  run the script again later: it carries on (the new table space is kept, the old one dropped once free)
 -- Generator:  tierwise (golden files) (migrations/1)
@@ -48,12 +48,14 @@
 --   check 3: not a pureScale instance (SYSIBMADM.DB2_CF lists no cluster caching facility): unsupported here
 --   check 4: not an HADR database (the storage paths would have to exist on the standby too: review by hand)
 --   check 5: a full database backup of SALESDB (not a table space backup, not to /dev/null or NUL) finished successfully in the last 24 hours
---   check 6: table space USERTEMP1_FC is a system or user temporary table space, or already replaced by USERTEMP1
---   check 7: table space USERTEMP1, if it exists, is temporary of the same kind as USERTEMP1_FC in storage group SG_SATA
---   check 8: no created temporary table is defined in USERTEMP1_FC (its definition would block the DROP: move it by hand)
---   check 9: storage group SG_SATA exists
---   check 10: no declared or created temporary table is in USERTEMP1_FC right now (SYSIBMADM.ADMINTEMPTABLES; they block the DROP: run the script again when the applications using them have ended)
---   check 11: post-check: USERTEMP1 is a temporary table space in SG_SATA and USERTEMP1_FC is gone
+--   check 6: no BACKUP of SALESDB is running (SYSPROC.MON_GET_UTILITY(-2), every member): an online backup pauses the rebalance and competes for the same containers and locks; wait for it or pause the backup job, then run the script again. Nothing was changed
+--   check 7: table space USERTEMP1_FC is a system or user temporary table space, or already replaced by USERTEMP1
+--   check 8: table space USERTEMP1, if it exists, is temporary of the same kind as USERTEMP1_FC in storage group SG_SATA
+--   check 9: no created temporary table is defined in USERTEMP1_FC (its definition would block the DROP: move it by hand)
+--   check 10: storage group SG_SATA exists
+--   check 11: storage group SG_SATA has a storage path that is not DROP_PENDING and whose free space is known (SYSPROC.ADMIN_GET_STORAGE_PATHS)
+--   check 12: no declared or created temporary table is in USERTEMP1_FC right now (SYSIBMADM.ADMINTEMPTABLES; they block the DROP: run the script again when the applications using them have ended)
+--   check 13: post-check: USERTEMP1 is a temporary table space in SG_SATA and USERTEMP1_FC is gone
 UPDATE COMMAND OPTIONS USING C ON S ON@
 SET SERVEROUTPUT ON@
 CONNECT TO SALESDB@
@@ -67,18 +69,22 @@ SELECT RAISE_ERROR('75001', 'tierwise check 3 failed: pureScale instance: unsupp
 SELECT RAISE_ERROR('75001', 'tierwise check 4 failed: HADR database: unsupported here, review') FROM TABLE(MON_GET_HADR(NULL)) AS H WHERE H.HADR_ROLE <> 'STANDARD' FETCH FIRST 1 ROW ONLY@
 -- check 5: a full database backup of SALESDB (not a table space backup, not to /dev/null or NUL) finished successfully in the last 24 hours
 SELECT RAISE_ERROR('75001', 'tierwise check 5 failed: no full database backup in the last 24 hours') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSIBMADM.DB_HISTORY WHERE OPERATION = 'B' AND OBJECTTYPE = 'D' AND OPERATIONTYPE IN ('F', 'N') AND COALESCE(SQLCODE, 0) >= 0 AND COALESCE(LOCATION, '') NOT LIKE '/dev/null%' AND UPPER(COALESCE(LOCATION, '')) NOT IN ('NUL', 'NUL:') AND END_TIME >= VARCHAR_FORMAT(CURRENT TIMESTAMP - 24 HOURS, 'YYYYMMDDHH24MISS')) FETCH FIRST 1 ROW ONLY@
--- check 6: table space USERTEMP1_FC is a system or user temporary table space, or already replaced by USERTEMP1
-SELECT RAISE_ERROR('75001', 'tierwise check 6 failed: USERTEMP1_FC not temporary') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'USERTEMP1_FC' AND DATATYPE IN ('T', 'U')) AND NOT EXISTS (SELECT 1 FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'USERTEMP1') FETCH FIRST 1 ROW ONLY@
--- check 7: table space USERTEMP1, if it exists, is temporary of the same kind as USERTEMP1_FC in storage group SG_SATA
-SELECT RAISE_ERROR('75001', 'tierwise check 7 failed: USERTEMP1 exists elsewhere') FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'USERTEMP1' AND (DATATYPE NOT IN ('T', 'U') OR COALESCE(SGNAME, '') <> 'SG_SATA' OR DATATYPE <> COALESCE((SELECT DATATYPE FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'USERTEMP1_FC'), DATATYPE)) FETCH FIRST 1 ROW ONLY@
--- check 8: no created temporary table is defined in USERTEMP1_FC (its definition would block the DROP: move it by hand)
-SELECT RAISE_ERROR('75001', 'tierwise check 8 failed: a created temp table is defined in it') FROM SYSCAT.TABLES WHERE TYPE = 'G' AND TBSPACE = 'USERTEMP1_FC' FETCH FIRST 1 ROW ONLY@
--- check 9: storage group SG_SATA exists
-SELECT RAISE_ERROR('75001', 'tierwise check 9 failed: storage group SG_SATA missing') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSCAT.STOGROUPS WHERE SGNAME = 'SG_SATA') FETCH FIRST 1 ROW ONLY@
+-- check 6: no BACKUP of SALESDB is running (SYSPROC.MON_GET_UTILITY(-2), every member): an online backup pauses the rebalance and competes for the same containers and locks; wait for it or pause the backup job, then run the script again. Nothing was changed
+SELECT RAISE_ERROR('75001', 'tierwise check 6 failed: a BACKUP is running: wait, run again') FROM TABLE(MON_GET_UTILITY(-2)) AS U WHERE U.UTILITY_TYPE IN ('BACKUP') FETCH FIRST 1 ROW ONLY@
+-- check 7: table space USERTEMP1_FC is a system or user temporary table space, or already replaced by USERTEMP1
+SELECT RAISE_ERROR('75001', 'tierwise check 7 failed: USERTEMP1_FC not temporary') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'USERTEMP1_FC' AND DATATYPE IN ('T', 'U')) AND NOT EXISTS (SELECT 1 FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'USERTEMP1') FETCH FIRST 1 ROW ONLY@
+-- check 8: table space USERTEMP1, if it exists, is temporary of the same kind as USERTEMP1_FC in storage group SG_SATA
+SELECT RAISE_ERROR('75001', 'tierwise check 8 failed: USERTEMP1 exists elsewhere') FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'USERTEMP1' AND (DATATYPE NOT IN ('T', 'U') OR COALESCE(SGNAME, '') <> 'SG_SATA' OR DATATYPE <> COALESCE((SELECT DATATYPE FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'USERTEMP1_FC'), DATATYPE)) FETCH FIRST 1 ROW ONLY@
+-- check 9: no created temporary table is defined in USERTEMP1_FC (its definition would block the DROP: move it by hand)
+SELECT RAISE_ERROR('75001', 'tierwise check 9 failed: a created temp table is defined in it') FROM SYSCAT.TABLES WHERE TYPE = 'G' AND TBSPACE = 'USERTEMP1_FC' FETCH FIRST 1 ROW ONLY@
+-- check 10: storage group SG_SATA exists
+SELECT RAISE_ERROR('75001', 'tierwise check 10 failed: storage group SG_SATA missing') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSCAT.STOGROUPS WHERE SGNAME = 'SG_SATA') FETCH FIRST 1 ROW ONLY@
 -- step 1: storage group SG_SATA, not created here (no storage paths given): it exists (checked)
 BEGIN
   CALL DBMS_OUTPUT.PUT_LINE('tierwise: ' || VARCHAR_FORMAT(CURRENT TIMESTAMP - CURRENT TIMEZONE, 'YYYY-MM-DD HH24:MI:SS') || ' UTC ' || 'step 1: already done: storage group "SG_SATA" exists');
 END@
+-- check 11: storage group SG_SATA has a storage path that is not DROP_PENDING and whose free space is known (SYSPROC.ADMIN_GET_STORAGE_PATHS)
+SELECT RAISE_ERROR('75001', 'tierwise check 11 failed: no usable storage path in SG_SATA') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM TABLE(ADMIN_GET_STORAGE_PATHS('SG_SATA', -1)) AS P WHERE P.DB_STORAGE_PATH_STATE <> 'DROP_PENDING' AND P.STO_PATH_FREE_SIZE IS NOT NULL) FETCH FIRST 1 ROW ONLY@
 -- step 2: table space USERTEMP1 in SG_SATA, created only if missing, like USERTEMP1_FC
 BEGIN
   DECLARE v_page INTEGER;
@@ -102,8 +108,8 @@ BEGIN
     EXECUTE IMMEDIATE 'GRANT USE OF TABLESPACE "USERTEMP1" TO ' || CASE WHEN R.GRANTEETYPE = 'G' AND R.GRANTEE = 'PUBLIC' THEN 'PUBLIC' ELSE CASE R.GRANTEETYPE WHEN 'U' THEN 'USER ' WHEN 'G' THEN 'GROUP ' ELSE 'ROLE ' END || '"' || REPLACE(RTRIM(R.GRANTEE), '"', '""') || '"' END || CASE WHEN R.USEAUTH = 'G' THEN ' WITH GRANT OPTION' ELSE '' END;
   END FOR;
 END@
--- check 10: no declared or created temporary table is in USERTEMP1_FC right now (SYSIBMADM.ADMINTEMPTABLES; they block the DROP: run the script again when the applications using them have ended)
-SELECT RAISE_ERROR('75001', 'tierwise check 10 failed: temp tables in use in it: run again later') FROM SYSIBMADM.ADMINTEMPTABLES AS T WHERE T.TBSP_ID = (SELECT TBSPACEID FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'USERTEMP1_FC') FETCH FIRST 1 ROW ONLY@
+-- check 12: no declared or created temporary table is in USERTEMP1_FC right now (SYSIBMADM.ADMINTEMPTABLES; they block the DROP: run the script again when the applications using them have ended)
+SELECT RAISE_ERROR('75001', 'tierwise check 12 failed: temp tables in use in it: run again later') FROM SYSIBMADM.ADMINTEMPTABLES AS T WHERE T.TBSP_ID = (SELECT TBSPACEID FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'USERTEMP1_FC') FETCH FIRST 1 ROW ONLY@
 -- step 4: drop USERTEMP1_FC (fails while a query uses it: run again in a quieter moment)
 BEGIN
   IF EXISTS (SELECT 1 FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'USERTEMP1_FC') AND EXISTS (SELECT 1 FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'USERTEMP1') THEN
@@ -113,8 +119,8 @@ BEGIN
     CALL DBMS_OUTPUT.PUT_LINE('tierwise: ' || VARCHAR_FORMAT(CURRENT TIMESTAMP - CURRENT TIMEZONE, 'YYYY-MM-DD HH24:MI:SS') || ' UTC ' || 'step 4: already done: "USERTEMP1_FC" is gone');
   END IF;
 END@
--- check 11: post-check: USERTEMP1 is a temporary table space in SG_SATA and USERTEMP1_FC is gone
-SELECT RAISE_ERROR('75001', 'tierwise check 11 failed (see the script header)') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'USERTEMP1' AND DATATYPE IN ('T', 'U') AND SGNAME = 'SG_SATA') OR EXISTS (SELECT 1 FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'USERTEMP1_FC') FETCH FIRST 1 ROW ONLY@
+-- check 13: post-check: USERTEMP1 is a temporary table space in SG_SATA and USERTEMP1_FC is gone
+SELECT RAISE_ERROR('75001', 'tierwise check 13 failed (see the script header)') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'USERTEMP1' AND DATATYPE IN ('T', 'U') AND SGNAME = 'SG_SATA') OR EXISTS (SELECT 1 FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'USERTEMP1_FC') FETCH FIRST 1 ROW ONLY@
 BEGIN
   CALL DBMS_OUTPUT.PUT_LINE('tierwise: ' || VARCHAR_FORMAT(CURRENT TIMESTAMP - CURRENT TIMEZONE, 'YYYY-MM-DD HH24:MI:SS') || ' UTC ' || 'finished: temporary table space "USERTEMP1" is in "SG_SATA"');
 END@

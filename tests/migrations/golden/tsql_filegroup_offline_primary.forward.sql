@@ -29,6 +29,7 @@
 --   - Not for availability-group or mirrored databases, nor while database snapshots exist (error 5094).
 --   - The SQL Server service account needs full control of the copies: copy the ACLs with the files (the MANUAL STEP prints how); delete the originals only after the post-check passed.
 --   - Run marker: table msdb.dbo.tierwise_offline_run (created if absent; the script runs as sysadmin); run 2 accepts copies only while it holds run 1's marker.
+--   - Permissions: sysadmin (the run marker is a table the script creates in msdb). The statements need ALTER on the database (SET OFFLINE / ONLINE, MODIFY FILE), VIEW SERVER STATE (the checks) and SELECT on msdb.dbo.backupset and backupmediafamily (the backup check).
 -- Operations:
 --   Duration:    [Sales] is DOWN from run 1 to the end of run 2: about 5 min to copy 50.0 GB at ~200 MB/s (copy speed varies with the storage), plus a minute for the checks and the recovery at SET ONLINE; each run itself takes seconds.
 --   Log volume:  Next to none: SET OFFLINE, MODIFY FILE and SET ONLINE change the catalog in master; the copy is a file copy. Open transactions are rolled back at SET OFFLINE from log already written.

@@ -25,6 +25,7 @@
 --   - With several old files some pages move more than once (proportional fill).
 --   - Refused while the filegroup is READ_ONLY, while database snapshots exist, and before SQL Server 2025 when the filegroup holds columnstore data.
 --   - The new files get new logical names (the rollback restores the original names, paths, growth and maximum size).
+--   - Permissions: sysadmin covers all. Without it: ALTER on the database (ADD / MODIFY / REMOVE FILE), db_owner (DBCC SHRINKFILE), VIEW SERVER STATE (the checks for a running BACKUP or DBCC, free space, instant file initialization: the script stops without it), SELECT on msdb.dbo.backupset and backupmediafamily (the backup check); before SQL Server 2017 / 2019 the directory and free-space probes use xp_fileexist / xp_fixeddrives (undocumented): run as sysadmin there.
 -- Operations:
 --   Duration:    about 1 min at ~200 MB/s for 1.5 GB of files, up to 1 min at ~50 MB/s on a busy server (EMPTYFILE speed varies; only used pages move), plus zeroing the new files when instant file initialization is off (the script says which).
 --   Log volume:  up to about 1.5 GB (the used part of the files; EMPTYFILE is fully logged). In FULL recovery it stays in the log until the next log backup; the script measures it and stops first when the log cannot hold it.
@@ -663,6 +664,15 @@ BEGIN
     SET NOEXEC ON;
     RETURN;
 END;
+IF EXISTS (SELECT 1 FROM sys.database_files WHERE name = N'GO' AND FILEPROPERTY(name, 'SpaceUsed') > 8 * CEILING(size / 8088.0))
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: file [GO] of [Sales]]; DROP DATABASE x; --] still holds data pages, so REMOVE FILE would fail with error 5042 (not empty): the EMPTYFILE before this step did not finish (cancelled, or it gave way at low priority, error 49516). Run the script again: it empties the file first. The steps before this one are kept; run the script again afterwards.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
 BEGIN TRY
     SET @tw_t0 = SYSUTCDATETIME();
     SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'step 4/6 start: removing the empty file [GO] (E:\data\it''s [odd]; --x.ndf)';
@@ -672,7 +682,7 @@ BEGIN TRY
     RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 END TRY
 BEGIN CATCH
-    SET @tw_err = N'step 4/6 error: removing the empty file [GO] (E:\data\it''s [odd]; --x.ndf): error ' + CAST(ERROR_NUMBER() AS nvarchar(10)) + N': ' + ERROR_MESSAGE() + N' If the file is not empty, EMPTYFILE stopped early (cancelled, or it gave up waiting at low priority, error 49516): run the script again.';
+    SET @tw_err = N'step 4/6 error: removing the empty file [GO] (E:\data\it''s [odd]; --x.ndf): error ' + CAST(ERROR_NUMBER() AS nvarchar(10)) + N': ' + ERROR_MESSAGE() + N' If that is error 5042 (not empty): pages reached the file after the check above; run the script again (EMPTYFILE runs first). No log backup is needed before REMOVE FILE.';
     SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + @tw_err;
     RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
@@ -789,6 +799,15 @@ BEGIN
     SET NOEXEC ON;
     RETURN;
 END;
+IF EXISTS (SELECT 1 FROM sys.database_files WHERE name = N'Ünïcödé 日本 %d%s' AND FILEPROPERTY(name, 'SpaceUsed') > 8 * CEILING(size / 8088.0))
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: file [Ünïcödé 日本 %d%s] of [Sales]]; DROP DATABASE x; --] still holds data pages, so REMOVE FILE would fail with error 5042 (not empty): the EMPTYFILE before this step did not finish (cancelled, or it gave way at low priority, error 49516). Run the script again: it empties the file first. The steps before this one are kept; run the script again afterwards.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
 BEGIN TRY
     SET @tw_t0 = SYSUTCDATETIME();
     SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'step 6/6 start: removing the empty file [Ünïcödé 日本 %d%s] (E:\data\ünï 日本.ndf)';
@@ -798,7 +817,7 @@ BEGIN TRY
     RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 END TRY
 BEGIN CATCH
-    SET @tw_err = N'step 6/6 error: removing the empty file [Ünïcödé 日本 %d%s] (E:\data\ünï 日本.ndf): error ' + CAST(ERROR_NUMBER() AS nvarchar(10)) + N': ' + ERROR_MESSAGE() + N' If the file is not empty, EMPTYFILE stopped early (cancelled, or it gave up waiting at low priority, error 49516): run the script again.';
+    SET @tw_err = N'step 6/6 error: removing the empty file [Ünïcödé 日本 %d%s] (E:\data\ünï 日本.ndf): error ' + CAST(ERROR_NUMBER() AS nvarchar(10)) + N': ' + ERROR_MESSAGE() + N' If that is error 5042 (not empty): pages reached the file after the check above; run the script again (EMPTYFILE runs first). No log backup is needed before REMOVE FILE.';
     SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + @tw_err;
     RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
@@ -838,6 +857,11 @@ END;
 IF @msg IS NULL
 BEGIN
     SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'post-check passed: every file of [FG]]''x /* y] of [Sales]]; DROP DATABASE x; --] is in S:\sata\ (tier sata).';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+END;
+IF EXISTS (SELECT 1 FROM sys.databases WHERE database_id = DB_ID() AND recovery_model_desc <> N'SIMPLE')
+BEGIN
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'next step: resume the log backup jobs of [Sales]]; DROP DATABASE x; --] and take a log backup now (BACKUP LOG [Sales]]; DROP DATABASE x; --] TO <your backup destination>, or start the log backup job): emptying the old files of [FG]]''x /* y] of [Sales]]; DROP DATABASE x; --] is fully logged and stays in the log until then. This script never takes a backup itself.';
     RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 END;
 GO

@@ -945,7 +945,7 @@ BEGIN TRY
         ALTER DATABASE [Sales] REMOVE FILEGROUP [FG_ORDERS_2024_fc];
 END TRY
 BEGIN CATCH
-    SET @msg = N'tierwise: step 3: error: removing file [FG_ORDERS_2024_fc_1] / filegroup [FG_ORDERS_2024_fc]: error ' + CAST(ERROR_NUMBER() AS nvarchar(10)) + N': ' + ERROR_MESSAGE() + N' The partition is back on its filegroup (step 2 committed); only the empty filegroup is left. Error 5042 (the file is not empty): under FULL or BULK_LOGGED recovery take a log backup of [Sales], then run the script again: it says already done up to here and carries on.';
+    SET @msg = N'tierwise: step 3: error: removing file [FG_ORDERS_2024_fc_1] / filegroup [FG_ORDERS_2024_fc]: error ' + CAST(ERROR_NUMBER() AS nvarchar(10)) + N': ' + ERROR_MESSAGE() + N' The partition is back on its filegroup (step 2 committed); only the empty filegroup is left. Error 5042 (the file is not empty): the moved partition''s old pages may still be freed in the background after the commit (deferred drop of objects over 128 extents); wait a minute, then run the script again: it says already done up to here and carries on. No log backup is needed.';
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;

@@ -22,6 +22,7 @@
 --   - RESTART REQUIRED. If the target directory is missing at restart, SQL Server does not start: the pre-check verifies it now; keep it in place.
 --   - If the instance does not start after the restart, the script's last lines say how to recover (start it with -f -T3608, MODIFY FILE back).
 --   - The plan must name every tempdb file of the kind it moves (data or log): the script stops when sys.master_files lists another one, which would stay on the old tier.
+--   - Permissions: ALTER on tempdb (MODIFY FILE) and VIEW SERVER STATE (sys.dm_os_volume_stats: an error without it); the directory probe before SQL Server 2017 uses xp_fileexist (undocumented): run as sysadmin there. Restarting the service needs Windows (or Linux) service rights.
 -- Operations:
 --   Duration:    Seconds now (catalog changes). The move happens at the next restart of the SQL Server service, which recreates these tempdb files (8.0 GB) at their configured size: data files in seconds with instant file initialization, a log file is zeroed (minutes for a large one).
 --   Log volume:  Next to none: MODIFY FILE changes the catalog in master.

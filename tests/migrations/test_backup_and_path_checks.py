@@ -1,0 +1,191 @@
+"""What the 2 a.m. DBA meets (H5): a backup running when the script starts, a storage group that
+is missing, elsewhere or without a usable path, and an emptied file that REMOVE FILE refuses.
+Structural checks on the generated text, each failing without the change it covers, plus the
+room predicate run on SQLite."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from dataclasses import replace
+
+import pytest
+
+from migrations import MoveTablespace, render_pair
+from migrations.db2_frame import room_sql
+from migrations.plan import Move
+from tests.migrations.golden_cases import CASES, GENERATED_AT, OPTIONS, case_move, render_case
+from tests.migrations.sqltokens import db2_skeleton, db2_statements, tsql_batches, tsql_skeleton
+
+DB2 = {n: t for c in CASES if c.dialect == "db2" for n, t in render_case(c).items()}
+TSQL = {n: t for c in CASES if c.dialect == "tsql" for n, t in render_case(c).items()}
+# statements that change something: DDL built in a compound statement, or the log path update
+CHANGE = re.compile(r"EXECUTE IMMEDIATE|CALL SYSPROC\.ADMIN_CMD")
+REMOVE = re.compile(r"^\s*ALTER DATABASE \[.*\] REMOVE FILE ", re.MULTILINE)
+
+
+def _db2_case(name: str) -> Move:
+    return case_move(next(c for c in CASES if c.name == name))
+
+
+def _index(statements: list[str], needle: str) -> int:
+    return next(i for i, s in enumerate(statements) if needle in s)
+
+
+# 1. DB2: a running backup stops every script before its first change
+
+
+@pytest.mark.parametrize("name", sorted(DB2))
+def test_every_db2_script_stops_for_a_running_backup_before_its_first_change(name: str) -> None:
+    statements = db2_statements(DB2[name])
+    check = _index(statements, "FROM TABLE(MON_GET_UTILITY(-2)) AS U")
+    assert statements[check].startswith("SELECT RAISE_ERROR('75001', 'tierwise check ")
+    assert "U.UTILITY_TYPE IN ('BACKUP')" in statements[check]
+    first_change = next(i for i, s in enumerate(statements) if CHANGE.search(s))
+    assert check < first_change, name
+    # the header lists it and names the authority MON_GET_UTILITY needs
+    head = DB2[name].split("UPDATE COMMAND OPTIONS")[0]
+    assert "no BACKUP of SALESDB is running (SYSPROC.MON_GET_UTILITY(-2)" in head
+    assert "MON_GET_UTILITY" in head.split("Needs ", 1)[1].split("\n", 1)[0]
+
+
+# 2. DB2: the target storage group has the planned paths and a usable one, before the move
+
+
+def test_an_existing_group_on_other_paths_stops_before_anything_changes() -> None:
+    statements = db2_statements(DB2["db2_tablespace.forward.db2"])
+    group = _index(statements, "CREATE STOGROUP")
+    block = statements[group]
+    exists, create = block.index("IF EXISTS (SELECT 1 FROM SYSCAT.STOGROUPS"), block.index("  ELSE\n")
+    signal = block.index("SIGNAL SQLSTATE '75001'")
+    # only in the branch where the group exists, before it is called "already done"
+    assert exists < signal < block.index("step 1: already done") < create
+    assert "(VALUES ('/db2/sata1')) AS W(PATH)" in block
+    assert "TABLE(ADMIN_GET_STORAGE_PATHS('SG_SATA', -1)) AS P" in block
+    assert "exists on other paths" in block
+    # and it is the first statement that can change anything
+    assert group == next(i for i, s in enumerate(statements) if CHANGE.search(s))
+
+
+@pytest.mark.parametrize("name", sorted(DB2))
+def test_a_usable_path_is_checked_after_step_1_and_before_step_2(name: str) -> None:
+    text = DB2[name]
+    if "-- step 1: storage group" not in text:
+        # the log move and the detach of a new partition (leading edge rollback) use no group
+        assert name.startswith(("db2_log.", "db2_ilm_add_partition.rollback")), name
+        return
+    statements = db2_statements(text)
+    step1 = _index(statements, "step 1: ")
+    usable = _index(statements, "no usable storage path in ")
+    assert (
+        "P.DB_STORAGE_PATH_STATE <> 'DROP_PENDING' AND P.STO_PATH_FREE_SIZE IS NOT NULL" in statements[usable]
+    )
+    later = [i for i, s in enumerate(statements) if CHANGE.search(s) and i > step1]
+    assert step1 < usable < (later[0] if later else len(statements)), name
+
+
+def test_room_checks_count_only_usable_paths_and_never_pass_on_none() -> None:
+    for name in ("db2_tablespace.forward.db2", "db2_partition.forward.db2"):
+        room = next(s for s in db2_statements(DB2[name]) if "not enough free space in" in s)
+        assert (
+            "COALESCE((SELECT MIN(P.STO_PATH_FREE_SIZE) * COUNT(*) FROM TABLE(ADMIN_GET_STORAGE_PATHS("
+            in room
+        )
+        assert "WHERE P.DB_STORAGE_PATH_STATE <> 'DROP_PENDING'), 0) < " in room
+
+
+def test_room_predicate_on_sqlite() -> None:
+    """The free room of a group as the scripts compute it, with ADMIN_GET_STORAGE_PATHS replaced
+    by a table: no usable path is 0 bytes (the check stops), where the old MIN * COUNT was NULL
+    and `NULL < need` let the check pass; a DROP_PENDING path takes no new containers."""
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE TABLE paths (DB_STORAGE_PATH_STATE TEXT, STO_PATH_FREE_SIZE INTEGER)")
+    room = room_sql("SG").replace("TABLE(ADMIN_GET_STORAGE_PATHS('SG', -1)) AS P", "paths AS P")
+    assert "paths AS P" in room
+
+    def stops(need: int) -> bool:
+        return bool(db.execute(f"SELECT {room} < {need}").fetchone()[0])
+
+    old = "(SELECT MIN(P.STO_PATH_FREE_SIZE) * COUNT(*) FROM paths AS P)"
+    assert db.execute(f"SELECT {old} < 100").fetchone()[0] is None  # the bug: never true
+    assert stops(100)
+    db.execute("INSERT INTO paths VALUES ('DROP_PENDING', 5), ('IN_USE', 1000), ('NOT_IN_USE', 800)")
+    assert not stops(1600) and stops(1601)  # 800 x 2 usable paths; the dropped one does not count
+
+
+def test_hostile_group_and_path_names_stay_inside_their_quotes() -> None:
+    move = _db2_case("db2_tablespace")
+    a = move.action
+    assert isinstance(a, MoveTablespace)
+    group = replace(a.target, name='SG "hot"\' OR 1=1 --', paths=("/db2/o'brien) --/",))
+    hostile = replace(move, action=replace(a, target=group, tablespace="TS \"x\" 'y'"))
+    forward, _ = render_pair(hostile, "db2", OPTIONS, GENERATED_AT)
+    statements = db2_statements(forward.text)
+    for needle in (
+        "MON_GET_UTILITY",
+        "CREATE STOGROUP",
+        "STO_PATH_FREE_SIZE IS NOT NULL",
+        "COALESCE((SELECT MIN(",
+    ):
+        statement = statements[_index(statements, needle)]
+        skeleton = db2_skeleton(statement)
+        assert "OR 1=1" not in skeleton and "brien" not in skeleton and "--" not in skeleton, skeleton
+    block = statements[_index(statements, "CREATE STOGROUP")]
+    assert "ADMIN_GET_STORAGE_PATHS('SG \"hot\"'' OR 1=1 --', -1)" in block
+    assert "(VALUES ('/db2/o''brien) --')) AS W(PATH)" in block
+
+
+# 3. T-SQL: REMOVE FILE only once the file is empty; the log backup is printed, never taken
+
+
+@pytest.mark.parametrize("name", ["tsql_filegroup_online.forward.sql", "tsql_filegroup_online.rollback.sql"])
+def test_remove_file_checks_the_file_is_empty_first(name: str) -> None:
+    batches = [b for b in tsql_batches(TSQL[name]) if REMOVE.search(b)]
+    assert batches
+    for batch in batches:
+        check = batch.index("FILEPROPERTY(name, 'SpaceUsed') > 8 * CEILING(size / 8088.0)")
+        remove = REMOVE.search(batch)
+        assert remove is not None and check < batch.index("BEGIN TRY") < remove.start()
+        assert "REMOVE FILE would fail with error 5042 (not empty)" in batch
+        assert "No log backup is needed before REMOVE FILE." in batch
+
+
+@pytest.mark.parametrize("name", sorted(TSQL))
+def test_no_script_takes_a_backup_and_online_moves_print_the_log_backup_as_next_step(name: str) -> None:
+    text = TSQL[name]
+    assert not re.search(r"\bBACKUP\s+(LOG|DATABASE)\b", tsql_skeleton(text)), name
+    if not name.startswith("tsql_filegroup_online"):
+        return
+    post = next(b for b in tsql_batches(text) if "post-check passed" in b)
+    guard = post.index("recovery_model_desc <> N'SIMPLE'")
+    assert guard < post.index("next step: resume the log backup jobs of [Sales] and take a log backup now")
+
+
+def test_hostile_file_names_in_the_emptiness_check() -> None:
+    text = render_case(next(c for c in CASES if c.name == "tsql_hostile_names"))[
+        "tsql_hostile_names.forward.sql"
+    ]
+    batches = [b for b in tsql_batches(text) if REMOVE.search(b)]
+    assert batches
+    for batch in batches:
+        skeleton = tsql_skeleton(batch)
+        assert "DROP DATABASE" not in skeleton and "odd" not in skeleton
+        assert "WHERE name = N'?' AND FILEPROPERTY(name, '?') > 8 * CEILING(size / 8088.0))" in skeleton
+
+
+# 4. every T-SQL file move names the permissions it needs
+
+
+@pytest.mark.parametrize(
+    "name", sorted(n for n in TSQL if n.startswith(("tsql_filegroup", "tsql_log", "tsql_tempdb")))
+)
+def test_file_move_headers_list_permissions(name: str) -> None:
+    head = TSQL[name].split(":on error exit")[0]
+    line = next(ln for ln in head.split("\n") if "Permissions:" in ln)
+    assert "VIEW SERVER STATE" in line, name
+    if "online" in name:
+        assert "db_owner (DBCC SHRINKFILE)" in line and "ALTER on the database" in line
+    elif "tempdb" in name:
+        assert "ALTER on tempdb (MODIFY FILE)" in line
+    else:
+        assert "sysadmin (the run marker" in line and "SET OFFLINE / ONLINE" in line
