@@ -19,7 +19,10 @@ The advice is evaluated per storage pool, and only for the pools whose data (or 
 changed since their last evaluation (`request_changed_pools`): in this process on SQLite or when
 the scheduler polls, by the collector workers when they poll (app/workers.py). The first run of a
 process and then one run a day evaluate the whole fleet at once (`FULL_EVERY_S`): that run also
-re-plans the partition lifecycles, which need every pool's advice.
+re-plans the partition lifecycles, which need every pool's advice. With workers, a due pool that no
+worker has taken for TIERWISE_POOL_TAKEOVER_MINUTES (none runs, or all are busy polling) is
+evaluated here (`pool-takeover` job, every `POOL_TAKEOVER_CHECK_S`), leased as a worker leases it
+and on the store's clock, as the workers' leases are: a pool a live worker holds is never taken.
 """
 
 from __future__ import annotations
@@ -32,8 +35,8 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import IO, Any
+from datetime import UTC, datetime, timedelta
+from typing import IO, TYPE_CHECKING, Any
 
 from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
@@ -52,6 +55,9 @@ from app.store.targets import pollable
 from app.store.watermarks import import_pending, request_changed_pools
 from policies.model import Policy
 
+if TYPE_CHECKING:
+    from app.evaluate import PoolRun
+
 log = logging.getLogger("tierwise.jobs")
 
 SCHEDULER_LOCK_ID = 0x7469657277697365  # "tierwise"
@@ -64,6 +70,9 @@ IMPORT_CHECK_S = 10.0  # how often the after-import job reads the import waterma
 AFTER_IMPORT_STALE_S = 900  # it may wait for, then run, an evaluation of a large fleet
 FULL_EVERY_S = 20 * 3600  # a whole-fleet evaluation (and the ILM re-plan) at most this often
 POOL_LEASE_S = 600  # a pool evaluated in this process; a worker uses its own lease
+POOL_TAKEOVER = "pool-takeover"  # the job evaluating due pools no collector worker took
+POOL_TAKEOVER_CHECK_S = 60  # how often it looks (one small read of pool_watermark)
+POOL_TAKEOVER_STALE_S = 3600  # it may wait for the hourly run, then evaluate several pools
 
 
 # --- retries ---------------------------------------------------------------------------------
@@ -215,7 +224,7 @@ def _evaluate(rt: Runtime) -> None:
     or left to the collector workers when they poll."""
     from app.evaluate import evaluate
     from app.store.policies import current_policy
-    from app.workers import run_due_pools
+    from app.workers import run_due_pools, store_clock
 
     with _EVALUATING:
         with rt.store.session() as s:
@@ -225,28 +234,71 @@ def _evaluate(rt: Runtime) -> None:
             evaluate(rt.store, policy, now=datetime.now(UTC))
             rt.full_evaluation_at = time.monotonic()
             return
+        workers = _workers_evaluate(rt)
+        now = store_clock(rt.store).now() if workers else datetime.now(UTC)  # as the takeover judges
         with rt.store.session() as s:
-            due = request_changed_pools(s, policy, datetime.now(UTC))
+            due = request_changed_pools(s, policy, now)
         if not due:
             return
-        if rt.store.is_postgres and rt.settings.polling == "workers":
-            log.info("%d pools changed: left to the collector workers", len(due))
+        if workers:
+            log.info("%d pools changed: left to the collector workers for %d min", len(due),
+                     rt.settings.pool_takeover_minutes)  # fmt: skip
             return
-
-        def read_policy() -> Policy:
-            with rt.store.session() as s:
-                return current_policy(s, rt.settings.policy_file)
-
-        runs = run_due_pools(rt.store, read_policy, owner=f"scheduler:{os.getpid()}",
+        runs = run_due_pools(rt.store, _policy_reader(rt), owner=f"scheduler:{os.getpid()}",
                              clock=lambda: datetime.now(UTC), lease_s=POOL_LEASE_S)  # fmt: skip
-        for r in runs:
-            job_id = f"evaluate:{r.pool}"
-            if rt.monitor.get(job_id) is None:
-                rt.monitor.register(job_id, interval_s=None, target=r.pool)
-            if r.error is None:
-                rt.monitor.succeeded(job_id)
-            else:
-                rt.monitor.failed(job_id, RuntimeError(r.error))
+        _record_pool_runs(rt, runs)
+
+
+def _workers_evaluate(rt: Runtime) -> bool:
+    """Whether collector workers evaluate the changed pools (PostgreSQL, TIERWISE_POLLING=workers)."""
+    return rt.store.is_postgres and rt.settings.polling == "workers"
+
+
+def _policy_reader(rt: Runtime) -> Callable[[], Policy]:
+    from app.store.policies import current_policy
+
+    def read_policy() -> Policy:
+        with rt.store.session() as s:
+            return current_policy(s, rt.settings.policy_file)
+
+    return read_policy
+
+
+def _record_pool_runs(rt: Runtime, runs: list[PoolRun]) -> None:
+    for r in runs:
+        job_id = f"evaluate:{r.pool}"
+        if rt.monitor.get(job_id) is None:
+            rt.monitor.register(job_id, interval_s=None, target=r.pool)
+        if r.error is None:
+            rt.monitor.succeeded(job_id)
+        else:
+            rt.monitor.failed(job_id, RuntimeError(r.error))
+
+
+def _take_over_pools(rt: Runtime) -> None:
+    """With workers: evaluate the due pools that no worker has taken for the takeover bound. Each
+    is claimed through app/store/watermarks.claim_pool on the store's clock, so a pool a live
+    worker holds (its lease renewed by its heartbeat) is skipped, and one whose lease ran out is
+    taken over as any worker would. Skipped while the hourly run evaluates in this process."""
+    from app.workers import run_due_pools, store_clock
+
+    if not _workers_evaluate(rt) or not _EVALUATING.acquire(blocking=False):
+        return
+    try:
+        clock = store_clock(rt.store).now
+        waited = clock() - timedelta(minutes=rt.settings.pool_takeover_minutes)
+        runs = run_due_pools(rt.store, _policy_reader(rt), owner=f"scheduler:{os.getpid()}", clock=clock,
+                             lease_s=POOL_LEASE_S, requested_before=waited)  # fmt: skip
+    finally:
+        _EVALUATING.release()
+    if runs:
+        log.warning("%d due pools no collector worker took for %d min were evaluated by the service: %s",
+                    len(runs), rt.settings.pool_takeover_minutes, ", ".join(r.pool for r in runs))  # fmt: skip
+    _record_pool_runs(rt, runs)
+
+
+def pool_takeover_job() -> None:
+    _guard(POOL_TAKEOVER, _take_over_pools)
 
 
 def evaluate_job() -> None:
@@ -430,6 +482,11 @@ class Scheduler:
         rt = self.runtime
         self._add(after_import_job, AFTER_IMPORT, seconds=rt.import_check_s,
                   misfire_grace_time=max(int(rt.import_check_s), 1), stale_after_s=AFTER_IMPORT_STALE_S)  # fmt: skip
+        if _workers_evaluate(rt):
+            self._add(pool_takeover_job, POOL_TAKEOVER, seconds=POOL_TAKEOVER_CHECK_S,
+                      misfire_grace_time=POOL_TAKEOVER_CHECK_S, stale_after_s=POOL_TAKEOVER_STALE_S)  # fmt: skip
+        elif self.scheduler.get_job(POOL_TAKEOVER) is not None:  # kept by the job store from workers mode
+            self.scheduler.remove_job(POOL_TAKEOVER)
         self._add(verify_job, "verify", hours=1, misfire_grace_time=3600)
         self._add(retention_job, "retention", hours=6, misfire_grace_time=3600)
         self._add(sync_job, "sync", minutes=SYNC_MINUTES, misfire_grace_time=SYNC_MINUTES * 60)

@@ -41,6 +41,13 @@ class Settings(BaseSettings):
     )
     worker_batch: int = Field(default=50, description="targets a collector worker claims at a time")
     worker_lease_s: int = Field(default=120, description="how long a worker's claim on a target lasts")
+    pool_takeover_minutes: int = Field(
+        default=15,
+        ge=0,
+        description="with polling=workers, a due storage pool that no collector worker has taken for "
+        "this long (none runs, or all are busy polling) is evaluated by the service, leased as a "
+        "worker leases it",
+    )
     default_poll_interval_s: int = 300
     poll_timeout_s: int = 30
     poll_jitter_s: int = 15

@@ -24,7 +24,8 @@ only that pool's targets, and stores only that pool's recommendations and snapsh
 checking in the same transaction that the lease is still its own. The lease is renewed from a
 heartbeat thread while the pool is evaluated, so only a worker that really stalls loses it. A failing pool is recorded on
 its row and retried later; the other pools go on. The scheduler runs the same loop in-process on
-SQLite, or when the deployment polls from the scheduler.
+SQLite, or when the deployment polls from the scheduler; with workers it takes, through the same
+leases, only the due pools no worker has taken for TIERWISE_POOL_TAKEOVER_MINUTES (app/jobs.py).
 
 PostgreSQL only: SQLite deployments poll from the single scheduler (TIERWISE_POLLING=scheduler).
 """
@@ -120,6 +121,15 @@ class DbClock:
         if self._db is None:
             raise RuntimeError("the database clock has not been read yet")
         return self._db + timedelta(seconds=time.monotonic() - self._mono)
+
+
+def store_clock(store: Store) -> DbClock:
+    """The store's clock, read now: the clock the workers' leases are on, so another evaluator
+    (the service taking over pools, app/jobs.py) judges them as the workers do."""
+    clock = DbClock()
+    with store.session() as s:
+        clock.sync(s.execute(text(f"SELECT {_DB_NOW}")).scalar_one().replace(tzinfo=UTC))
+    return clock
 
 
 @dataclass(frozen=True)
@@ -508,17 +518,19 @@ def run_due_pools(
     time_limit_s: float = 10.0,
     limit: int | None = None,
     renew_every_s: float | None = None,
+    requested_before: datetime | None = None,
 ) -> list[PoolRun]:
     """Claim due pools one at a time (app/store/watermarks.claim_pool) and evaluate each as its
     own unit of work, until none is due (or `limit` are done). A pool whose evaluation fails is
     recorded on its row and retried later; the others go on. `policy` is read per pool, so a
     long run picks up a policy saved meanwhile. The lease is renewed every `renew_every_s`
-    (a third of the lease by default) while a pool is evaluated (LeaseHeartbeat)."""
+    (a third of the lease by default) while a pool is evaluated (LeaseHeartbeat). With
+    `requested_before`, only pools due since then at the latest (claim_pool)."""
     every_s = lease_s / 3 if renew_every_s is None else renew_every_s
     runs: list[PoolRun] = []
     while limit is None or len(runs) < limit:
         with store.session() as s:
-            claim = claim_pool(s, owner, clock(), lease_s)
+            claim = claim_pool(s, owner, clock(), lease_s, requested_before=requested_before)
         if claim is None:
             break
         try:

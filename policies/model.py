@@ -193,8 +193,12 @@ class Pool(_Strict):
         """Whether the pool takes only part of its servers' objects."""
         return bool(self.sqlserver_path_prefixes or self.db2_storage_groups)
 
+    def names_server(self, server: str) -> bool:
+        """Whether `servers` names the server (a pool that splits may still take none of its objects)."""
+        return any(fnmatchcase(server.lower(), p.lower()) for p in self.servers)
+
     def takes(self, *, server: str, physical_name: str | None, storage_group: str | None) -> bool:
-        if not any(fnmatchcase(server.lower(), p.lower()) for p in self.servers):
+        if not self.names_server(server):
             return False
         if not self.splits:
             return True
@@ -202,6 +206,44 @@ class Pool(_Strict):
             return True
         path = _windows_path(physical_name or "")
         return bool(path) and any(path.startswith(_windows_path(p)) for p in self.sqlserver_path_prefixes)
+
+
+class ServerPools:
+    """Which pools take the objects of one server, as `Pool.takes` decides it (same verdicts, same
+    order), for a caller that checks many objects of the server: the server patterns are matched
+    once, and the pools' storage groups and path prefixes are normalised once, so an object costs
+    one set lookup and one `str.startswith` per pool that splits the server."""
+
+    __slots__ = ("_checks", "names", "prefix_width")
+
+    def __init__(self, pools: list[Pool], server: str) -> None:
+        named = [p for p in pools if p.names_server(server)]
+        self.names: list[str] = [p.name for p in named]  # the pools whose `servers` name it
+        self._checks = [
+            (
+                p.name,
+                p.splits,
+                frozenset(g.upper() for g in p.db2_storage_groups),
+                tuple(_windows_path(x) for x in p.sqlserver_path_prefixes),
+            )
+            for p in named
+        ]
+        # the longest prefix: no verdict depends on more of a path's (normalised) characters
+        self.prefix_width = max((len(x) for *_, prefixes in self._checks for x in prefixes), default=0)
+
+    def taking(self, physical_name: str | None, storage_group: str | None) -> list[str]:
+        group = storage_group.upper() if storage_group else None
+        path: str | None = None
+        out = []
+        for name, splits, groups, prefixes in self._checks:
+            if not splits or (group is not None and group in groups):
+                out.append(name)
+                continue
+            if path is None:
+                path = _windows_path(physical_name or "")
+            if path and path.startswith(prefixes):
+                out.append(name)
+        return out
 
 
 class Classification(_Strict):

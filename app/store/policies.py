@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from fnmatch import fnmatchcase
 from pathlib import Path
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.store.models import DbObject, PolicyVersion
 from policies.loader import DEFAULT_POLICY, PolicyError, parse_policy
-from policies.model import Policy, Pool
+from policies.model import Policy, ServerPools
 
 
 def current_policy_text(session: Session, policy_file: Path | None) -> tuple[str, str]:
@@ -57,17 +56,20 @@ class StoredConflict:
 def pool_conflicts(session: Session, policy: Policy, *, limit: int = 20) -> list[StoredConflict]:
     """The stored objects (up to `limit`) that two pools of `policy` both take. Only the objects
     of servers whose name two pools' `servers` match are read (in one pass, servers in chunks):
-    on other servers no object can be taken twice."""
+    on other servers no object can be taken twice. The pools are matched to each server once
+    (ServerPools), and a first pass (_any_taken_twice) matches each distinct location once, so a
+    policy that is saved, its servers all split by path, costs little; only a refused one reads
+    the objects in order, to name the first `limit`."""
     if len(policy.pools) < 2:
         return []
-    named: dict[tuple[str, str], list[Pool]] = {}
+    named: dict[tuple[str, str], ServerPools] = {}
     for engine, server in session.execute(select(DbObject.engine, DbObject.server).distinct()):
-        pools = [
-            p for p in policy.pools if any(fnmatchcase(server.lower(), pat.lower()) for pat in p.servers)
-        ]
-        if len(pools) > 1:
-            named[(engine, server)] = pools
+        matcher = ServerPools(policy.pools, server)
+        if len(matcher.names) > 1:
+            named[(engine, server)] = matcher
     servers = sorted({server for _, server in named})
+    if not _any_taken_twice(session, named, servers):
+        return []
     out: list[StoredConflict] = []
     cols = (DbObject.engine, DbObject.server, DbObject.database, DbObject.key, DbObject.physical_name,
             DbObject.storage_group)  # fmt: skip
@@ -76,8 +78,10 @@ def pool_conflicts(session: Session, policy: Policy, *, limit: int = 20) -> list
         for engine, server, database, key, path, group in session.execute(
             q.order_by(DbObject.server, DbObject.database, DbObject.key)
         ):
-            takers = [p.name for p in named.get((engine, server), [])
-                      if p.takes(server=server, physical_name=path, storage_group=group)]  # fmt: skip
+            pools = named.get((engine, server))
+            if pools is None:  # the same server name under the other engine
+                continue
+            takers = pools.taking(path, group)
             if len(takers) > 1:
                 out.append(
                     StoredConflict(
@@ -90,6 +94,44 @@ def pool_conflicts(session: Session, policy: Policy, *, limit: int = 20) -> list
 
 
 CHUNK = 500  # servers per IN list
+
+
+def _any_taken_twice(session: Session, named: dict[tuple[str, str], ServerPools], servers: list[str]) -> bool:
+    """Whether any object of these servers is taken by two pools: the unordered first pass of
+    pool_conflicts, which a policy that is saved (no conflict) is the only pass of.
+
+    Matched once per distinct (server, storage group, path head), not per object: a pool takes an
+    object by its storage group and by whether its path starts with a prefix, and no prefix is
+    longer than `width` characters, so the first `width` characters of the path decide. That holds
+    for an ASCII head (lower-casing and the slash rule map it character for character); a server
+    with a non-ASCII head is checked object by object instead."""
+    width = max([1, *(p.prefix_width for p in named.values())])
+    head = func.substr(DbObject.physical_name, 1, width)
+    recheck: set[str] = set()
+    for i in range(0, len(servers), CHUNK):
+        rows = session.execute(
+            select(DbObject.engine, DbObject.server, head, DbObject.storage_group)
+            .where(DbObject.server.in_(servers[i : i + CHUNK]))
+            .distinct()
+        )
+        for engine, server, path, group in rows:
+            pools = named.get((engine, server))
+            if pools is None:
+                continue
+            if path is not None and not path.isascii():
+                recheck.add(server)
+            elif len(pools.taking(path, group)) > 1:
+                return True
+    cols = (DbObject.engine, DbObject.server, DbObject.physical_name, DbObject.storage_group)
+    ordered = sorted(recheck)
+    for i in range(0, len(ordered), CHUNK):
+        for engine, server, path, group in session.execute(
+            select(*cols).where(DbObject.server.in_(ordered[i : i + CHUNK]))
+        ):
+            pools = named.get((engine, server))
+            if pools is not None and len(pools.taking(path, group)) > 1:
+                return True
+    return False
 
 
 def conflicts_text(conflicts: list[StoredConflict]) -> str:

@@ -237,16 +237,21 @@ class LeaseLost(Exception):
     """The pool's lease expired and another evaluator took it over: this one's result is dropped."""
 
 
-def claim_pool(session: Session, owner: str, now: datetime, lease_s: float) -> PoolClaim | None:
+def claim_pool(
+    session: Session, owner: str, now: datetime, lease_s: float, *, requested_before: datetime | None = None
+) -> PoolClaim | None:
     """Lease one due pool (the longest waiting first): `FOR UPDATE SKIP LOCKED` on PostgreSQL, so
     concurrent workers never take the same row; a lease that has expired is taken over. SQLite
-    evaluates in one process (the clause is left out there)."""
+    evaluates in one process (the clause is left out there). With `requested_before`, only a pool
+    due since then at the latest (the service taking over pools no worker took, app/jobs.py)."""
+    waited = [] if requested_before is None else [PoolWatermark.requested_at <= requested_before]
     row = session.scalar(
         select(PoolWatermark)
         .where(
             PoolWatermark.requested > PoolWatermark.done,
             or_(PoolWatermark.lease_until.is_(None), PoolWatermark.lease_until < now),
             or_(PoolWatermark.retry_at.is_(None), PoolWatermark.retry_at <= now),
+            *waited,
         )
         .order_by(PoolWatermark.requested_at, PoolWatermark.pool)
         .limit(1)
