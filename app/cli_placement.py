@@ -230,7 +230,10 @@ def pools_json(results: dict[str, PlacementResult]) -> dict[str, Any]:
             objective=objective,
             lower_bound=bound,
             status=status,
-            gap=(objective - bound) / abs(objective) if math.isfinite(objective) and objective else 0.0,
+            # an infeasible pool: no objective, so no gap either (printed null, as for one pool)
+            gap=(objective - bound) / abs(objective)
+            if math.isfinite(objective) and objective
+            else (0.0 if math.isfinite(objective) else math.inf),
             method="+".join(dict.fromkeys(r.method for r in results.values())),
             seconds=sum(r.seconds for r in results.values()),
             notes=tuple(f"{pool}: {n}" for pool, r in results.items() for n in r.notes),

@@ -272,3 +272,22 @@ def test_size_for_a_tier_of_a_pool_takes_its_raid_and_devices(app: typer.Typer, 
     assert r.exit_code == 2 and "--tier: pool array-b has no tier 'sata' (tiers: flash, fc)" in r.stderr
     r = runner.invoke(app, ["size", "--host-iops", "1000", "--read-pct", "80"])
     assert r.exit_code == 2 and "--raid is required" in r.stderr
+
+
+def test_place_with_one_infeasible_pool_has_no_total_objective_nor_gap(
+    app: typer.Typer, tmp_path: Path
+) -> None:
+    """An infeasible pool makes the totals unknown: objective and gap both null, as for one pool
+    (the gap was printed 0.0, "optimal", beside a null objective)."""
+    tiers = [{**t, "pool": "array-a"} for t in TIERS] + [{**t, "pool": "array-b"} for t in TIERS]
+    objects = [
+        {"id": "a_fits", "size_gb": 10, "read_iops": 500, "write_iops": 0, "pool": "array-a"},
+        {"id": "b_huge", "size_gb": 50000, "read_iops": 1, "write_iops": 0, "pool": "array-b"},
+    ]
+    r = run_place(app, tmp_path, objects, tiers)
+    assert r.exit_code == 0, r.stderr
+    out = json.loads(r.stdout)
+    by_pool = {p["pool"]: p for p in out["pools"]}
+    assert by_pool["array-a"]["status"] == "optimal" and by_pool["array-a"]["gap"] is not None
+    assert by_pool["array-b"]["status"] == "infeasible"
+    assert out["status"] == "infeasible" and out["objective"] is None and out["gap"] is None
