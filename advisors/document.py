@@ -111,6 +111,37 @@ class MemberFile(_Part):
     current_tier: str | None = None
 
 
+class PredictedWait(_Part):
+    """I/O wait on one tier (advisors.explain.TierPrediction): measured on the current tier, the
+    tier's service times elsewhere."""
+
+    tier: str
+    read_ms: Number | None = None
+    write_ms: Number | None = None
+    io_ms_per_s: Number | None = None  # reads/s x read ms + writes/s x write ms
+    measured: bool
+
+
+class DecisionDoc(_Part):
+    """Why the object is recommended where it is: the binding reason and the numbers it used.
+
+    advisors.explain.Decision.as_json writes it, every key always (its form has not changed since
+    decisions were first stored, so every stored decision has them all); `stage` is one of
+    advisors.explain.STAGES. `numbers` keeps its keys in the order written, which differs by stage."""
+
+    stage: str
+    rule: str
+    moved: bool
+    current_tier: str | None = None
+    preferred_tier: str  # where the rule alone would put it
+    recommended_tier: str
+    allowed_tiers: list[str] = []  # what the rules and pins allow, fastest first
+    detail: str = ""
+    unit: str | None = None  # the placement unit's key, for a partition that moves with it
+    numbers: dict[str, Number | None] = {}
+    predicted: list[PredictedWait] = []
+
+
 class AdvisedObject(_Part):
     """One advised object: who it is, the verdict, the figures behind it and where it lives.
 
@@ -136,7 +167,7 @@ class AdvisedObject(_Part):
     reasons: list[str] = []
     maintenance: Maintenance | None = None
     period: Period | None = None
-    decision: dict[str, Any] | None = None  # advisors.explain.Decision.as_json()
+    decision: DecisionDoc | None = None
     explanation: str | None = None
     # where it lives (the object vocabulary)
     physical_name: str | None = None

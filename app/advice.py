@@ -14,6 +14,7 @@ from advisors.advise import Advice, AdviceReport, PoolReport
 from advisors.deltas import CounterPoint, interval_between
 from advisors.document import (
     AdvisedObject,
+    DecisionDoc,
     Maintenance,
     MaintenanceSlice,
     MemberFile,
@@ -262,7 +263,7 @@ def advised_object(a: Advice) -> AdvisedObject:
         reasons=list(a.reasons),
         maintenance=maintenance_doc(f.maintenance),
         period=period_doc(f.period),
-        decision=None if a.decision is None else a.decision.as_json(),
+        decision=None if a.decision is None else DecisionDoc.model_validate(a.decision.as_json()),
         explanation=a.explanation,
         **location,
     )

@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 from advisors.change_windows import Move, Placed, PlannedWindow, Schedule, duration_text, schedule
 from app.store.models import Recommendation, Target
 from app.store.recommendations import Status, saving_ms_per_s
-from app.timefmt import iso
+from app.timefmt import iso, iso_local
 from policies.model import Policy
 
 
@@ -71,8 +71,8 @@ def _window_json(w: PlannedWindow) -> dict[str, Any]:
     return {
         "name": w.name,
         "label": w.label,
-        "start": w.start.isoformat(),
-        "end": w.end.isoformat(),
+        "start": iso_local(w.start),
+        "end": iso_local(w.end),
         "opens_at": iso(w.opens_at),
         "length_minutes": round(w.length_s / 60, 1),
         "used_minutes": round(w.used_s / 60, 1),

@@ -16,6 +16,7 @@ from sqlalchemy.exc import DBAPIError
 
 from app import metrics
 from app.secrets import redact
+from app.timefmt import iso
 
 STALE_FACTOR = 3  # a job is late when it has not succeeded for this many of its intervals
 
@@ -52,9 +53,6 @@ class JobHealth:
         return (now - since).total_seconds() > self.stale_after_s
 
     def as_dict(self) -> dict[str, object]:
-        def iso(t: datetime | None) -> str | None:
-            return None if t is None else t.isoformat()
-
         return {
             "job": self.job_id,
             "target": self.target or None,

@@ -50,6 +50,7 @@ from advisors.verify_windows import burst_hours, is_burst_hour
 from app.store.db import Store
 from app.store.models import DbObject, IoInterval, Recommendation, ScriptRecord, Target, Verification
 from app.store.recommendations import Status
+from app.timefmt import iso
 from connectors.records import CORE_COUNTERS
 from policies.model import DEFAULT_POOL, Policy, PoolConflict, VerificationPolicy
 
@@ -641,9 +642,6 @@ def by_recommendation(session: Session, rec_ids: Iterable[int]) -> dict[int, Ver
 
 
 def verification_json(v: Verification, rollback_script_id: int | None = None) -> dict[str, Any]:
-    def iso(t: datetime | None) -> str | None:
-        return None if t is None else t.isoformat()
-
     after = v.after or {}
     before = v.before or {}
     return {

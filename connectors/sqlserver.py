@@ -149,19 +149,10 @@ def parse_connection_string(connection_string: str) -> list[tuple[str, str]]:
     return [(k, v) for k, v, _, _ in _spans(connection_string)]
 
 
-def redact(connection_string: str) -> str:
-    """The connection string with every password and user value replaced by ***.
-
-    User names are masked too: a login name is half a credential and must not reach logs or UI
-    error text. Everything else is kept character for character.
-    """
-    return redact_text(connection_string)
-
-
 def scrub(message: str, connection_string: str) -> str:
     """`message` with the connection string and every secret value in it masked."""
     if connection_string and connection_string in message:
-        message = message.replace(connection_string, redact(connection_string))
+        message = message.replace(connection_string, redact_text(connection_string))
     try:
         secrets = [v for k, v in parse_connection_string(connection_string) if k.lower() in SECRET_KEYS]
     except ValueError:

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Depends
 from app.http.auth import CurrentUser, api_user
 from app.http.state import AppState, app_state
 from app.store.ilm_plans import latest_plan
+from app.timefmt import iso
 
 router = APIRouter(prefix="/api")
 
@@ -19,4 +20,4 @@ def ilm_api(user: CurrentUser = Depends(api_user), state: AppState = Depends(app
         rec = latest_plan(s)
         if rec is None:
             return {"created_at": None, "plan": None, "changes": []}
-        return {"created_at": rec.created_at.isoformat(), "plan": rec.plan, "changes": rec.changes}
+        return {"created_at": iso(rec.created_at), "plan": rec.plan, "changes": rec.changes}

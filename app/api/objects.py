@@ -13,6 +13,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, Path, Query
 
 from app import errors
+from app.api import schemas
 from app.http.auth import CurrentUser, api_user
 from app.http.objects import (
     DEFAULT_SORT,
@@ -120,7 +121,7 @@ def target_objects_json(
     }
 
 
-@router.get("/objects/{object_id}")
+@router.get("/objects/{object_id}", response_model=schemas.ObjectDetail, response_model_exclude_unset=True)
 def object_json(
     object_id: int = Path(ge=1, le=MAX_ID),
     user: CurrentUser = Depends(api_user),
@@ -210,7 +211,9 @@ def evidence_json(e: Evidence | None) -> dict[str, Any] | None:
     }
 
 
-@router.get("/objects/{object_id}/evidence")
+@router.get(
+    "/objects/{object_id}/evidence", response_model=schemas.ObjectEvidence, response_model_exclude_unset=True
+)
 def object_evidence_json(
     object_id: int = Path(ge=1, le=MAX_ID),
     user: CurrentUser = Depends(api_user),

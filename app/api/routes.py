@@ -9,6 +9,7 @@ from fastapi import APIRouter, Depends, Header, Query, Request, status
 from pydantic import BaseModel, Field
 
 from app import review as reviews
+from app.api import schemas
 from app.errors import Invalid
 from app.freshness import freshness
 from app.http.auth import CurrentUser, api_user, check_csrf, csrf_token, require
@@ -142,7 +143,7 @@ def recommendation_filter(
     )
 
 
-@router.get("/recommendations")
+@router.get("/recommendations", response_model=schemas.RecommendationList, response_model_exclude_unset=True)
 def recommendations(
     f: RecommendationFilter = Depends(recommendation_filter),
     limit: int = Query(100, ge=1, le=1000),
@@ -172,7 +173,11 @@ class ReviewBody(BaseModel):
     comment: str | None = Field(default=None, max_length=4000)
 
 
-@router.post("/recommendations/{rec_id}/review")
+@router.post(
+    "/recommendations/{rec_id}/review",
+    response_model=schemas.Recommendation,
+    response_model_exclude_unset=True,
+)
 def review_recommendation(
     rec_id: int,
     body: ReviewBody,
@@ -249,7 +254,7 @@ def executed_recommendation(
         rec = reviews.mark_executed(s, rec_id, username=user.username, when=when, now=now,
                                     policy=current_policy(s, state.settings.policy_file))  # fmt: skip
         return {"id": rec.id, "status": rec.status, "executed_by": rec.executed_by,
-                "executed_at": rec.executed_at.isoformat() if rec.executed_at else None}  # fmt: skip
+                "executed_at": iso(rec.executed_at)}  # fmt: skip
 
 
 @router.post("/suppressions/{sup_id}/lift")

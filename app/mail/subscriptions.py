@@ -15,6 +15,7 @@ from app.mail.scope import SCOPE_FORMS, ScopeError, resolve_scope
 from app.mail.service import SubscriptionError, parse_recipients, trigger_for
 from app.store.models import Delivery, ReportSubscription
 from app.store.recommendations import audit
+from app.timefmt import iso
 
 
 class SubscriptionIn(BaseModel):
@@ -58,7 +59,7 @@ def create(session: Session, body: SubscriptionIn, *, username: str, now: dateti
 def subscription_json(s: ReportSubscription) -> dict[str, Any]:
     return {"id": s.id, "name": s.name, "recipients": s.recipients, "scope": s.scope, "cron": s.cron,
             "timezone": s.timezone, "format": s.format, "enabled": s.enabled, "created_by": s.created_by,
-            "last_run_at": s.last_run_at.isoformat() if s.last_run_at else None}  # fmt: skip
+            "last_run_at": iso(s.last_run_at)}  # fmt: skip
 
 
 def recent_deliveries(session: Session, limit: int = 50) -> list[Delivery]:
@@ -69,5 +70,5 @@ def recent_deliveries(session: Session, limit: int = 50) -> list[Delivery]:
 
 
 def delivery_json(d: Delivery) -> dict[str, Any]:
-    return {"id": d.id, "subscription_id": d.subscription_id, "at": d.at.isoformat(), "recipients": d.recipients,
+    return {"id": d.id, "subscription_id": d.subscription_id, "at": iso(d.at), "recipients": d.recipients,
             "subject": d.subject, "status": d.status, "attempts": d.attempts, "error": d.error}  # fmt: skip

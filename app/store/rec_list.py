@@ -10,9 +10,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.store.models import Recommendation
-
-# Stored recommendations that are still an answer (superseded / withdrawn ones are history).
-CURRENT = ("open", "approved", "deferred", "rejected", "executed")
+from app.store.recommendations import CURRENT
 
 
 @dataclass(frozen=True)

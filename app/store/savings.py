@@ -13,10 +13,11 @@ from sqlalchemy.orm import Session
 from advisors.features import GB
 from app.store.models import Recommendation
 from app.store.object_flash import fastest_tier, fastest_tiers, tier_label
+from app.store.recommendations import Status
 from policies.model import Policy
 
 # The recommendations whose effect is still ahead: not yet run, not turned down.
-SAVING = ("open", "approved")
+SAVING = (Status.OPEN, Status.APPROVED)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 
 from app.store.models import Recommendation, Suppression
 from app.store.recommendations import Status, audit, suppression_in_force
+from app.timefmt import iso
 
 MAX_DAYS = 365  # a suppression is a decision to revisit, not a permanent exception
 MAX_REASON = 4000
@@ -162,10 +163,10 @@ def suppression_json(sup: Suppression, now: datetime) -> dict[str, object]:
         "name": sup.name,
         "reason": sup.reason,
         "created_by": sup.created_by,
-        "created_at": sup.created_at.isoformat(),
-        "expires_at": sup.expires_at.isoformat(),
+        "created_at": iso(sup.created_at),
+        "expires_at": iso(sup.expires_at),
         "lifted_by": sup.lifted_by,
-        "lifted_at": sup.lifted_at.isoformat() if sup.lifted_at else None,
+        "lifted_at": iso(sup.lifted_at),
         "state": state_of(sup, now),
         "text": describe(sup),
     }

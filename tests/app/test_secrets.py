@@ -107,7 +107,7 @@ def test_braced_quoted_and_semicolon_passwords_never_leak(
         "app.redact": redact(conn),
         "app.redact(message)": redact(message),
         "app.scrub": scrub(message),
-        "connectors.redact": sqlserver.redact(conn),
+        "connectors.redact_text": sqlserver.redact_text(conn),
         "connectors.scrub": sqlserver.scrub(message, conn),
     }
     log = logging.getLogger("tierwise.test.redact.hard")
@@ -143,4 +143,4 @@ def test_one_redactor_for_app_and_connectors() -> None:
     from connectors import sqlserver
 
     for conn, _ in HARD_PASSWORDS:
-        assert redact(conn) == sqlserver.redact(conn)
+        assert redact(conn) == sqlserver.redact_text(conn)

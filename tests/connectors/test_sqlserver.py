@@ -483,13 +483,13 @@ CS = "Driver={ODBC Driver 18 for SQL Server};Server=tcp:db1.corp,1433;UID=tw_rea
 
 
 def test_redact_masks_user_and_password_and_keeps_the_rest() -> None:
-    assert sqlserver.redact(CS) == (
+    assert sqlserver.redact_text(CS) == (
         "Driver={ODBC Driver 18 for SQL Server};Server=tcp:db1.corp,1433;UID=***;PWD=***;Encrypt=yes"
     )
     assert sqlserver.parse_connection_string(CS)[3] == ("PWD", "p;a}ss")
-    assert sqlserver.redact("server=x;Password=hunter2") == "server=x;Password=***"
+    assert sqlserver.redact_text("server=x;Password=hunter2") == "server=x;Password=***"
     # malformed (unterminated brace): still masked, never echoed
-    assert "s3cr3t" not in sqlserver.redact("Server=x;PWD={s3cr3t;UID=u")
+    assert "s3cr3t" not in sqlserver.redact_text("Server=x;PWD={s3cr3t;UID=u")
 
 
 def test_scrub_removes_secrets_from_driver_messages() -> None:
