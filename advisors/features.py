@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import date, datetime
+from datetime import date, datetime, timezone
+from operator import eq, itemgetter, lt
 
 GB = 1024**3
 
@@ -253,12 +254,59 @@ def _read_miss(info: ObjectInfo, x: Mapping[str, int]) -> tuple[float | None, st
     return None, None
 
 
-def _hourly(
-    by_hour: Sequence[tuple[datetime, Usage]], info: ObjectInfo
-) -> list[tuple[datetime, float, float]]:
-    """(hour, I/O requests, covered seconds) of each bucket: what the trend and the hour-of-day
-    profile both read, worked out once."""
-    return [(t, io_requests(info, u)[0], u.seconds) for t, u in by_hour]
+def _bucket_requests(u: Usage) -> float:
+    """`io_requests(info, u)[0]` without the basis text: the hourly loops ask it for every bucket."""
+    c = u.counters
+    r, w = c.get("reads"), c.get("writes")
+    if r is not None or w is not None:
+        return float((r or 0) + (w or 0))
+    x = u.extra
+    if "page_io_latch_wait_count" in x:
+        return float(x["page_io_latch_wait_count"])
+    if "object_data_p_reads" in x:
+        return float(x["object_data_p_reads"])
+    return 0.0
+
+
+def _hourly_profile(by_hour: Sequence[tuple[datetime, Usage]]) -> tuple[tuple[float, ...], float | None]:
+    """The I/O rate by hour of day and the daily trend (`_trend`) in one pass over the buckets,
+    each bucket's requests worked out once: this runs for every hour of every unit."""
+    if not by_hour:
+        return (), None
+    req = [0.0] * 24
+    secs = [0.0] * 24
+    days: dict[float, float] = {}  # day ordinal -> I/O rate, for days at least 90 % covered
+    tz = by_hour[0][0].tzinfo
+    # days by date ordinal while the buckets share one fixed-offset zone (days are then exactly
+    # 86,400 s apart) and come day after day; otherwise by midnight datetimes, as `_trend` does
+    by_ordinal = tz is None or type(tz) is timezone
+    day, day_io, day_secs = -1, 0.0, 0.0
+    for t, u in by_hour:
+        c = u.counters
+        r, w = c.get("reads"), c.get("writes")
+        n = float((r or 0) + (w or 0)) if r is not None or w is not None else _bucket_requests(u)
+        s = u.seconds
+        h = t.hour
+        req[h] += n
+        secs[h] += s
+        if not by_ordinal:
+            continue
+        d = t.toordinal()
+        if t.tzinfo is not tz or d < day:  # another zone, or out of order: the general way
+            by_ordinal = False
+            continue
+        if d != day:
+            if day_secs >= 0.9 * 86400:
+                days[float(day)] = day_io / day_secs
+            day, day_io, day_secs = d, 0.0, 0.0
+        day_io += n
+        day_secs += s
+    profile = tuple(r / s if s else 0.0 for r, s in zip(req, secs, strict=True))
+    if not by_ordinal:
+        return profile, _trend([(t, _bucket_requests(u), u.seconds) for t, u in by_hour])
+    if day_secs >= 0.9 * 86400:
+        days[float(day)] = day_io / day_secs
+    return profile, _slope(days)
 
 
 def _trend(hourly: Sequence[tuple[datetime, float, float]]) -> float | None:
@@ -276,7 +324,17 @@ def _trend(hourly: Sequence[tuple[datetime, float, float]]) -> float | None:
     days = {d: io[d] / covered[d] for d in io if covered[d] >= 0.9 * 86400}
     if len(days) < 2:
         return None
-    xs = [(d - min(days)).total_seconds() / 86400 for d in sorted(days)]
+    first = min(days)
+    return _slope({(d - first).total_seconds() / 86400: days[d] for d in days})
+
+
+def _slope(days: Mapping[float, float]) -> float | None:
+    """Least-squares slope of the rate by day (days counted from any origin: only differences
+    matter), as % of the mean rate per day."""
+    if len(days) < 2:
+        return None
+    origin = min(days)
+    xs = [d - origin for d in sorted(days)]
     ys = [days[d] for d in sorted(days)]
     mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
     den = sum((x - mx) ** 2 for x in xs)
@@ -284,17 +342,6 @@ def _trend(hourly: Sequence[tuple[datetime, float, float]]) -> float | None:
         return None
     slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / den
     return 100 * slope / my
-
-
-def _by_hour_of_day(hourly: Sequence[tuple[datetime, float, float]]) -> tuple[float, ...]:
-    if not hourly:
-        return ()
-    req = [0.0] * 24
-    secs = [0.0] * 24
-    for t, requests, seconds in hourly:
-        req[t.hour] += requests
-        secs[t.hour] += seconds
-    return tuple(r / s if s else 0.0 for r, s in zip(req, secs, strict=True))
 
 
 def instance_read_miss(windows: Sequence[ObjectWindow]) -> dict[str, float]:
@@ -322,7 +369,7 @@ def compute_features(
     avg_read_ms = rt / reads if rt is not None and reads else None
     heat = heat_of(info, u)
     requests, basis = io_requests(info, u)
-    hourly = _hourly(window.by_hour, info)
+    by_hour_of_day, trend = _hourly_profile(window.by_hour)
     miss, miss_basis = _read_miss(info, x)
     p_reads = _sum(x, DB2_P_READS)
     prefetch = _sum(x, DB2_ASYNC_READS) / p_reads if info.engine == "db2" and p_reads > 0 else None
@@ -349,9 +396,9 @@ def compute_features(
         prefetch_share=prefetch,
         singleton_share=singleton,
         est_cache_hit_share=None,  # the benefit model's array-cache hits, set by advisors.units
-        trend_pct_per_day=_trend(hourly),
+        trend_pct_per_day=trend,
         instance_read_miss_ratio=instance_miss if info.engine == "sqlserver" else None,
-        by_hour_of_day=_by_hour_of_day(hourly),
+        by_hour_of_day=by_hour_of_day,
         hours=u.seconds / 3600,
         maintenance=window.maintenance,
         period=_period_view(window, db_heat, instance_miss, requests / secs),
@@ -372,11 +419,56 @@ def _period_view(
     return PeriodView(p.name, p.kind, p.occurrence, pf, ratio, p.hot_min_ratio)
 
 
+_COLUMNS = 8  # from this many dicts on, summing column by column beats the loop over items
+
+
+def add_counters(dicts: Sequence[Mapping[str, int | None]]) -> dict[str, int | None]:
+    """Counters summed key by key, in first-seen key order: a counter is None only when every
+    dict's is. Column by column, in C, when many dicts share their keys and have no None."""
+    if len(dicts) >= _COLUMNS and (n := len(first := dicts[0])) > 1 and all(map(n.__eq__, map(len, dicts))):
+        try:
+            columns = zip(*map(itemgetter(*first), dicts), strict=True)
+            return dict(zip(first, map(sum, columns), strict=True))
+        except (KeyError, TypeError):  # other keys (same sizes), or a None counter
+            pass
+    counters: dict[str, int | None] = {}
+    for d in dicts:
+        for k, v in d.items():
+            if v is not None:
+                counters[k] = (counters.get(k) or 0) + v
+            elif k not in counters:
+                counters[k] = None
+    return counters
+
+
+def add_extra(dicts: Sequence[Mapping[str, int]]) -> dict[str, int]:
+    """Engine-specific counters summed key by key, in first-seen key order."""
+    if not any(dicts):
+        return {}
+    if len(dicts) >= _COLUMNS and (n := len(first := dicts[0])) > 1 and all(map(n.__eq__, map(len, dicts))):
+        try:
+            columns = zip(*map(itemgetter(*first), dicts), strict=True)
+            return dict(zip(first, map(sum, columns), strict=True))
+        except KeyError:  # other keys, same sizes
+            pass
+    extra: dict[str, int] = {}
+    for d in dicts:
+        for k, x in d.items():
+            extra[k] = extra.get(k, 0) + x
+    return extra
+
+
 def _sum_parallel(usages: Sequence[Usage]) -> Usage:
     """``usages[0] + usages[1] + ...`` (files of one unit over the same time) in one pass: a
     counter is None only when every file's is, seconds are the longest."""
     if len(usages) == 1:
         return usages[0]
+    if len(usages) >= _COLUMNS:
+        return Usage(
+            max(u.seconds for u in usages),
+            add_counters([u.counters for u in usages]),
+            add_extra([u.extra for u in usages]),
+        )
     counters: dict[str, int | None] = {}
     extra: dict[str, int] = {}
     for u in usages:
@@ -390,13 +482,34 @@ def _sum_parallel(usages: Sequence[Usage]) -> Usage:
     return Usage(max(u.seconds for u in usages), counters, extra)
 
 
+def _same_hours(windows: Sequence[ObjectWindow]) -> bool:
+    """Whether every member has the same hours, each once and in order (the usual case): then the
+    hours line up by position, with no dict and no sort."""
+    hours = [t for t, _ in windows[0].by_hour]
+    if not all(map(lt, hours, hours[1:])):
+        return False
+    return all(
+        len(w.by_hour) == len(hours) and all(map(eq, map(itemgetter(0), w.by_hour), hours))
+        for w in windows[1:]
+    )
+
+
 def combine(windows: Sequence[ObjectWindow], info: ObjectInfo) -> ObjectWindow:
     """One window for a group of objects that move together (a filegroup's files, tempdb's files)."""
     total = _sum_parallel([w.total for w in windows])
-    hours: dict[datetime, list[Usage]] = {}
-    for w in windows:
-        for t, usage in w.by_hour:
-            hours.setdefault(t, []).append(usage)
     size = sum(w.info.size_bytes or 0 for w in windows)
-    by_hour = tuple((t, _sum_parallel(us)) for t, us in sorted(hours.items(), key=lambda h: h[0]))
+    by_hour: tuple[tuple[datetime, Usage], ...]
+    if not _same_hours(windows):
+        hours: dict[datetime, list[Usage]] = {}
+        for w in windows:
+            for t, usage in w.by_hour:
+                hours.setdefault(t, []).append(usage)
+        by_hour = tuple((t, _sum_parallel(us)) for t, us in sorted(hours.items(), key=lambda h: h[0]))
+    elif len(windows) == 1:
+        by_hour = tuple(windows[0].by_hour)
+    else:
+        by_hour = tuple(
+            (hour[0][0], _sum_parallel([u for _, u in hour]))
+            for hour in zip(*(w.by_hour for w in windows), strict=True)
+        )
     return ObjectWindow(replace(info, size_bytes=size), total, by_hour)

@@ -25,6 +25,7 @@ from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from fnmatch import fnmatchcase
 from functools import lru_cache
+from operator import attrgetter
 from zoneinfo import ZoneInfo
 
 from advisors.features import (
@@ -36,6 +37,8 @@ from advisors.features import (
     ObjectWindow,
     PeriodSplit,
     Usage,
+    add_counters,
+    add_extra,
     io_requests,
 )
 from policies.model import Policy
@@ -112,14 +115,9 @@ def is_burst(info: ObjectInfo, u: Usage, rules: BurstDetection) -> bool:
 
 def sum_usage(buckets: Sequence[Usage]) -> Usage:
     """Usage over consecutive hours (seconds add up, unlike Usage.__add__ for parallel files)."""
-    counters: dict[str, int | None] = {}
-    extra: dict[str, int] = {}
-    for u in buckets:
-        for k, v in u.counters.items():
-            counters[k] = None if v is None and counters.get(k) is None else (counters.get(k) or 0) + (v or 0)
-        for k, x in u.extra.items():
-            extra[k] = extra.get(k, 0) + x
-    return Usage(sum(u.seconds for u in buckets), counters, extra)
+    counters = add_counters([u.counters for u in buckets])
+    extra = add_extra([u.extra for u in buckets])
+    return Usage(sum(map(attrgetter("seconds"), buckets)), counters, extra)
 
 
 def _minus(total: Usage, part: Usage) -> Usage:
@@ -152,16 +150,28 @@ def split_maintenance(window: ObjectWindow, policy: Policy) -> ObjectWindow:
         return window
     info = window.info
     declared = [w for w in policy.maintenance_windows if applies_to(w, info)]
-    normal: list[tuple[datetime, Usage]] = []
+    rules = policy.burst_detection
+    if not declared and not rules.enabled:
+        return window
+    min_reads, min_bytes = rules.min_reads, rules.min_avg_read_bytes
     taken: dict[tuple[str, str], list[Usage]] = {}
-    for t, u in window.by_hour:
-        hit = next((w for w in declared if in_window(w, t)), None)
+    out: set[int] = set()  # the buckets left out, by position
+    for i, (t, u) in enumerate(window.by_hour):
+        hit = next((w for w in declared if in_window(w, t)), None) if declared else None
         if hit is not None:
             taken.setdefault((hit.name, hit.kind), []).append(u)
-        elif is_burst(info, u, policy.burst_detection):
+            out.add(i)
+            continue
+        if not rules.enabled:
+            continue
+        # what is_burst asks first, inline: most hours fail on their reads or their read size
+        c = u.counters
+        reads, bytes_read = c.get("reads"), c.get("bytes_read")
+        if not reads or reads < min_reads or bytes_read is None or bytes_read / reads < min_bytes:
+            continue
+        if is_burst(info, u, rules):
             taken.setdefault((BURST, "burst"), []).append(u)
-        else:
-            normal.append((t, u))
+            out.add(i)
     if not taken:
         return window
     slices = tuple(_slice(info, name, kind, us) for (name, kind), us in taken.items())
@@ -174,6 +184,7 @@ def split_maintenance(window: ObjectWindow, policy: Policy) -> ObjectWindow:
         read_share=sum(s.reads for s in slices) / all_reads if all_reads else None,
         hours=left_out.seconds / 3600,
     )
+    normal = [b for i, b in enumerate(window.by_hour) if i not in out]
     if not normal:
         note = "every hour of the window is maintenance: nothing was left out"
         return replace(window, maintenance=replace(share, note=note))

@@ -13,10 +13,12 @@ period's latest occurrence), and a promotion must save `min_saving_ms_per_io` on
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from operator import itemgetter, lt
 
 from advisors.benefit import IoMix, TierPhysics, TierWait, array_cache_hits, io_mix, wait_on
 from advisors.classify import latency_for_tier, profile_of
@@ -161,8 +163,13 @@ def window_mixes(unit: ObjectWindow, policy: Policy, *, hot_period: bool = True)
     out[WHOLE] = whole
     hours = policy.hysteresis.short_window_hours
     if unit.by_hour:
-        end = max(t for t, _ in unit.by_hour) + timedelta(hours=1)
-        recent = [u for t, u in unit.by_hour if t >= end - timedelta(hours=hours)]
+        times = list(map(itemgetter(0), unit.by_hour))
+        if all(map(lt, times, times[1:])):  # in order (as `combine` leaves them): no scan
+            since = times[-1] + timedelta(hours=1) - timedelta(hours=hours)
+            recent = [u for _, u in unit.by_hour[bisect_left(times, since) :]]
+        else:
+            since = max(times) + timedelta(hours=1) - timedelta(hours=hours)
+            recent = [u for t, u in unit.by_hour if t >= since]
         covered = sum(u.seconds for u in recent)
         if recent and covered < unit.total.seconds * 0.95:
             short = io_mix(sum_usage(recent), rules)
