@@ -15,6 +15,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from app.mail.charts import skew_chart, tier_chart
 from app.mail.content import NOTIFY_HEADER, ReportContent
+from app.textfmt import filters
 
 _env = Environment(
     loader=FileSystemLoader(str(Path(__file__).parent / "templates")),
@@ -32,11 +33,7 @@ class Attachment:
     mime: str = "text/plain"
 
 
-def _fmt(v: float | None, digits: int = 1) -> str:
-    return "n/a" if v is None else f"{v:,.{digits}f}"
-
-
-_env.filters["num"] = _fmt
+_env.filters.update(filters(missing="n/a"))  # the pages' filters; "n/a" reads better in plain text
 
 
 def subject_for(content: ReportContent) -> str:

@@ -7,10 +7,8 @@ template can be changed without reading the handler. A test checks every templat
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 from fastapi import Request
 from fastapi.responses import HTMLResponse
@@ -19,30 +17,11 @@ from fastapi.templating import Jinja2Templates
 from app.freshness import stale_notes
 from app.http.auth import CurrentUser, csrf_token
 from app.http.state import app_state
+from app.textfmt import filters
 from app.web.charts import fmt_num
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 templates = Jinja2Templates(directory=str(TEMPLATE_DIR))
-
-
-def fmt_bytes(n: float | None) -> str:
-    """Sizes in binary units with one decimal: "1.5 GB"; "–" for unknown."""
-    if n is None:
-        return "–"
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if abs(n) < 1024 or unit == "TB":
-            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
-        n = n / 1024
-    return str(n)
-
-
-def fmt_fixed(v: float | None, digits: int = 1) -> str:
-    return "–" if v is None else f"{v:,.{digits}f}"
-
-
-def fmt_when(t: datetime | None) -> str:
-    """Times are shown in UTC, minute precision, as the collectors and the reports write them."""
-    return "never" if t is None else t.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def fmt_table_num(v: float | None) -> str:
@@ -50,12 +29,7 @@ def fmt_table_num(v: float | None) -> str:
     return "<0.01" if v is not None and 0 < abs(v) < 0.01 else fmt_num(v)
 
 
-def url_part(s: object) -> str:
-    """One path segment: a database or target name may hold "/" or spaces."""
-    return quote(str(s), safe="")
-
-
-FILTERS = {"bytes": fmt_bytes, "fixed": fmt_fixed, "num": fmt_table_num, "when": fmt_when, "path": url_part}
+FILTERS = {**filters(), "num": fmt_table_num}  # the shared filters, and the pages' compact table number
 templates.env.filters.update(FILTERS)
 
 # What `render` gives every page (base.html reads these).
