@@ -139,7 +139,9 @@ class Features:
     # SQL Server shows read-miss only instance-wide (Buffer Manager page reads / page lookups):
     # context for a file, not its own figure (its file reads are already the misses)
     instance_read_miss_ratio: float | None
-    by_hour_of_day: tuple[float, ...]  # I/O per second by UTC hour of day (24 values; empty if unknown)
+    # I/O per second by hour of day of the buckets' own labels (UTC from the store; 24 values;
+    # empty if unknown)
+    by_hour_of_day: tuple[float, ...]
     hours: float
     maintenance: MaintenanceShare | None = None  # I/O left out of every figure above as maintenance
     period: PeriodView | None = None  # the latest occurrence of a declared business period
