@@ -133,10 +133,7 @@ def load(url: str, instances: int, files: int, days: int, raw_days: int, now: da
             "(object_id) REFERENCES object (id) ON DELETE CASCADE"
         )
         # raw intervals of the last raw_days, every 5 minutes (the current hour's not rolled up yet)
-        cur.execute(
-            "ALTER TABLE io_interval DROP CONSTRAINT fk_io_interval_object_id_object, "
-            "DROP CONSTRAINT uq_io_interval_object_id"
-        )
+        cur.execute("ALTER TABLE io_interval DROP CONSTRAINT uq_io_interval_object_id")
         cur.execute("DROP INDEX ix_io_interval_end_time")
         end = naive.replace(second=0, microsecond=0) - timedelta(minutes=naive.minute % 5)
         t = end - timedelta(days=raw_days)
@@ -170,10 +167,6 @@ def load(url: str, instances: int, files: int, days: int, raw_days: int, now: da
             "ALTER TABLE io_interval ADD CONSTRAINT uq_io_interval_object_id UNIQUE (object_id, end_time)"
         )
         cur.execute("CREATE INDEX ix_io_interval_end_time ON io_interval (end_time)")
-        cur.execute(
-            "ALTER TABLE io_interval ADD CONSTRAINT fk_io_interval_object_id_object FOREIGN KEY "
-            "(object_id) REFERENCES object (id) ON DELETE CASCADE"
-        )
         cur.execute("UPDATE rollup_progress SET last_interval_id = %s WHERE name = 'hourly'", (mark,))
         cur.execute("VACUUM ANALYZE")
         cur.execute(

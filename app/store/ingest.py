@@ -105,6 +105,20 @@ def bulk_insert(session: Session, table: Table, rows: list[dict[str, Any]]) -> N
             copy.write_row([value(n, row[n]) for n in names])
 
 
+def hold_targets(session: Session, target_ids: Iterable[int]) -> None:
+    """Keep these targets from being deleted until the caller's transaction ends (PostgreSQL:
+    `FOR KEY SHARE`, in id order). sample and io_interval have no foreign key to object (schema
+    0016): this, and the objects being read or created in the same transaction, is what keeps an
+    ingest from writing rows for an object a concurrent delete removes. SQLite writers are
+    serialised by the database lock."""
+    ids = sorted(set(target_ids))
+    if ids and session.get_bind().dialect.name == "postgresql":
+        session.execute(
+            text("SELECT id FROM target WHERE id = ANY(CAST(:ids AS integer[])) ORDER BY id FOR KEY SHARE"),
+            {"ids": ids},
+        )
+
+
 def _chunks(rows: list[Any], size: int) -> Iterator[list[Any]]:
     for i in range(0, len(rows), size):
         yield rows[i : i + size]
@@ -377,6 +391,7 @@ def ingest_snapshots(
     """Store snapshots of one target in time order, in the caller's transaction. `guard_overlap`
     also refuses an interval overlapping a stored one (imports: one more query per call).
     `imported`: the samples come from a file (the scheduler advises after imports)."""
+    hold_targets(session, [target.id])
     cache = SeriesCache(session, target, guard_overlap=guard_overlap)
     total = IngestResult()
     for snap in sorted(snapshots, key=lambda s: s.sample_time):
@@ -402,6 +417,7 @@ def ingest_batch(
         raise ValueError("deltas are computed in the database on PostgreSQL only")
     if in_database is None:
         in_database = postgres
+    hold_targets(session, [t.id for t, _ in batch])
     if in_database:
         return _ingest_batch_in_database(session, batch)
     objects, latest = load_series(session, [t.id for t, _ in batch])
@@ -600,7 +616,8 @@ def _load_objects(cur: Any, target_ids: list[int]) -> dict[tuple[int, str], _Obj
         "WHERE target_id = ANY(%s::integer[])",
         (target_ids,),
     )
-    return {(row[1], row[2]): _Obj(row[0], row[3], tuple(row[4:])) for row in cur}
+    # fetchall: one call into the driver for the whole result, not one per row
+    return {(row[1], row[2]): _Obj(row[0], row[3], tuple(row[4:])) for row in cur.fetchall()}
 
 
 def _naive(t: datetime | None) -> datetime | None:

@@ -90,7 +90,11 @@ class Target(Base):
 
 
 class DbObject(Base):
-    """A file, filegroup, partition, table space, log or tempdb file, with its current location."""
+    """A file, filegroup, partition, table space, log or tempdb file, with its current location.
+
+    On PostgreSQL the table is kept half full (fillfactor 50, schema version 0016): every poll
+    moves each object's `last_seen`, and with room on its page that update is HOT (no index
+    entry rewritten): ~4x cheaper in the ingest statement (docs/large-fleet.md, bench.collectors)."""
 
     __tablename__ = "object"
     __table_args__ = (UniqueConstraint("target_id", "key"),)
@@ -132,13 +136,18 @@ class DbObject(Base):
 
 
 class Sample(Base):
-    """One object's cumulative counters at one poll (raw; kept sample_retention_days)."""
+    """One object's cumulative counters at one poll (raw; kept sample_retention_days).
+
+    No foreign key to object: its check cost ~30 % of each ingest statement (docs/large-fleet.md).
+    The ingest writes samples only for objects it read or created in the same transaction, with
+    the objects' targets held (`FOR KEY SHARE`), and deleting objects deletes their samples and
+    intervals by trigger (schema version 0016), as ON DELETE CASCADE did."""
 
     __tablename__ = "sample"
     __table_args__ = (UniqueConstraint("object_id", "sample_time"),)
 
     id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
-    object_id: Mapped[int] = mapped_column(ForeignKey("object.id", ondelete="CASCADE"))
+    object_id: Mapped[int] = mapped_column(Integer)  # object.id: see the class docstring
     sample_time: Mapped[datetime] = mapped_column(index=True)
     instance_start: Mapped[datetime | None] = mapped_column(default=None)
     size_bytes: Mapped[int | None] = mapped_column(BigInteger, default=None)
@@ -160,7 +169,7 @@ class IoInterval(Base):
     __table_args__ = (UniqueConstraint("object_id", "end_time"), {"sqlite_autoincrement": True})
 
     id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
-    object_id: Mapped[int] = mapped_column(ForeignKey("object.id", ondelete="CASCADE"))
+    object_id: Mapped[int] = mapped_column(Integer)  # object.id, no foreign key: see Sample
     start_time: Mapped[datetime]
     end_time: Mapped[datetime] = mapped_column(index=True)
     seconds: Mapped[float] = mapped_column(Float)
