@@ -6,17 +6,19 @@ import gc
 import logging
 import math
 import time
+from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from operator import itemgetter
 from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from advisors.advise import AdviceReport, DatabaseCurve, advise_pool, database_curves, join_reports
-from advisors.features import ObjectInfo, ObjectWindow, Usage
+from advisors.features import ObjectInfo, ObjectWindow
 from advisors.pools import CONFLICT_SEP, placed, split_by_pool
 from advisors.units import PLACEABLE
 from app.advice import INFO_FIELDS, PastOccurrence, in_history, period_history, report_json, unknown_json
@@ -32,7 +34,7 @@ from app.store.models import (
     Target,
 )
 from app.store.recommendations import SyncResult, sync_recommendations
-from app.store.rollup import bucket_sums, total_of
+from app.store.rollup import window_usage
 from app.store.watermarks import (
     data_versions,
     mark_advised,
@@ -199,30 +201,31 @@ def _windows(
     targets: list[int] | None,
     owners: dict[tuple[str, str], int],
 ) -> tuple[list[ObjectWindow], dict[tuple[str, str], int]]:
-    sums = bucket_sums(session, since=since, until=now, history=ranges, targets=targets)
+    def keep(h: datetime) -> bool:
+        """An hour of the everyday window, or of a business period's occurrence (asked once per
+        distinct hour)."""
+        return since <= h <= now or in_history(history, h)
+
+    usage = window_usage(session, since=since, until=now, history=ranges, targets=targets,
+                         keep=keep if history else None)  # fmt: skip
     mine = select(DbObject).join(Target).where(Target.enabled.is_(True))
     if targets is not None:
         mine = mine.where(Target.id.in_(targets))
     objects = {o.id: o for o in session.scalars(mine)}
-    # the few distinct hours, ranked once (one datetime object per hour: _Hours)
-    rank = {h: i for i, h in enumerate(sorted({h for hours in sums.values() for h in hours}))}
-    everyday = {h for h in rank if since <= h <= now}
-    period_hours = {h for h in rank if h not in everyday and in_history(history, h)}
     windows: list[ObjectWindow] = []
     target_by_server: dict[tuple[str, str], int] = {}
     # a server's pool, matched once per server (per location only when a pool splits servers):
     # 100 pools' glob patterns per object were seconds on a large fleet
     by_location = any(p.splits for p in policy.pools)
     pools: dict[tuple[str | None, ...], str] = {}
-    for oid, hours in sums.items():
+    for oid, (total, by_hour) in usage.items():
         o = objects.get(oid)
         if o is None or owners.get((o.engine, o.server), o.target_id) != o.target_id:
             continue  # gone, or a server that another target holds (one target per server)
-        kept = sorted(hours.items(), key=lambda hb: rank[hb[0]])
         if history:
-            if not any(h in everyday for h in hours):
+            first = bisect_left(by_hour, since, key=itemgetter(0))  # hours are in order
+            if first == len(by_hour) or by_hour[first][0] > now:
                 continue  # only older history: not in the window
-            kept = [(h, b) for h, b in kept if h in everyday or h in period_hours]
         target_by_server[(o.engine, o.server)] = o.target_id
         where = {"physical_name": o.physical_name, "storage_group": o.storage_group}
         spot = (o.engine, o.server, o.physical_name, o.storage_group) if by_location else (o.engine, o.server)
@@ -245,9 +248,7 @@ def _windows(
             pool=pool,
             **{f: getattr(o, f) for f in INFO_FIELDS},
         )
-        secs, counters, x = total_of([b for _, b in kept])
-        by_hour = tuple((h, Usage(s, c, xx)) for h, (s, c, xx) in kept)
-        windows.append(ObjectWindow(info, Usage(secs, counters, x), by_hour))
+        windows.append(ObjectWindow(info, total, by_hour))
     return windows, target_by_server
 
 
