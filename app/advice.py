@@ -30,10 +30,6 @@ from connectors.records import CORE_COUNTERS, LOCATION_FIELDS, MONITOR_ONLY_KIND
 from policies.model import Policy
 from policies.workload import CalendarPeriod
 
-# the location fields an advised object carries: the one object vocabulary (ObjectRef owns it)
-INFO_FIELDS = LOCATION_FIELDS
-
-
 MONITOR_ONLY = {str(k) for k in MONITOR_ONLY_KINDS}
 
 
@@ -57,7 +53,7 @@ def object_info(ref: ObjectRef, policy: Policy) -> ObjectInfo:
         size_bytes=ref.size_bytes,
         current_tier=tier,
         pool=pool,
-        **{f: getattr(ref, f) for f in INFO_FIELDS},
+        **{f: getattr(ref, f) for f in LOCATION_FIELDS},
     )
 
 
@@ -205,7 +201,7 @@ def _round(v: float | None, digits: int = 3) -> float | None:
 def advised_object(a: Advice) -> AdvisedObject:
     """The advice document's object (advisors.document) for one advised object."""
     i, f = a.info, a.features
-    location: dict[str, Any] = {k: getattr(i, k) for k in INFO_FIELDS if getattr(i, k) is not None}
+    location: dict[str, Any] = {k: getattr(i, k) for k in LOCATION_FIELDS if getattr(i, k) is not None}
     if i.files:
         location["files"] = [
             MemberFile(

@@ -21,7 +21,7 @@ from advisors.advise import AdviceReport, DatabaseCurve, advise_pool, database_c
 from advisors.features import ObjectInfo, ObjectWindow
 from advisors.pools import CONFLICT_SEP, placed, split_by_pool
 from advisors.units import PLACEABLE
-from app.advice import INFO_FIELDS, PastOccurrence, in_history, period_history, report_json, unknown_json
+from app.advice import PastOccurrence, in_history, period_history, report_json, unknown_json
 from app.ilm import make_plan, plan_changes, plan_json
 from app.store.db import Store
 from app.store.io_window import window_start
@@ -40,6 +40,7 @@ from app.store.watermarks import (
     mark_advised,
     mark_pools_advised,
 )
+from connectors.records import LOCATION_FIELDS
 from policies.model import DEFAULT_POOL, Policy
 
 log = logging.getLogger("tierwise.evaluate")
@@ -246,7 +247,7 @@ def _windows(
             else policy.tier_of_location(engine=o.engine, pool=pool, **where),
             location_since=o.location_since,
             pool=pool,
-            **{f: getattr(o, f) for f in INFO_FIELDS},
+            **{f: getattr(o, f) for f in LOCATION_FIELDS},
         )
         windows.append(ObjectWindow(info, total, by_hour))
     return windows, target_by_server

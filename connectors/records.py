@@ -119,7 +119,7 @@ class ObjectRef:
 
 # The object vocabulary, defined once (ObjectRef above owns it): the fields that say where an
 # object lives, in the order the advice JSON lists them. Everything that copies a location derives
-# its list from this (app.advice.INFO_FIELDS, the store's ingest); the typed declarations that
+# its list from this (the advice, the store's ingest); the typed declarations that
 # repeat them (app.store.models.DbObject, advisors.features.ObjectInfo, advisors.document) are
 # checked against it by tests/advisors/test_vocabulary.py.
 LOCATION_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(ObjectRef) if f.metadata.get("location"))

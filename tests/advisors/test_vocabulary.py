@@ -13,7 +13,6 @@ import pytest
 from advisors.document import AdvisedObject
 from advisors.features import ObjectInfo
 from app import verify
-from app.advice import INFO_FIELDS
 from app.store import ingest, io_window
 from app.store.models import COUNTER_COLUMNS, DbObject, IoInterval, Sample
 from connectors import sqlserver
@@ -35,7 +34,6 @@ def test_the_owner_lists_where_an_object_lives() -> None:
 
 
 def test_derived_lists_are_the_owner() -> None:
-    assert INFO_FIELDS == LOCATION_FIELDS
     assert set(LOCATION_FIELDS) <= set(ingest._LOCATION_FIELDS)
     assert set(ingest.PLACEMENT_FIELDS) <= set(LOCATION_FIELDS)
 

@@ -11,12 +11,13 @@ from sqlalchemy.orm import Session
 
 from advisors.advise import advise
 from advisors.features import ObjectInfo, ObjectWindow, Usage
-from app.advice import INFO_FIELDS, period_history, report_json, windows_from_snapshots
+from app.advice import period_history, report_json, windows_from_snapshots
 from app.evaluate import windows_from_store
 from app.store.db import Store
 from app.store.ingest import ingest_snapshots
 from app.store.models import COUNTER_COLUMNS, DbObject, IoInterval, Target
 from app.store.rollup import roll_up
+from connectors.records import LOCATION_FIELDS
 from connectors.simulator import demo_fleet
 from policies.loader import load_policy
 from policies.model import Policy
@@ -80,7 +81,7 @@ def oracle_windows_from_store(
                 engine=o.engine, physical_name=o.physical_name, storage_group=o.storage_group
             ),
             location_since=o.location_since,
-            **{f: getattr(o, f) for f in INFO_FIELDS},
+            **{f: getattr(o, f) for f in LOCATION_FIELDS},
         )
         by_hour = tuple((h, Usage(s, c, x)) for h, (s, c, x) in sorted(hours[oid].items()))
         windows.append(ObjectWindow(info, Usage(secs, counters, extra), by_hour))

@@ -6,12 +6,11 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import select
 
-from app.advice import INFO_FIELDS
 from app.store.db import Store
 from app.store.ingest import ingest_snapshots
 from app.store.models import DbObject, Target
 from app.store.targets import add_target
-from connectors.records import Engine, ObjectKind, ObjectRef, ObjectSample, Snapshot
+from connectors.records import LOCATION_FIELDS, Engine, ObjectKind, ObjectRef, ObjectSample, Snapshot
 
 T0 = datetime(2026, 11, 1, 0, 0, tzinfo=UTC)
 BOOT = datetime(2026, 10, 31, 6, 0, tzinfo=UTC)
@@ -51,7 +50,7 @@ def test_schema_name_is_stored_and_read_back_for_the_advisors(store: Store) -> N
         obj = s.scalars(select(DbObject)).one()
         assert (obj.schema_name, obj.table_name) == (SCHEMA, f"{SCHEMA}.{TABLE}")
         # what app.evaluate hands the advisors (ObjectInfo fields from the stored object)
-        info = {f: getattr(obj, f) for f in INFO_FIELDS}
+        info = {f: getattr(obj, f) for f in LOCATION_FIELDS}
         assert info["schema_name"] == SCHEMA
 
 
