@@ -509,11 +509,17 @@ def _remove_filegroup(script: Batches, move: Move, a: MovePartition) -> None:
     qdb = tsql_ident(move.target.database)
     fg = a.source_filegroup
     qfg, lfg = tsql_ident(fg), tsql_str(fg)
+    # sys.allocation_units lists units marked for deferred drop too (type 0, DROPPED; container_id
+    # 0): after the move back commits, the partition's old pages here are freed in the background
+    # (objects over 128 extents). Those are not "other data": they are waited for, not kept.
     used = (
         f"EXISTS (SELECT 1 FROM sys.destination_data_spaces WHERE data_space_id = FILEGROUP_ID({lfg})) "
-        f"OR EXISTS (SELECT 1 FROM sys.allocation_units WHERE data_space_id = FILEGROUP_ID({lfg})) "
+        f"OR EXISTS (SELECT 1 FROM sys.allocation_units WHERE data_space_id = FILEGROUP_ID({lfg}) AND type <> 0) "
         f"OR EXISTS (SELECT 1 FROM sys.indexes WHERE data_space_id = FILEGROUP_ID({lfg})) "
         f"OR EXISTS (SELECT 1 FROM sys.database_files WHERE data_space_id = FILEGROUP_ID({lfg}) AND name <> {tsql_str(f.name)})"
+    )
+    freeing = (
+        f"EXISTS (SELECT 1 FROM sys.allocation_units WHERE data_space_id = FILEGROUP_ID({lfg}) AND type = 0)"
     )
     again = "The partition is back on its filegroup; a re-run says so and carries on here."
     script.add(
@@ -529,6 +535,15 @@ def _remove_filegroup(script: Batches, move: Move, a: MovePartition) -> None:
         say(f"step 3: keeping filegroup {qfg}: other data or files use it", "    "),
         "    RETURN;",
         "END;",
+        *fail(
+            freeing,
+            tsql_str(
+                f"tierwise: step 3: not finished: filegroup {qfg} still holds pages of the moved partition that "
+                "SQL Server frees in the background after the commit (deferred drop: type DROPPED in "
+                "sys.allocation_units). Nothing was removed; the partition is back on its filegroup. Run the "
+                "script again in a few minutes: it says already done up to here and removes the empty filegroup."
+            ),
+        ),
         *server_state_check(f"Nothing was removed. {again}"),
         *busy_checks(move, f"Nothing was removed. {again}"),
         *snapshot_check(move, f"Nothing was removed. {again}"),

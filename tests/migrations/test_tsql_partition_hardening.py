@@ -355,13 +355,45 @@ def test_filegroup_removal_stops_while_a_backup_runs_and_says_how_to_finish() ->
     backup = at(b, "WHERE UPPER(r.command) LIKE N'BACKUP%'")
     snapshot = at(b, "WHERE s.source_database_id = DB_ID(")
     remove = at(b, "ALTER DATABASE [Sales] REMOVE FILE ")
-    assert gone < keep < perms < backup < snapshot < remove < at(b, "REMOVE FILEGROUP")
-    assert b[gone:keep].count("RETURN;") == 1 and b[keep:perms].count("RETURN;") == 1
+    freeing = at(b, "AND type = 0)")
+    assert gone < keep < freeing < perms < backup < snapshot < remove < at(b, "REMOVE FILEGROUP")
+    assert b[gone:keep].count("RETURN;") == 1 and b[keep:freeing].count("RETURN;") == 1
     catch = b[at(b, "BEGIN CATCH") :]
     for words in ("error 5042", "deferred drop", "wait a minute", "run the script again", "SET NOEXEC ON;"):
         assert words.lower() in catch.lower(), words
     assert "take a log backup" not in catch.lower()
     assert "Nothing was removed." in b[backup:snapshot]
+
+
+def test_filegroup_removal_waits_for_deferred_drop_instead_of_keeping_the_filegroup() -> None:
+    """sys.allocation_units lists allocation units marked for deferred drop (type 0, DROPPED) with
+    their filegroup: after the move back commits, a large partition's old pages are freed in the
+    background. The rollback used to count them as "other data", say "keeping filegroup" and
+    finish, leaving the filegroup for good. Now only live units (type <> 0) keep it; dropped ones
+    stop the script before anything is removed, saying to run it again in a few minutes."""
+    text = dict(PARTITION_SCRIPTS)["tsql_partition.rollback.sql"]
+    (b,) = [b for b in tsql_batches(text) if "REMOVE FILEGROUP" in b]
+    keep_if = b[: at(b, "keeping filegroup")]
+    used = keep_if[keep_if.rindex("IF EXISTS") :]
+    assert (
+        "FROM sys.allocation_units WHERE data_space_id = FILEGROUP_ID(N'FG_ORDERS_2024_fc') AND type <> 0)"
+        in used
+    )
+    assert "type = 0" not in used
+    stop = b[at(b, "AND type = 0)") : at(b, "HAS_PERMS_BY_NAME(NULL, NULL, N'VIEW SERVER STATE') = 0")]
+    assert (
+        "IF EXISTS (SELECT 1 FROM sys.allocation_units WHERE data_space_id = FILEGROUP_ID(N'FG_ORDERS_2024_fc') AND type = 0)"
+        in b
+    )
+    for words in (
+        "deferred drop",
+        "Nothing was removed",
+        "Run the script again in a few minutes",
+        "RAISERROR(N'%s', 16, 1, @msg);",
+        "SET NOEXEC ON;",
+    ):
+        assert words in stop, words
+    assert at(stop, "RAISERROR(N'%s', 16, 1, @msg);") < at(stop, "SET NOEXEC ON;")
 
 
 @pytest.mark.parametrize(("name", "text"), PARTITION_SCRIPTS, ids=[n for n, _ in PARTITION_SCRIPTS])

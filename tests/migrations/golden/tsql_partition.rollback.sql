@@ -886,10 +886,19 @@ BEGIN
     RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RETURN;
 END;
-IF EXISTS (SELECT 1 FROM sys.destination_data_spaces WHERE data_space_id = FILEGROUP_ID(N'FG_ORDERS_2024_fc')) OR EXISTS (SELECT 1 FROM sys.allocation_units WHERE data_space_id = FILEGROUP_ID(N'FG_ORDERS_2024_fc')) OR EXISTS (SELECT 1 FROM sys.indexes WHERE data_space_id = FILEGROUP_ID(N'FG_ORDERS_2024_fc')) OR EXISTS (SELECT 1 FROM sys.database_files WHERE data_space_id = FILEGROUP_ID(N'FG_ORDERS_2024_fc') AND name <> N'FG_ORDERS_2024_fc_1')
+IF EXISTS (SELECT 1 FROM sys.destination_data_spaces WHERE data_space_id = FILEGROUP_ID(N'FG_ORDERS_2024_fc')) OR EXISTS (SELECT 1 FROM sys.allocation_units WHERE data_space_id = FILEGROUP_ID(N'FG_ORDERS_2024_fc') AND type <> 0) OR EXISTS (SELECT 1 FROM sys.indexes WHERE data_space_id = FILEGROUP_ID(N'FG_ORDERS_2024_fc')) OR EXISTS (SELECT 1 FROM sys.database_files WHERE data_space_id = FILEGROUP_ID(N'FG_ORDERS_2024_fc') AND name <> N'FG_ORDERS_2024_fc_1')
 BEGIN
     SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'step 3: keeping filegroup [FG_ORDERS_2024_fc]: other data or files use it';
     RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RETURN;
+END;
+IF EXISTS (SELECT 1 FROM sys.allocation_units WHERE data_space_id = FILEGROUP_ID(N'FG_ORDERS_2024_fc') AND type = 0)
+BEGIN
+    SET @msg = N'tierwise: step 3: not finished: filegroup [FG_ORDERS_2024_fc] still holds pages of the moved partition that SQL Server frees in the background after the commit (deferred drop: type DROPPED in sys.allocation_units). Nothing was removed; the partition is back on its filegroup. Run the script again in a few minutes: it says already done up to here and removes the empty filegroup.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
     RETURN;
 END;
 IF HAS_PERMS_BY_NAME(NULL, NULL, N'VIEW SERVER STATE') = 0
