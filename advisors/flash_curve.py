@@ -6,12 +6,13 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from advisors.placement import (
     _RESOURCES,
+    Bools,
     Floats,
     Ints,
     PlacementObject,
@@ -20,7 +21,9 @@ from advisors.placement import (
     _check_budget,
     _Model,
     _num,
+    _objective,
     _solve,
+    _trivial_bound,
     _usage,
 )
 
@@ -54,6 +57,33 @@ def flash_curve(
     from the previous point's answer, and the curve carries the best share so far, so it never
     drops. Budget: up to ``points x time_limit_s`` seconds.
     """
+    return _flash_curve(
+        objects,
+        tiers,
+        flash_tier=flash_tier,
+        points=points,
+        time_limit_s=time_limit_s,
+        gap_tolerance=gap_tolerance,
+        waits=waits,
+        baseline=baseline,
+    )
+
+
+def _flash_curve(
+    objects: Iterable[PlacementObject],
+    tiers: Iterable[PlacementTier],
+    *,
+    flash_tier: str,
+    points: int,
+    time_limit_s: float,
+    gap_tolerance: float,
+    waits: Mapping[str, Mapping[str, float]] | None,
+    baseline: float | None,
+    shortcuts: bool = True,
+) -> list[tuple[float, float]]:
+    """``flash_curve``; ``shortcuts=False``: the reference, a solve at every point (no point left
+    out as surely infeasible, none taken as settled), which tests/advisors/test_fast_place_curve.py
+    holds the shortcuts to."""
     _check_budget(time_limit_s, gap_tolerance)
     m = _build(list(objects), list(tiers))
     if flash_tier not in m.tiers:
@@ -72,10 +102,20 @@ def flash_curve(
     best = -math.inf
     previous: Ints | None = None
     index = {name: k for k, name in enumerate(m.tiers)}
+    trivial = _trivial_bound(m)
+    needs = _needs(m) if shortcuts else None
+    settled = False  # `previous` costs no more than every object on its cheapest tier
     for g in grid:
+        if settled:
+            # `_solve` would return `previous` as it is (it fits in more flash too, and nothing is
+            # cheaper): the same share, without the solve
+            out.append((float(g), best))
+            continue
         limit = m.limit.copy()
         limit[f, _RESOURCES.index("capacity_gb")] = g
         point = replace(m, limit=limit)
+        if shortcuts and previous is None and needs is not None and _surely_infeasible(point, needs):
+            continue  # what `_solve` would find (no assignment fits), without the LP
         if previous is None and (cheapest := _unique_cheapest(point)) is not None:
             previous = cheapest  # what the search would find: skip it
         else:
@@ -85,10 +125,59 @@ def flash_curve(
             if r.status == "infeasible":
                 continue
             previous = np.array([index[r.assignment[i]] for i in m.ids], dtype=np.intp)
+        settled = shortcuts and _objective(m, previous) <= trivial
         spent = float(measure[np.arange(len(m.ids)), previous].sum())
         best = max(best, (base - spent) / base if base > 0 else 0.0)
         out.append((float(g), best))
     return out
+
+
+MAX_SUBSET_TIERS = 6  # _surely_infeasible looks at every subset of up to this many tiers
+
+
+@dataclass(frozen=True, slots=True)
+class _Needs:
+    """For each set of tiers (a row of ``inside``, one per non-empty subset) and resource: what
+    the objects that may only go to those tiers need of it at least (``need``), each on its least
+    demanding tier of the set; ``some``: whether the set has such objects at all."""
+
+    inside: Floats  # (S, T) 1.0 where the tier is in the set
+    need: Floats  # (S, R)
+    some: Bools  # (S,)
+
+
+def _needs(m: _Model) -> _Needs | None:
+    """``_Needs`` of a model; the limits play no part, so a curve works it out once for all its
+    points. None when there are no objects or tiers, or too many tiers to look at every subset."""
+    n, nt = m.allowed.shape
+    if n == 0 or nt == 0 or nt > MAX_SUBSET_TIERS:
+        return None
+    subsets = np.arange(1, 2**nt)
+    inside = (subsets[:, None] >> np.arange(nt)[None, :]) & 1 == 1  # (S, T)
+    only = ~(m.allowed[None, :, :] & ~inside[:, None, :]).any(axis=2)  # (S, n): allowed nowhere else
+    where = m.allowed[None, :, :] & inside[:, None, :]  # (S, n, T)
+    least = np.where(where[..., None], m.load[None, :, :, :], np.inf).min(axis=2)  # (S, n, R)
+    need = np.where(only[..., None], least, 0.0).sum(axis=1)  # (S, R)
+    return _Needs(inside.astype(np.float64), need, only.any(axis=1))
+
+
+def _surely_infeasible(m: _Model, needs: _Needs | None = None) -> bool:
+    """True when no assignment can meet the limits (with the checking slack), by a clear margin:
+    for some set of tiers and one resource, the objects that may only go to those tiers need more
+    of it (``_needs``; ``needs`` is ``_needs(m)`` worked out before) than those tiers' limits add
+    up to. Then `_solve` answers 'infeasible' whatever its LP says, since it never returns an
+    assignment that breaks a limit. False when unsure."""
+    if needs is None:
+        needs = _needs(m)
+        if needs is None:
+            return False
+    ceiling = m.ceiling
+    finite = np.isfinite(ceiling)
+    room = needs.inside @ np.where(finite, ceiling, 0.0)  # (S, R)
+    limited = (needs.inside @ (~finite).astype(np.float64)) == 0  # every tier of the set limits r
+    need = needs.need
+    short = need > room + 1e-6 * np.maximum(np.maximum(room, need), 1.0)
+    return bool((short & limited & needs.some[:, None]).any())
 
 
 def _unique_cheapest(m: _Model) -> Ints | None:

@@ -6,6 +6,7 @@ it does; the public ``highspy`` package is the way out if a pin ever has to move
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
@@ -25,6 +26,23 @@ def scipy_status(res: dict[str, Any]) -> int:
 
 _SOLVED = (_h.HighsModelStatus.kOptimal, _h.HighsModelStatus.kTimeLimit,
            _h.HighsModelStatus.kIterationLimit, _h.HighsModelStatus.kSolutionLimit)  # fmt: skip
+
+
+_OPTIONS = threading.local()  # per thread: keys -> HighsOptions (see _options)
+
+
+def _options(keys: tuple[str, ...]) -> Any:
+    """A HighsOptions to set ``keys`` on, one per set of keys and thread, made once: making one
+    costs a tenth of a small LP's run. Every use sets all its keys before passing it, and HiGHS
+    copies the options it is passed, so each run sees HiGHS's defaults plus the options it is
+    given, as with a new one; per thread, so that no other run sets them in between."""
+    made: dict[tuple[str, ...], Any] | None = getattr(_OPTIONS, "made", None)
+    if made is None:
+        made = _OPTIONS.made = {}
+    out = made.get(keys)
+    if out is None:
+        out = made[keys] = _h.HighsOptions()
+    return out
 
 
 def highs(
@@ -47,13 +65,16 @@ def highs(
     lp.col_upper_ = ub
     lp.row_lower_ = lhs
     lp.row_upper_ = rhs
-    lp.a_matrix_.start_ = a.indptr
-    lp.a_matrix_.index_ = a.indices
-    lp.a_matrix_.value_ = a.data
+    # as lists: pybind11 converts a list of Python numbers to a std::vector twice as fast as it
+    # converts a numpy array element by element (the same values either way)
+    matrix = lp.a_matrix_
+    matrix.start_ = a.indptr.tolist()
+    matrix.index_ = a.indices.tolist()
+    matrix.value_ = a.data.tolist()
     if mip:
         lp.integrality_ = [_h.HighsVarType.kInteger] * c.size
     highs = _h._Highs()
-    highs_options = _h.HighsOptions()
+    highs_options = _options(tuple(options))
     for key, value in options.items():
         setattr(highs_options, key, value)
     if highs.passOptions(highs_options) == _h.HighsStatus.kError:
