@@ -229,7 +229,10 @@ def _windows(
     # 100 pools' glob patterns per object were seconds on a large fleet
     by_location = any(p.splits for p in policy.pools)
     pools: dict[tuple[str | None, ...], str] = {}
-    for oid, (total, by_hour) in usage.items():
+    # by object id: the placement's answer may depend on the windows' order (ties), which must not
+    # follow the order the read's plan happens to return rows in
+    for oid in sorted(usage):
+        total, by_hour = usage[oid]
         o = objects.get(oid)
         if o is None or owners.get((o.engine, o.server), o.target_id) != o.target_id:
             continue  # gone, or a server that another target holds (one target per server)
