@@ -22,7 +22,7 @@ from operator import itemgetter, lt
 
 from advisors.benefit import IoMix, TierPhysics, TierWait, array_cache_hits, io_mix, wait_on
 from advisors.classify import latency_for_tier, profile_of
-from advisors.features import GB, Features, ObjectInfo, ObjectWindow, Usage, combine
+from advisors.features import GB, Features, ObjectInfo, ObjectWindow, Usage, combine, with_cache_hits
 from advisors.maintenance import sum_usage
 from policies.model import Policy
 
@@ -95,6 +95,7 @@ def build_units(windows: Sequence[ObjectWindow]) -> tuple[list[ObjectWindow], di
             database=first.database,
             kind=kind,
             name="tempdb" if kind == "tempdb" else (first.filegroup or uk),
+            size_bytes=sum(m.info.size_bytes or 0 for m in members),  # as `combine` sums it
             current_tier=_group_tier(members),
             filegroup=first.filegroup,
             physical_name=first.physical_name,
@@ -200,7 +201,7 @@ def make_case(
     allowed = tuple(policy.allowed_tiers(info.kind, info.engine, database=info.database, name=info.name))
     profile = profile_of(info, features, policy)
     hold = _hold(info, features, profile[0], allowed, policy, now)
-    features = replace(features, est_cache_hit_share=hit if tier else None)
+    features = with_cache_hits(features, hit if tier else None)
     return Case(unit, features, profile, mixes, hit, allowed, hold)
 
 
@@ -266,41 +267,44 @@ def unit_costs(
     deciding: dict[str, str] = {}
     cost: dict[str, float] = {}
     gated: dict[str, tuple[float, str]] = {}
+    mixes, pin_allowed, size_gb = case.mixes, case.pin_allowed, case.size_gb
+    whole = waits[WHOLE]
+    only = next(iter(mixes)) if len(mixes) == 1 else None  # no window to choose between
+    base = 0.0 if current is None else whole[current].wait_ms_per_s  # totals stay I/O wait
+    move = b.move_cost_ms_per_s_per_gb * size_gb + TIE
 
     def saving_per_io(faster: str, than: str) -> float:
         """The least saving per I/O over the windows (0 with no I/O at all: nothing to gain)."""
         return min(
             (
                 (waits[w][than].wait_ms_per_s - waits[w][faster].wait_ms_per_s) / m.io
-                for w, m in case.mixes.items()
+                for w, m in mixes.items()
                 if m.io > 0
             ),
             default=0.0,
         )
 
-    for i, t in enumerate(case.pin_allowed):
+    for i, t in enumerate(pin_allowed):
         if current is None:
-            change[t], deciding[t] = waits[WHOLE][t].wait_ms_per_s, WHOLE
+            change[t], deciding[t] = whole[t].wait_ms_per_s, WHOLE
         else:
-            label = max(case.mixes, key=lambda w: waits[w][t].wait_ms_per_s - waits[w][current].wait_ms_per_s)
+            label = (
+                only
+                if only is not None
+                else max(mixes, key=lambda w: waits[w][t].wait_ms_per_s - waits[w][current].wait_ms_per_s)
+            )
             change[t] = waits[label][t].wait_ms_per_s - waits[label][current].wait_ms_per_s
             deciding[t] = label
-        if current is not None and current in case.pin_allowed:
+        if current is not None and current in pin_allowed:
             than: str | None = current if physics[t].rank < physics[current].rank else None
         else:  # where it is now is unknown, or a tier it must leave: tier over the next slower one
-            slower = case.pin_allowed[i + 1 :]
+            slower = pin_allowed[i + 1 :]
             than = slower[0] if slower else None
         if than is not None and (per_io := saving_per_io(t, than)) < b.min_saving_ms_per_io:
             gated[t] = (per_io, than)
         moving = current is not None and t != current
-        base = 0.0 if current is None else waits[WHOLE][current].wait_ms_per_s  # totals stay I/O wait
-        cost[t] = (
-            base
-            + change[t]
-            + physics[t].price_ms_per_gb * case.size_gb
-            + ((b.move_cost_ms_per_s_per_gb * case.size_gb + TIE) if moving else 0.0)
-        )
-    allowed = tuple(t for t in case.pin_allowed if t not in gated)
+        cost[t] = base + change[t] + physics[t].price_ms_per_gb * size_gb + (move if moving else 0.0)
+    allowed = tuple(t for t in pin_allowed if t not in gated)
     if case.hold is not None and current is not None:
         allowed = (current,)
     return Costs(waits, change, deciding, cost, gated, allowed)
