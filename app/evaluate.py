@@ -498,6 +498,11 @@ class PoolRun:
     moves: int = 0
     seconds: float = 0.0
     error: str | None = None
+    # where `seconds` went: reading the windows, advising (placement, curves, the evidence
+    # documents), storing (recommendations, snapshots, the commit)
+    read_s: float = 0.0
+    advise_s: float = 0.0
+    store_s: float = 0.0
 
 
 @without_cyclic_gc()
@@ -520,6 +525,7 @@ def advise_pool_in_store(
         seen = {t: v for t, v in data_versions(s).items() if t in set(targets)}
         newest = newest_samples(s, targets)
         windows, target_by_server = windows_from_store(s, policy, now=now, newest=newest, targets=targets)
+    t_read = time.perf_counter()
     stale = stale_targets(newest, policy, now)
     target_notes = {d.target_id: [d.note(now, policy.window_days)] for d in stale}
     split = split_by_pool(windows, policy.pool_names())
@@ -539,12 +545,18 @@ def advise_pool_in_store(
             "unknown_locations": [unknown_json(u) for u in unknown],
             "summary": {"moves": 0},
         }
+    t_advise = time.perf_counter()
     with store.session() as s:
         if before_store is not None:
             before_store(s, seen)
         result = sync_recommendations(s, target_by_server, doc["objects"], now, pool=pool)
         store_pool_snapshots(s, pool, target_by_server, doc, curves, notes, now, target_notes)
         mark_advised(s, seen, now)
-    log.info("pool %s evaluated: %d objects, %d created, %d updated, %d superseded, %d withdrawn",
-             pool, len(doc["objects"]), result.created, result.updated, result.superseded, result.withdrawn)  # fmt: skip
-    return PoolRun(pool, result, len(doc["objects"]), int(doc["summary"]["moves"]), time.perf_counter() - t0)
+    t_end = time.perf_counter()
+    read_s, advise_s, store_s = t_read - t0, t_advise - t_read, t_end - t_advise
+    log.info("pool %s evaluated: %d objects, %d created, %d updated, %d superseded, %d withdrawn, "
+             "in %.1f s (read %.1f s, advise %.1f s, store %.1f s)",
+             pool, len(doc["objects"]), result.created, result.updated, result.superseded, result.withdrawn,
+             t_end - t0, read_s, advise_s, store_s)  # fmt: skip
+    return PoolRun(pool, result, len(doc["objects"]), int(doc["summary"]["moves"]), t_end - t0,
+                   read_s=read_s, advise_s=advise_s, store_s=store_s)  # fmt: skip

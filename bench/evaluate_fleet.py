@@ -158,7 +158,9 @@ def plain_read(url: str, days: int) -> tuple[float, int]:
     return seconds, len(rows)
 
 
-def _worker(url: str, pools: int, days: int, name: str) -> int:
+def _worker(url: str, pools: int, days: int, name: str) -> tuple[int, float, float, float]:
+    """Evaluate due pools until none is left: the objects evaluated, and the seconds spent reading,
+    advising and storing, summed over this worker's pools."""
     store = Store(url, migrate=False)
     policy = fleet_policy(pools, days)
     runs = run_due_pools(store, lambda: policy, owner=name, clock=lambda: NOW, lease_s=3600)
@@ -166,7 +168,8 @@ def _worker(url: str, pools: int, days: int, name: str) -> int:
     for r in failed:
         print(f"  {name}: pool {r.pool} failed: {r.error}")
     store.dispose()
-    return sum(r.objects for r in runs)
+    return (sum(r.objects for r in runs), sum(r.read_s for r in runs), sum(r.advise_s for r in runs),
+            sum(r.store_s for r in runs))  # fmt: skip
 
 
 def main() -> None:
@@ -200,13 +203,14 @@ def main() -> None:
         store.dispose()
         print(f"{len(due)} pools due, found in {t_request:.2f} s")
         if a.workers <= 1:
-            objects = _worker(url, pools, a.days, "bench")
+            done = [_worker(url, pools, a.days, "bench")]
         else:
             with multiprocessing.get_context("spawn").Pool(a.workers) as mp:
-                objects = sum(
-                    mp.starmap(_worker, [(url, pools, a.days, f"bench-{i}") for i in range(a.workers)])
-                )
+                done = mp.starmap(_worker, [(url, pools, a.days, f"bench-{i}") for i in range(a.workers)])
         seconds = time.perf_counter() - t0
+        objects, read_s, advise_s, store_s = (sum(column) for column in zip(*done, strict=True))
+        print(f"stages, summed over pools and workers: read {read_s:.2f} s, advise {advise_s:.2f} s, "
+              f"store {store_s:.2f} s")  # fmt: skip
         print(f"evaluate: {objects} objects in {seconds:.2f} s; plain aggregate read {s0:.2f} s; "
               f"ratio {seconds / s0:.2f}")  # fmt: skip
     finally:

@@ -15,7 +15,7 @@ from cryptography.fernet import Fernet
 from sqlalchemy import select
 
 from app.demo import ensure_demo_fleet
-from app.evaluate import advise_pool_in_store, evaluate, windows_from_store
+from app.evaluate import PoolRun, advise_pool_in_store, evaluate, windows_from_store
 from app.secrets import Vault
 from app.settings import Settings
 from app.store.db import Store
@@ -99,6 +99,26 @@ def test_pool_by_pool_advice_equals_the_whole_fleet_run(store: Store, settings: 
     assert whole.sync.updated == len(by_pool)
     assert {k: v[:2] for k, v in _recs(store).items()} == {k: v[:2] for k, v in by_pool.items()}
     assert _snapshot_advice(store) == per_pool_snapshots
+
+
+def test_a_pool_run_says_where_its_time_went(
+    store: Store, settings: Settings, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Each pool's run splits its seconds into reading, advising and storing (the log line and the
+    bench's stage figures): each part measured, and together the whole (the stages follow one
+    another, with nothing timed twice or left out)."""
+    _fleet(store, settings)
+    with caplog.at_level("INFO", logger="tierwise.evaluate"):
+        runs = _run(store, two_pools(flash_gb=40))
+    assert runs and all(r.error is None for r in runs)
+    for r in runs:
+        parts = (r.read_s, r.advise_s, r.store_s)
+        assert all(p > 0 for p in parts), parts
+        assert sum(parts) == pytest.approx(r.seconds, abs=1e-9)
+        line = next(m for m in caplog.messages if m.startswith(f"pool {r.pool} evaluated:"))
+        assert f"read {r.read_s:.1f} s, advise {r.advise_s:.1f} s, store {r.store_s:.1f} s" in line
+    failed = PoolRun("gone", error="boom")
+    assert (failed.read_s, failed.advise_s, failed.store_s) == (0.0, 0.0, 0.0)
 
 
 def test_the_pools_read_is_its_share_of_the_whole_read(store: Store, settings: Settings) -> None:
