@@ -56,14 +56,13 @@ class Decision:
             "allowed_tiers": list(self.allowed_tiers),
             "detail": self.detail,
             "unit": self.unit,
-            # `_round` written out: this runs for every advised object of every report
-            "numbers": {k: None if v is None else round(v, 4) for k, v in self.numbers.items()},
+            "numbers": {k: _round(v) for k, v in self.numbers.items()},
             "predicted": [
                 {
                     "tier": p.tier,
-                    "read_ms": None if (r := p.read_ms) is None else round(r, 4),
-                    "write_ms": None if (w := p.write_ms) is None else round(w, 4),
-                    "io_ms_per_s": None if (io := p.io_ms_per_s) is None else round(io, 4),
+                    "read_ms": _round(p.read_ms),
+                    "write_ms": _round(p.write_ms),
+                    "io_ms_per_s": _round(p.io_ms_per_s),
                     "measured": p.measured,
                 }
                 for p in self.predicted

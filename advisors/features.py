@@ -7,9 +7,9 @@ engine exposes stays None rather than being guessed (domain.md §2 "Cannot be kn
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timezone
-from operator import attrgetter, eq, itemgetter, lt
+from operator import eq, itemgetter, lt
 
 GB = 1024**3
 
@@ -186,18 +186,6 @@ class PeriodView:
     @property
     def hot(self) -> bool:
         return self.features.io_rate > 0 and (self.ratio is None or self.ratio >= self.hot_min_ratio)
-
-
-_FEATURES = attrgetter(*(f.name for f in fields(Features)))
-_CACHE_HIT_AT = [f.name for f in fields(Features)].index("est_cache_hit_share")
-
-
-def with_cache_hits(f: Features, share: float | None) -> Features:
-    """`replace(f, est_cache_hit_share=share)`, field values read in C: dataclasses.replace looks up
-    every field's definition on each call, and this runs for every unit."""
-    values = list(_FEATURES(f))
-    values[_CACHE_HIT_AT] = share
-    return Features(*values)
 
 
 def _n(v: int | None) -> int:
@@ -523,7 +511,7 @@ def _sum_parallel(usages: Sequence[Usage]) -> Usage:
 def _same_hours(windows: Sequence[ObjectWindow]) -> bool:
     """Whether every member has the same hours, each once and in order (the usual case): then the
     hours line up by position, with no dict and no sort."""
-    hours = list(map(itemgetter(0), windows[0].by_hour))
+    hours = [t for t, _ in windows[0].by_hour]
     if not all(map(lt, hours, hours[1:])):
         return False
     return all(
@@ -550,6 +538,4 @@ def combine(windows: Sequence[ObjectWindow], info: ObjectInfo) -> ObjectWindow:
             (hour[0][0], _sum_parallel([u for _, u in hour]))
             for hour in zip(*(w.by_hour for w in windows), strict=True)
         )
-    # the unit's info usually comes with its size already (units.build_units): no replace then
-    same = info.size_bytes == size and type(info.size_bytes) is type(size)
-    return ObjectWindow(info if same else replace(info, size_bytes=size), total, by_hour)
+    return ObjectWindow(replace(info, size_bytes=size), total, by_hour)

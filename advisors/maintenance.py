@@ -20,12 +20,12 @@ Pure: every time comes from the data's own hour buckets and the policy; no clock
 from __future__ import annotations
 
 import calendar
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from fnmatch import fnmatchcase
 from functools import lru_cache
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 from zoneinfo import ZoneInfo
 
 from advisors.features import (
@@ -43,10 +43,6 @@ from advisors.features import (
 )
 from policies.model import Policy
 from policies.workload import WEEKDAYS, BurstDetection, CalendarPeriod, MaintenanceWindow
-
-_usage = itemgetter(1)
-_counters = attrgetter("counters")
-_reads_bytes = itemgetter("reads", "bytes_read")
 
 BURST = "large sequential reads"
 HOUR = timedelta(hours=1)
@@ -160,26 +156,7 @@ def split_maintenance(window: ObjectWindow, policy: Policy) -> ObjectWindow:
     min_reads, min_bytes = rules.min_reads, rules.min_avg_read_bytes
     taken: dict[tuple[str, str], list[Usage]] = {}
     out: set[int] = set()  # the buckets left out, by position
-    buckets: Iterable[tuple[int, tuple[datetime, Usage]]] = enumerate(window.by_hour)
-    if not declared:
-        # only bursts can leave hours out: the hours that pass the inline test below are found
-        # first in one comprehension (usually none), and the loop sees them alone
-        by_hour = window.by_hour
-        try:
-            candidates = [
-                i
-                for i, (reads, bytes_read) in enumerate(
-                    map(_reads_bytes, map(_counters, map(_usage, by_hour)))
-                )
-                if reads and reads >= min_reads and bytes_read is not None and bytes_read / reads >= min_bytes
-            ]
-        except KeyError:  # a bucket without one of the two counters: every bucket, as it comes
-            pass
-        else:
-            if not candidates:
-                return window
-            buckets = [(i, by_hour[i]) for i in candidates]
-    for i, (t, u) in buckets:
+    for i, (t, u) in enumerate(window.by_hour):
         hit = next((w for w in declared if in_window(w, t)), None) if declared else None
         if hit is not None:
             taken.setdefault((hit.name, hit.kind), []).append(u)

@@ -347,8 +347,7 @@ class _Lp:
 
 def _matrices(m: _Model, rows: Ints) -> tuple[Ints, Ints, Any, Any, Ints]:
     """Variables (object row, tier) over the given objects, their sparse constraint rows, and
-    which limit (flat index into ``m.limit``) each inequality row is: only the finite ones.
-    The reference for ``_columns`` (tests/advisors/test_fast_place_columns.py)."""
+    which limit (flat index into ``m.limit``) each inequality row is: only the finite ones."""
     nt, nr = m.limit.shape
     oi, ti = np.nonzero(m.allowed[rows])
     v = np.arange(len(oi))
@@ -364,50 +363,12 @@ def _matrices(m: _Model, rows: Ints) -> tuple[Ints, Ints, Any, Any, Ints]:
     return oi.astype(np.intp), ti.astype(np.intp), a_eq, a_ub, limited.astype(np.intp)
 
 
-@dataclass(frozen=True, slots=True)
-class _Csc:
-    """A constraint matrix in compressed sparse columns, the three arrays HiGHS takes."""
-
-    indptr: npt.NDArray[np.int32]
-    indices: npt.NDArray[np.int32]
-    data: Floats
-
-
-def _columns(m: _Model, rows: Ints, *, eq_first: bool) -> tuple[Ints, Ints, _Csc, Ints]:
-    """What ``_matrices`` gives, its two blocks stacked into one matrix in compressed sparse
-    columns (the same arrays scipy.sparse makes of them, explicit zeros kept), built directly:
-    a variable's column is its inequality rows (ascending) and its object's equality row, that
-    row first when ``eq_first`` (the equalities stacked above the inequalities), else last.
-    Returns (object row, tier, the matrix, limit of each inequality row)."""
-    nt, nr = m.limit.shape
-    oi, ti = np.nonzero(m.allowed[rows])
-    limited = np.flatnonzero(np.isfinite(m.limit))
-    row_of = np.full(nt * nr, -1)
-    row_of[limited] = np.arange(len(limited))
-    row = row_of[ti[:, None] * nr + np.arange(nr)[None, :]]  # (variables, R)
-    keep = row >= 0
-    vals = m.load[rows[oi], ti]
-    one = np.ones((len(oi), 1))
-    eq = np.ones((len(oi), 1), dtype=bool)
-    if eq_first:
-        index = np.concatenate([oi[:, None], row + len(rows)], axis=1)
-        mask = np.concatenate([eq, keep], axis=1)
-        data = np.concatenate([one, vals], axis=1)
-    else:
-        index = np.concatenate([row, (oi + len(limited))[:, None]], axis=1)
-        mask = np.concatenate([keep, eq], axis=1)
-        data = np.concatenate([vals, one], axis=1)
-    indptr = np.zeros(len(oi) + 1, dtype=np.int32)
-    np.cumsum(mask.sum(axis=1), out=indptr[1:])
-    a = _Csc(indptr, index[mask].astype(np.int32), np.ascontiguousarray(data[mask], dtype=np.float64))
-    return oi.astype(np.intp), ti.astype(np.intp), a, limited.astype(np.intp)
-
-
 def _lp(m: _Model, seconds: float) -> _Lp:
     n, nt = m.allowed.shape
     key = np.isfinite(m.limit).tobytes()
     if key not in m.matrices:
-        m.matrices[key] = _columns(m, np.arange(n, dtype=np.intp), eq_first=False)
+        oi, ti, a_eq, a_ub, limited = _matrices(m, np.arange(n, dtype=np.intp))
+        m.matrices[key] = (oi, ti, sparse.csc_array(sparse.vstack((a_ub, a_eq))), limited)
     oi, ti, a, limited = m.matrices[key]
     status, sol, fun, marginals = linprog(
         np.asarray(m.cost[oi, ti], dtype=np.float64),
@@ -438,12 +399,14 @@ def _milp(
     fixed = np.ones(len(assign), dtype=bool)
     fixed[free] = False
     used = _usage(m, assign, np.flatnonzero(fixed).astype(np.intp))
-    oi, ti, a, limited = _columns(m, free, eq_first=True)
+    oi, ti, a_eq, a_ub, limited = _matrices(m, free)
     c = np.atleast_1d(m.cost[free[oi], ti]).astype(np.float64)
+    a = sparse.vstack([sparse.csc_array(a_eq), sparse.csc_array(a_ub)], format="csc")
     b_ub = np.atleast_1d((m.limit - used).ravel()[limited]).astype(np.float64)
-    b_l = np.concatenate([np.ones(len(free)), np.full(b_ub.shape, -np.inf)])
-    b_u = np.concatenate([np.ones(len(free)), b_ub])
+    b_l = np.concatenate([np.ones(a_eq.shape[0]), np.full(b_ub.shape, -np.inf)])
+    b_u = np.concatenate([np.ones(a_eq.shape[0]), b_ub])
     options = {"log_to_console": False, "time_limit": max(seconds, 0.05), "mip_rel_gap": rel_gap}
+    a.data = a.data.astype(np.float64)
     res = highs(c, a, b_l, b_u, np.zeros(c.size), np.ones(c.size), True, options)
     status = scipy_status(res)
     bound = res.get("mip_dual_bound", None)

@@ -22,7 +22,7 @@ from operator import itemgetter, lt
 
 from advisors.benefit import IoMix, TierPhysics, TierWait, array_cache_hits, io_mix, wait_on
 from advisors.classify import latency_for_tier, profile_of
-from advisors.features import GB, Features, ObjectInfo, ObjectWindow, Usage, combine, with_cache_hits
+from advisors.features import GB, Features, ObjectInfo, ObjectWindow, Usage, combine
 from advisors.maintenance import sum_usage
 from policies.model import Policy
 
@@ -95,7 +95,6 @@ def build_units(windows: Sequence[ObjectWindow]) -> tuple[list[ObjectWindow], di
             database=first.database,
             kind=kind,
             name="tempdb" if kind == "tempdb" else (first.filegroup or uk),
-            size_bytes=sum(m.info.size_bytes or 0 for m in members),  # as `combine` sums it
             current_tier=_group_tier(members),
             filegroup=first.filegroup,
             physical_name=first.physical_name,
@@ -201,7 +200,7 @@ def make_case(
     allowed = tuple(policy.allowed_tiers(info.kind, info.engine, database=info.database, name=info.name))
     profile = profile_of(info, features, policy)
     hold = _hold(info, features, profile[0], allowed, policy, now)
-    features = with_cache_hits(features, hit if tier else None)
+    features = replace(features, est_cache_hit_share=hit if tier else None)
     return Case(unit, features, profile, mixes, hit, allowed, hold)
 
 
@@ -269,7 +268,6 @@ def unit_costs(
     gated: dict[str, tuple[float, str]] = {}
     mixes, pin_allowed, size_gb = case.mixes, case.pin_allowed, case.size_gb
     whole = waits[WHOLE]
-    only = next(iter(mixes)) if len(mixes) == 1 else None  # no window to choose between
     base = 0.0 if current is None else whole[current].wait_ms_per_s  # totals stay I/O wait
     move = b.move_cost_ms_per_s_per_gb * size_gb + TIE
 
@@ -288,11 +286,7 @@ def unit_costs(
         if current is None:
             change[t], deciding[t] = whole[t].wait_ms_per_s, WHOLE
         else:
-            label = (
-                only
-                if only is not None
-                else max(mixes, key=lambda w: waits[w][t].wait_ms_per_s - waits[w][current].wait_ms_per_s)
-            )
+            label = max(mixes, key=lambda w: waits[w][t].wait_ms_per_s - waits[w][current].wait_ms_per_s)
             change[t] = waits[label][t].wait_ms_per_s - waits[label][current].wait_ms_per_s
             deciding[t] = label
         if current is not None and current in pin_allowed:

@@ -3,13 +3,51 @@ order, and in threads at the same time, give what each gives alone."""
 
 from __future__ import annotations
 
+import random
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
-from advisors.placement import _lp, _milp, _Model
-from tests.advisors.test_fast_place_columns import _model
+from advisors.placement import PlacementObject, PlacementTier, _build, _lp, _milp, _Model
+
+
+def _model(seed: int):  # type: ignore[no-untyped-def]
+    rng = random.Random(seed)
+    names = ["flash", "fc", "sata", "tape"][: rng.randint(1, 4)]
+    tiers = [
+        PlacementTier(
+            name,
+            rng.choice([rng.uniform(0, 1e4), 0.0]),
+            rng.uniform(1e3, 1e5),
+            rng.randint(1, 6),
+            rng.uniform(0.1, 10),
+            rng.uniform(0.1, 10),
+            max_write_gb_day=rng.choice([None, rng.uniform(0, 1e3)]),
+        )
+        for name in names
+    ]
+    objects = []
+    for i in range(rng.choice([0, 1, 3, 40, 200])):
+        allowed = frozenset(rng.sample(names, rng.randint(1, len(names)))) if rng.random() < 0.5 else None
+        objects.append(
+            PlacementObject(
+                f"o{i}",
+                rng.choice([0.0, rng.uniform(0, 500)]),
+                rng.choice([0.0, rng.uniform(0, 900)]),
+                rng.choice([0.0, rng.uniform(0, 900)]),
+                allowed_tiers=allowed,
+                read_hit_ratio=rng.choice([0.0, 1.0, rng.random()]),
+                write_gb_day=rng.choice([0.0, rng.uniform(0, 90)]),
+            )
+        )
+    m = _build(objects, tiers)
+    if rng.random() < 0.3:  # an unlimited resource on some tier: fewer inequality rows
+        limit = m.limit.copy()
+        limit[rng.randrange(len(tiers)), rng.randrange(3)] = np.inf
+        m = replace(m, limit=limit)
+    return m, rng
 
 
 def _both(m: _Model) -> tuple[object, ...]:

@@ -1,8 +1,7 @@
-"""The advisor's per-unit fast paths against their references, on varied inputs (issue #14):
-features.with_cache_hits against dataclasses.replace, combine with the unit's size already given
-against one without it, split_maintenance's burst pre-filter against is_burst asked of every
-hour, and Decision.as_json's inline rounding against round(v, 4). Each must give the same floats,
-the same text."""
+"""The advisor's per-unit results against their definitions, on varied inputs (issue #14): combine
+sets a unit's size to its members' sum whatever size it is given, split_maintenance leaves out
+exactly the hours is_burst takes (asked of every hour), and Decision.as_json rounds as
+round(v, 4). Each must give the same floats, the same text."""
 
 from __future__ import annotations
 
@@ -15,13 +14,10 @@ import pytest
 
 from advisors.explain import Decision, TierPrediction
 from advisors.features import (
-    Features,
     ObjectInfo,
     ObjectWindow,
     Usage,
     combine,
-    compute_features,
-    with_cache_hits,
 )
 from advisors.maintenance import is_burst, split_maintenance, sum_usage
 from advisors.units import build_units
@@ -35,28 +31,9 @@ INFO = ObjectInfo(key="Sales/file/1", engine="sqlserver", server="S", database="
                   name="f1.ndf", size_bytes=8 * 1024**3, current_tier="fc", filegroup="FG1")  # fmt: skip
 
 
-def test_with_cache_hits_is_replace() -> None:
-    rng = random.Random(3)
-    start = datetime(2026, 3, 2, tzinfo=UTC)
-    for _ in range(50):
-        buckets = tuple(
-            (
-                start + timedelta(hours=h),
-                Usage(HOUR, {"reads": rng.randrange(0, 9000), "writes": rng.randrange(0, 900)}),
-            )
-            for h in range(rng.randrange(0, 80))
-        )
-        w = ObjectWindow(INFO, sum_usage([u for _, u in buckets]) if buckets else Usage(HOUR, {}), buckets)
-        f = compute_features(w, db_heat=rng.choice([None, 2.5]))
-        for share in (None, 0.0, rng.random()):
-            got = with_cache_hits(f, share)
-            assert got == replace(f, est_cache_hit_share=share)
-            assert isinstance(got, Features) and got.est_cache_hit_share is share
-
-
 def test_combine_with_the_size_given_is_combine_without_it() -> None:
-    """build_units now gives the unit's info its summed size; combine then keeps that info (no
-    replace); with any other size (None, another number) it sets the sum as before."""
+    """combine gives the unit its members' summed size whatever size the unit's info came with
+    (the sum itself, None, another number), and build_units' units carry that sum."""
     start = datetime(2026, 3, 2, tzinfo=ZoneInfo("Europe/Berlin"))
     members = [
         ObjectWindow(
@@ -81,7 +58,7 @@ def test_combine_with_the_size_given_is_combine_without_it() -> None:
     assert units[0].by_hour == expected.by_hour and units[0].total == expected.total
 
 
-# --- split_maintenance: bursts found by a pre-filter ------------------------------------------------
+# --- split_maintenance: the hours is_burst takes ------------------------------------------------
 
 
 def burst_policy(min_reads: int, *windows: MaintenanceWindow) -> Policy:
@@ -136,7 +113,7 @@ def test_left_out_hours_are_those_is_burst_takes(engine: str, min_reads: int) ->
 
 
 def test_declared_windows_still_see_every_hour() -> None:
-    """With a declared window the pre-filter is not used: its hours go whatever their reads."""
+    """A declared window takes its hours whatever their reads; bursts are judged on the rest."""
     window = MaintenanceWindow(name="etl", kind="etl", start=time(1), end=time(3))
     hours = random_hours(random.Random(5), 72, "sqlserver")
     w = ObjectWindow(INFO, sum_usage([u for _, u in hours]), tuple(hours))
@@ -146,7 +123,7 @@ def test_declared_windows_still_see_every_hour() -> None:
     assert all(t.hour not in (1, 2) for t, _ in got.by_hour)
 
 
-# --- Decision.as_json: rounding written out ---------------------------------------------------------
+# --- Decision.as_json: rounding ---------------------------------------------------------
 
 
 def test_decision_json_rounds_as_round_4() -> None:
