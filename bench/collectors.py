@@ -10,8 +10,10 @@ one transaction per target (the scheduler's way) against batches (deltas compute
 and batches with the deltas judged in Python, in turn, best of 3; a plain COPY of the same number
 of rows into an unindexed (unlogged) twin table, the reference of the last line, and into a logged
 one (what durability alone costs); and, for what limits the ratio, the same COPY into the real
-sample table (its indexes), rolled back, and the share of the workers' time in store writes,
-simulated polls and claims.
+sample table (its indexes), rolled back; the whole write set of an ingest (half the rows as
+samples, half as intervals, every object's last_seen moved) by COPY and one UPDATE, rolled back:
+the most any ingest design reaches on this schema; and the share of the workers' time in store
+writes, simulated polls and claims.
 
 Run: make bench   (or: .venv/bin/python -m bench.collectors --instances 1000 --files 50)
 """
@@ -227,6 +229,7 @@ def run(url: str, instances: int, files: int, batch: int, counts: list[int]) -> 
     copy_rate = plain_copy(url, steady_rows, instances * files, origin)
     logged_rate = plain_copy(url, steady_rows, instances * files, origin, logged=True)
     schema_rate = schema_copy(url, steady_rows, instances * files, origin)
+    write_set_rate = schema_copy(url, steady_rows, instances * files, origin, write_set=True)
     store.dispose()
     print(
         f"  plain COPY of {steady_rows} rows into an unindexed twin table: {copy_rate:,.0f} rows/s "
@@ -237,6 +240,12 @@ def run(url: str, instances: int, files: int, batch: int, counts: list[int]) -> 
         f"  COPY of {steady_rows} rows into the store's sample table (its indexes; no foreign key "
         f"since schema 0016), rolled back: {schema_rate:,.0f} rows/s ({schema_rate / copy_rate:.2f} of "
         "plain COPY: the ceiling the schema sets before any delta is computed)"
+    )
+    print(
+        f"  the write set alone, by COPY and one UPDATE, rolled back: {steady_rows // 2} samples and "
+        f"{steady_rows - steady_rows // 2} intervals (each table with its indexes) and every "
+        f"object's last_seen: {write_set_rate:,.0f} rows/s ({write_set_rate / copy_rate:.2f} of plain "
+        "COPY: the most any ingest of these rows can reach on this schema, with no delta computed)"
     )
     best = max(rates, key=lambda n: rates[n])
     c = steady[best]
@@ -322,30 +331,50 @@ def plain_copy(url: str, rows: int, n_objects: int, origin: datetime, *, logged:
         return rows / (time.perf_counter() - t0)
 
 
-def schema_copy(url: str, rows: int, n_objects: int, origin: datetime) -> float:
+def _lines(rows: int, n_objects: int, base_obj: int, base: datetime, *, interval: bool = False) -> str:
+    """COPY text of `rows` rows over `n_objects` objects, one sample time per round of objects: of
+    sample (object_id, sample_time, instance_start, size_bytes, counters, extra), or `interval`,
+    of io_interval (object_id, start_time, end_time, seconds, counters, extra)."""
+    buf = io.StringIO()
+    for i in range(rows):
+        t = base + timedelta(seconds=i // n_objects)
+        ts = t.isoformat()
+        head = (
+            f"{(t - timedelta(minutes=5)).isoformat()}\t{ts}\t300.0" if interval else f"{ts}\t{ts}\t{10**10}"
+        )
+        buf.write(
+            f"{base_obj + (i % n_objects)}\t{head}\t{i}\t{i * 8192}\t{i * 5}\t{i}\t{i * 8192}\t{i * 2}\t{{}}\n"
+        )
+    return buf.getvalue()
+
+
+def schema_copy(url: str, rows: int, n_objects: int, origin: datetime, *, write_set: bool = False) -> float:
     """What the store's own schema costs: the same rows COPYed into the real sample table (primary
     key, unique (object_id, sample_time), sample_time index; its foreign key to object was dropped
-    in schema 0016), rolled back."""
+    in schema 0016), rolled back. `write_set`: what an ingest of these rows must write whatever it
+    computes: half of them as samples and half as intervals (each table with its indexes), and
+    every object's last_seen moved, rolled back."""
     raw = psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://"))
+    counters = "reads, bytes_read, read_time_ms, writes, bytes_written, write_time_ms, extra"
     try:
         with raw.cursor() as cur:
             cur.execute("SELECT min(id) FROM object")
             base_obj = cur.fetchone()[0]  # type: ignore[index]
-            buf = io.StringIO()
             base = (origin + timedelta(days=30)).replace(tzinfo=None)
-            for i in range(rows):
-                ts = (base + timedelta(seconds=i // n_objects)).isoformat()
-                buf.write(
-                    f"{base_obj + (i % n_objects)}\t{ts}\t{ts}\t{10**10}\t{i}\t{i * 8192}\t{i * 5}\t"
-                    f"{i}\t{i * 8192}\t{i * 2}\t{{}}\n"
-                )
-            data = buf.getvalue()
+            samples = rows // 2 if write_set else rows
+            data = _lines(samples, n_objects, base_obj, base)
+            intervals = _lines(rows - samples, n_objects, base_obj, base, interval=True) if write_set else ""
             t0 = time.perf_counter()
             with cur.copy(
-                "COPY sample (object_id, sample_time, instance_start, size_bytes, reads, bytes_read, "
-                "read_time_ms, writes, bytes_written, write_time_ms, extra) FROM STDIN"
+                f"COPY sample (object_id, sample_time, instance_start, size_bytes, {counters}) FROM STDIN"
             ) as cp:
                 cp.write(data)
+            if write_set:
+                with cur.copy(
+                    f"COPY io_interval (object_id, start_time, end_time, seconds, {counters}) FROM STDIN"
+                ) as cp:
+                    cp.write(intervals)
+                cur.execute("UPDATE object SET last_seen = %s", (base,))
             seconds = time.perf_counter() - t0
         return rows / seconds
     finally:

@@ -23,7 +23,7 @@ from datetime import UTC, datetime, timedelta
 from fnmatch import fnmatchcase
 from typing import cast
 
-from sqlalchemy import Table, bindparam, case, or_, select, update
+from sqlalchemy import ARRAY, BigInteger, Integer, Table, any_, bindparam, case, literal, or_, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
@@ -38,24 +38,28 @@ def mark_ingested(
     session: Session, target_ids: Iterable[int], *, imported: bool = False, at: datetime | None = None
 ) -> None:
     """One more write of these targets' samples, in the caller's transaction (ids in order, as the
-    ingest locks its targets: no deadlock between writers)."""
+    ingest locks its targets: no deadlock between writers). One statement whose text does not
+    depend on how many targets: on PostgreSQL the ids go as one array, so the driver parses the
+    statement once per connection (a VALUES row per target made a new statement every batch, and
+    parsing it was a tenth of a collector batch, measured on bench/collectors.py). A target
+    deleted meanwhile gets no row."""
     ids = sorted(set(target_ids))
     if not ids:
         return
-    at = at or datetime.now(UTC)
     t = _TABLE
-    insert = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
-    rows = [
-        {
-            "target_id": i,
-            "version": 1,
-            "imported_version": 1 if imported else 0,
-            "changed_at": at,
-            "advised_version": 0,
-        }
-        for i in ids
-    ]
-    stmt = insert(t).values(rows)
+    postgres = session.get_bind().dialect.name == "postgresql"
+    insert = pg_insert if postgres else sqlite_insert
+    of = Target.id == any_(bindparam("ids", ids, type_=ARRAY(Integer))) if postgres else Target.id.in_(ids)
+    rows = select(
+        Target.id,
+        literal(1, BigInteger),
+        literal(1 if imported else 0, BigInteger),
+        literal(at or datetime.now(UTC), t.c.changed_at.type),
+        literal(0, BigInteger),
+    ).where(of)
+    stmt = insert(t).from_select(
+        ["target_id", "version", "imported_version", "changed_at", "advised_version"], rows
+    )
     stmt = stmt.on_conflict_do_update(
         index_elements=[t.c.target_id],
         set_={

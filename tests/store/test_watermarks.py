@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import select
+from sqlalchemy import event, select
 
 from app.evaluate import evaluate
 from app.importer import import_file
@@ -14,7 +14,13 @@ from app.store.db import Store
 from app.store.ingest import ingest_batch, ingest_snapshots
 from app.store.models import IngestWatermark, Target
 from app.store.targets import add_target
-from app.store.watermarks import changed_since_advice, data_versions, import_pending, mark_advised
+from app.store.watermarks import (
+    changed_since_advice,
+    data_versions,
+    import_pending,
+    mark_advised,
+    mark_ingested,
+)
 from connectors.simulator import SimulatedFleet
 from policies.loader import load_policy
 from tests.conftest import FIXTURES
@@ -112,3 +118,33 @@ def test_removing_a_target_removes_its_mark(store: Store) -> None:
         gone_id = gone.id
         s.delete(gone)
     assert gone_id not in _marks(store) and len(_marks(store)) == 1
+
+
+def test_marking_many_targets_is_one_statement_whatever_their_number(store: Store) -> None:
+    """mark_ingested sends the same statement text for 1 target and for 40 (on PostgreSQL the ids
+    go as one array, so the driver parses it once); every target is moved once per call, an
+    import's imported_version follows, and an id with no target is left out, not an error."""
+    fleet = SimulatedFleet(seed=5, origin=ORIGIN, instances=40, files_per_instance=1)
+    ids = _targets(store, fleet)
+    sent: list[str] = []
+
+    def seen(conn, cursor, statement, parameters, context, executemany):  # type: ignore[no-untyped-def]
+        if "ingest_watermark" in statement:
+            sent.append(statement)
+
+    event.listen(store.engine, "before_cursor_execute", seen)
+    try:
+        with store.session() as s:
+            mark_ingested(s, ids[:1])
+        with store.session() as s:
+            mark_ingested(s, [*ids, max(ids) + 1000], imported=True)  # the last: no such target
+        with store.session() as s:
+            mark_ingested(s, reversed(ids[:2]))
+    finally:
+        event.remove(store.engine, "before_cursor_execute", seen)
+    marks = _marks(store)
+    assert set(marks) == set(ids)
+    assert marks[ids[0]] == (3, 2, 0) and marks[ids[1]] == (2, 1, 0)
+    assert all(marks[t] == (1, 1, 0) for t in ids[2:])
+    if store.engine.dialect.name == "postgresql":
+        assert len(sent) == 3 and len(set(sent)) == 1, sent
