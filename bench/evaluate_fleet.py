@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import copy
 import multiprocessing
+import resource
 import time
 import uuid
 from datetime import UTC, datetime, timedelta
@@ -158,9 +159,10 @@ def plain_read(url: str, days: int) -> tuple[float, int]:
     return seconds, len(rows)
 
 
-def _worker(url: str, pools: int, days: int, name: str) -> tuple[int, float, float, float]:
-    """Evaluate due pools until none is left: the objects evaluated, and the seconds spent reading,
-    advising and storing, summed over this worker's pools."""
+def _worker(url: str, pools: int, days: int, name: str) -> tuple[int, float, float, float, int, float]:
+    """Evaluate due pools until none is left: the objects evaluated, the seconds spent reading,
+    advising and storing, summed over this worker's pools, its largest pool's objects and the
+    process's peak resident memory in MB (what a collector host must hold for it)."""
     store = Store(url, migrate=False)
     policy = fleet_policy(pools, days)
     runs = run_due_pools(store, lambda: policy, owner=name, clock=lambda: NOW, lease_s=3600)
@@ -169,7 +171,8 @@ def _worker(url: str, pools: int, days: int, name: str) -> tuple[int, float, flo
         print(f"  {name}: pool {r.pool} failed: {r.error}")
     store.dispose()
     return (sum(r.objects for r in runs), sum(r.read_s for r in runs), sum(r.advise_s for r in runs),
-            sum(r.store_s for r in runs))  # fmt: skip
+            sum(r.store_s for r in runs), max((r.objects for r in runs), default=0),
+            resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)  # fmt: skip
 
 
 def main() -> None:
@@ -208,7 +211,9 @@ def main() -> None:
             with multiprocessing.get_context("spawn").Pool(a.workers) as mp:
                 done = mp.starmap(_worker, [(url, pools, a.days, f"bench-{i}") for i in range(a.workers)])
         seconds = time.perf_counter() - t0
-        objects, read_s, advise_s, store_s = (sum(column) for column in zip(*done, strict=True))
+        objects, read_s, advise_s, store_s = (sum(column) for column in list(zip(*done, strict=True))[:4])
+        largest, peak_mb = max(d[4] for d in done), max(d[5] for d in done)
+        print(f"peak memory of a worker process: {peak_mb:.0f} MB (largest pool {largest} objects)")
         print(f"stages, summed over pools and workers: read {read_s:.2f} s, advise {advise_s:.2f} s, "
               f"store {store_s:.2f} s")  # fmt: skip
         print(f"evaluate: {objects} objects in {seconds:.2f} s; plain aggregate read {s0:.2f} s; "
