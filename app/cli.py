@@ -696,7 +696,8 @@ def evaluate_cmd(as_json: bool = typer.Option(False, "--json", help="print JSON"
     settings, store, _ = _runtime()
     with store.session() as s:
         policy = current_policy(s, settings.policy_file)
-    result = evaluate(store, policy, now=datetime.now(UTC))
+    with native_stdout_silenced():  # HiGHS's stray line must not break the JSON (ERGO-Code/HiGHS#2783)
+        result = evaluate(store, policy, now=datetime.now(UTC))
     store.dispose()
     sync = result.sync
     if as_json:

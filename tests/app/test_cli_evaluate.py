@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -49,3 +52,31 @@ def test_evaluate_after_import_of_old_files(cli_env: Path, monkeypatch: pytest.M
     text = runner.invoke(app, ["evaluate"]).output
     assert f"{doc['objects']} objects advised; {doc['moves']} moves" in text
     assert "import:sqlserver:SQLPROD01: data up to" in text
+
+
+def test_evaluate_json_stays_json_when_the_solver_prints(cli_env: Path) -> None:
+    """HiGHS 1.12 (bundled with SciPy 1.17) prints a stray line straight to file descriptor 1
+    during some MILP solves (ERGO-Code/HiGHS#2783): `tierwise evaluate --json` must still print
+    JSON alone, for a script that parses it. Here every HiGHS run writes such a line first, as
+    HiGHS does (the solver's class replaced in a child process: stdout is a real pipe there)."""
+    assert runner.invoke(app, ["import", str(FILE_STATS)]).exit_code == 0
+    policy = mapped_policy(cli_env / "mapped.yaml")
+    code = (
+        "import os\n"
+        "import advisors.highs as h\n"
+        "class Noisy(h._h._Highs):\n"
+        "    def run(self):\n"
+        "        os.write(1, b'HighsMipSolverData::transformNewIntegerFeasibleSolution tmpSolver.run();\\n')\n"
+        "        os.write(2, b'the solver ran\\n')\n"
+        "        return super().run()\n"
+        "h._h._Highs = Noisy\n"
+        "from app.cli import app\n"
+        "app(['evaluate', '--json'])\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "TIERWISE_POLICY_FILE": str(policy)}
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "the solver ran" in out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["objects"] > 0 and doc["moves"] >= 0
