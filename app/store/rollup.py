@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from operator import eq, ge, itemgetter
+from types import MappingProxyType
 from typing import Any
 
 import psycopg
@@ -365,6 +366,7 @@ def _binary_rows(session: Session, stmt: CompoundSelect[Any]) -> Iterator[tuple[
 
 _RAW_HOUR = itemgetter(1)
 _NO_HOUR = object()  # before an object's first row: unequal to every hour
+_NO_EXTRA: Mapping[str, int] = MappingProxyType({})  # every hour without extra counters shares it
 
 
 def _usage_of(rows: list[Any], hours: _Hours) -> WindowUsage | None:
@@ -405,7 +407,7 @@ def _usage_of(rows: list[Any], hours: _Hours) -> WindowUsage | None:
         }
         for _, _, _, reads, bytes_read, read_time_ms, writes, bytes_written, write_time_ms, _ in rows
     ]
-    usages = Usage.from_columns(seconds, counters, [{} for _ in hs])
+    usages = Usage.from_columns(seconds, counters, [_NO_EXTRA] * len(hs))
     return Usage(sum(seconds), _column_sums(columns), {}), tuple(zip(hs, usages, strict=True))
 
 
