@@ -425,7 +425,7 @@ def _usage_merged(rows: list[Any], hours: _Hours) -> WindowUsage | None:
         h = hours[raw]
         if h is None:
             continue
-        extra: dict[str, int] = {}
+        extra: Mapping[str, int] = _NO_EXTRA
         if text_extra:
             extra = json.loads(text_extra)
             with_extra = True
@@ -452,9 +452,11 @@ def _usage_merged(rows: list[Any], hours: _Hours) -> WindowUsage | None:
             continue
         # another row of the same hour (intervals not rolled up yet: mostly the current hour)
         b = by_hour[-1][1]
-        merged = dict(b.extra)
-        for k, v in extra.items():
-            merged[k] = merged.get(k, 0) + v
+        merged = b.extra
+        if extra:  # else the hour keeps its mapping (the shared empty one, when it has none)
+            merged = dict(b.extra)
+            for k, v in extra.items():
+                merged[k] = merged.get(k, 0) + v
         vals = (reads, bytes_read, read_time_ms, writes, bytes_written, write_time_ms)
         counters = {c: _add(b.counters[c], v) for c, v in zip(COUNTER_COLUMNS, vals, strict=True)}
         u = Usage(b.seconds + (secs or 0.0), counters, merged)

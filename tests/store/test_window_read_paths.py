@@ -117,13 +117,16 @@ def test_usage_of_hours_shared_across_objects() -> None:
 
 
 def test_hours_without_extra_counters_share_one_read_only_mapping() -> None:
-    """The hours of objects with no extra counters hold one empty mapping between them (a 5,000-
-    object pool's window: 50 MB less), which no consumer can change for the others."""
+    """The hours with no extra counters hold one empty mapping between them (a 5,000-object pool's
+    window: 50 MB less), whichever path built them (with 5-minute polls the current hour has
+    several rows, so most objects take the merged path), and no consumer can change it for the
+    others."""
     rng = random.Random(3)
     hours = _Hours(None)
-    windows = [_usage_of(_rows(rng, oid, text=False, odd=False), hours) for oid in range(20)]
-    extras = [u.extra for w in windows if w is not None for _, u in w[1]]
-    assert len(extras) > 100 and all(x is extras[0] for x in extras)
+    windows = [_usage_of(_rows(rng, oid, text=False, odd=oid % 2 == 1), hours) for oid in range(40)]
+    merged = [_usage_merged(_rows(rng, oid, text=False, odd=True), hours) for oid in range(40)]
+    extras = [u.extra for w in windows + merged if w is not None for _, u in w[1] if not u.extra]
+    assert len(extras) > 200 and all(x is extras[0] for x in extras)
     assert dict(extras[0]) == {} and extras[0] == {}
     with pytest.raises(TypeError):
         extras[0]["pool_data_p_reads"] = 1  # type: ignore[index]
