@@ -6,10 +6,15 @@ engine exposes stays None rather than being guessed (domain.md §2 "Cannot be kn
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timezone
 from operator import eq, itemgetter, lt
+from types import MappingProxyType
+from typing import overload
+
+import numpy as np
+import numpy.typing as npt
 
 GB = 1024**3
 
@@ -88,6 +93,202 @@ class Usage:
             # the slot's own descriptor; its __set__ returns None, so any() runs the map to its end
             any(map(getattr(cls, name).__set__, made, values))
         return made
+
+
+NO_EXTRA: Mapping[str, int] = MappingProxyType({})  # shared by every hour without extra counters
+_INT = frozenset((int, type(None)))
+
+
+def _int_columns(
+    columns: Mapping[str, Sequence[int | None]],
+) -> tuple[dict[str, npt.NDArray[np.int64]], dict[str, npt.NDArray[np.bool_]]] | None:
+    """Counter columns as int64 arrays (0 where unknown) and, for a column with an unknown hour,
+    its mask; None when a value is no int (a float would be truncated) or does not fit."""
+    counters: dict[str, npt.NDArray[np.int64]] = {}
+    unknown: dict[str, npt.NDArray[np.bool_]] = {}
+    for k, col in columns.items():
+        if not set(map(type, col)) <= _INT:
+            return None
+        try:
+            try:
+                counters[k] = np.array(col, dtype=np.int64)
+            except TypeError:  # an unknown (None) hour
+                unknown[k] = np.array([v is None for v in col], dtype=np.bool_)
+                counters[k] = np.array([0 if v is None else v for v in col], dtype=np.int64)
+        except OverflowError:
+            return None
+    return counters, unknown
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Hours(Sequence[tuple[datetime, Usage]]):
+    """A window's hours by column, in hour order: what an evaluation holds for every object of a
+    pool. As a (time, Usage) pair each, a week of hours took ~570 B an hour, most of a worker's
+    memory; by column they take ~70 B. It reads as the sequence of pairs it stands for (each Usage
+    built when asked for, equal to the one it was made from); `take` and `parallel_sum` stay by
+    column."""
+
+    times: tuple[datetime, ...]
+    seconds: npt.NDArray[np.float64]
+    counters: Mapping[str, npt.NDArray[np.int64]]  # in the hours' key order; 0 where unknown
+    unknown: Mapping[str, npt.NDArray[np.bool_]]  # only the counters with an unknown (None) hour
+    extra: tuple[Mapping[str, int], ...] | None = None  # per hour; None when no hour has any
+
+    @classmethod
+    def of(cls, pairs: Sequence[tuple[datetime, Usage]]) -> Hours | None:
+        """The pairs by column; None when they cannot be held exactly that way (no hours, hours
+        with other counter keys, seconds that are no float, counters that are no int64)."""
+        if isinstance(pairs, Hours):
+            return pairs
+        if not pairs:
+            return None
+        usages = [u for _, u in pairs]
+        keys = tuple(usages[0].counters)
+        if any(tuple(u.counters) != keys for u in usages[1:]):
+            return None
+        return cls.by_column(
+            tuple(t for t, _ in pairs),
+            [u.seconds for u in usages],
+            {k: [u.counters[k] for u in usages] for k in keys},
+            tuple(u.extra for u in usages),
+        )
+
+    @classmethod
+    def by_column(
+        cls,
+        times: tuple[datetime, ...],
+        seconds: Sequence[float],
+        counters: Mapping[str, Sequence[int | None]],
+        extra: Sequence[Mapping[str, int]] = (),
+    ) -> Hours | None:
+        """Hours from their columns (`extra`: per hour, or none at all); None when they cannot be
+        held exactly by column (seconds that are no float, counters that are no int64)."""
+        if set(map(type, seconds)) != {float}:
+            return None
+        columns = _int_columns(counters)
+        if columns is None:
+            return None
+        return cls(times, np.array(seconds, dtype=np.float64), *columns, tuple(extra) if any(extra) else None)
+
+    def column(self, name: str) -> list[int | None]:
+        """One counter's hours as plain values, None where unknown (and everywhere if not held)."""
+        values = self.counters.get(name)
+        if values is None:
+            return [None] * len(self.times)
+        out: list[int | None] = values.tolist()
+        mask = self.unknown.get(name)
+        if mask is not None:
+            out = [None if u else v for v, u in zip(out, mask.tolist(), strict=True)]
+        return out
+
+    def _usages(self) -> list[Usage]:
+        n = len(self.times)
+        keys = list(self.counters)
+        if keys:
+            rows = zip(*map(self.column, keys), strict=True)
+            counters: list[Mapping[str, int | None]] = [dict(zip(keys, r, strict=True)) for r in rows]
+        else:
+            counters = [{} for _ in range(n)]
+        extra = self.extra if self.extra is not None else [NO_EXTRA] * n
+        return Usage.from_columns(self.seconds.tolist(), counters, extra)
+
+    def _usage(self, i: int) -> Usage:
+        counters: dict[str, int | None] = {}
+        for k, values in self.counters.items():
+            mask = self.unknown.get(k)
+            counters[k] = None if mask is not None and mask[i] else int(values[i])
+        extra = self.extra[i] if self.extra is not None else NO_EXTRA
+        return Usage(float(self.seconds[i]), counters, extra)
+
+    def __len__(self) -> int:
+        return len(self.times)
+
+    def __iter__(self) -> Iterator[tuple[datetime, Usage]]:
+        return zip(self.times, self._usages(), strict=True)
+
+    @overload
+    def __getitem__(self, i: int) -> tuple[datetime, Usage]: ...
+    @overload
+    def __getitem__(self, i: slice) -> Hours: ...
+    def __getitem__(self, i: int | slice) -> tuple[datetime, Usage] | Hours:
+        if isinstance(i, slice):
+            return self.take(range(len(self.times))[i])
+        i = range(len(self.times))[i]  # IndexError out of range; negative from the end
+        return self.times[i], self._usage(i)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str | bytes):
+            return NotImplemented
+        return len(self) == len(other) and all(map(eq, self, other))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def take(self, positions: Sequence[int]) -> Hours:
+        """The hours at these positions, in that order."""
+        at = np.asarray(positions, dtype=np.intp)
+        unknown = {k: m[at] for k, m in self.unknown.items()}
+        extra = None
+        if self.extra is not None:
+            kept = tuple(self.extra[i] for i in positions)
+            extra = kept if any(kept) else None
+        return Hours(
+            tuple(self.times[i] for i in positions),
+            self.seconds[at],
+            {k: v[at] for k, v in self.counters.items()},
+            {k: m for k, m in unknown.items() if m.any()},
+            extra,
+        )
+
+    @staticmethod
+    def parallel_sum(members: Sequence[Hours]) -> Hours | None:
+        """Files of one unit over the same hours (the caller checks), hour by hour as
+        `_sum_parallel` adds them: seconds the longest, a counter unknown only where every file's
+        is. None when the members hold other counter keys or extra counters."""
+        first = members[0]
+        keys = tuple(first.counters)
+        if any(tuple(h.counters) != keys or h.extra is not None for h in members):
+            return None
+        unknown: dict[str, npt.NDArray[np.bool_]] = {}
+        for k in keys:
+            masks = [m for h in members if (m := h.unknown.get(k)) is not None]
+            if len(masks) == len(members):
+                every = np.logical_and.reduce(masks)
+                if every.any():
+                    unknown[k] = every
+        return Hours(
+            first.times,
+            np.maximum.reduce([h.seconds for h in members]),
+            {k: np.add.reduce([h.counters[k] for h in members]) for k in keys},
+            unknown,
+        )
+
+
+def hour_times(by_hour: Sequence[tuple[datetime, Usage]]) -> Sequence[datetime]:
+    """The hours' times, without building their Usage."""
+    return by_hour.times if isinstance(by_hour, Hours) else [t for t, _ in by_hour]
+
+
+def hour_columns(by_hour: Sequence[tuple[datetime, Usage]], *names: str) -> list[list[int | None]]:
+    """Counter columns of the hours (None where unknown), without building their Usage."""
+    if isinstance(by_hour, Hours):
+        return [by_hour.column(n) for n in names]
+    return [[u.counters.get(n) for _, u in by_hour] for n in names]
+
+
+def hour_seconds(by_hour: Sequence[tuple[datetime, Usage]]) -> list[float]:
+    if isinstance(by_hour, Hours):
+        out: list[float] = by_hour.seconds.tolist()
+        return out
+    return [u.seconds for _, u in by_hour]
+
+
+def keep_hours(
+    by_hour: Sequence[tuple[datetime, Usage]], positions: Sequence[int]
+) -> Sequence[tuple[datetime, Usage]]:
+    """The hours at these positions: by column when they are."""
+    if isinstance(by_hour, Hours):
+        return by_hour.take(positions)
+    return tuple(by_hour[i] for i in positions)
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,16 +503,16 @@ def _hourly_profile(by_hour: Sequence[tuple[datetime, Usage]]) -> tuple[tuple[fl
     req = [0.0] * 24
     secs = [0.0] * 24
     days: dict[float, float] = {}  # day ordinal -> I/O rate, for days at least 90 % covered
-    tz = by_hour[0][0].tzinfo
+    times = hour_times(by_hour)
+    reads, writes = hour_columns(by_hour, "reads", "writes")
+    tz = times[0].tzinfo
     # days by date ordinal while the buckets share one fixed-offset zone (days are then exactly
     # 86,400 s apart) and come day after day; otherwise by midnight datetimes, as `_trend` does
     by_ordinal = tz is None or type(tz) is timezone
     day, day_io, day_secs = -1, 0.0, 0.0
-    for t, u in by_hour:
-        c = u.counters
-        r, w = c.get("reads"), c.get("writes")
-        n = float((r or 0) + (w or 0)) if r is not None or w is not None else _bucket_requests(u)
-        s = u.seconds
+    for i, (t, r, w, s) in enumerate(zip(times, reads, writes, hour_seconds(by_hour), strict=True)):
+        # no file counters: the partition's proxy, from its Usage
+        n = float((r or 0) + (w or 0)) if r is not None or w is not None else _bucket_requests(by_hour[i][1])
         h = t.hour
         req[h] += n
         secs[h] += s
@@ -511,12 +712,11 @@ def _sum_parallel(usages: Sequence[Usage]) -> Usage:
 def _same_hours(windows: Sequence[ObjectWindow]) -> bool:
     """Whether every member has the same hours, each once and in order (the usual case): then the
     hours line up by position, with no dict and no sort."""
-    hours = [t for t, _ in windows[0].by_hour]
+    hours = hour_times(windows[0].by_hour)
     if not all(map(lt, hours, hours[1:])):
         return False
     return all(
-        len(w.by_hour) == len(hours) and all(map(eq, map(itemgetter(0), w.by_hour), hours))
-        for w in windows[1:]
+        len(w.by_hour) == len(hours) and all(map(eq, hour_times(w.by_hour), hours)) for w in windows[1:]
     )
 
 
@@ -524,7 +724,7 @@ def combine(windows: Sequence[ObjectWindow], info: ObjectInfo) -> ObjectWindow:
     """One window for a group of objects that move together (a filegroup's files, tempdb's files)."""
     total = _sum_parallel([w.total for w in windows])
     size = sum(w.info.size_bytes or 0 for w in windows)
-    by_hour: tuple[tuple[datetime, Usage], ...]
+    by_hour: Sequence[tuple[datetime, Usage]]
     if not _same_hours(windows):
         hours: dict[datetime, list[Usage]] = {}
         for w in windows:
@@ -532,10 +732,17 @@ def combine(windows: Sequence[ObjectWindow], info: ObjectInfo) -> ObjectWindow:
                 hours.setdefault(t, []).append(usage)
         by_hour = tuple((t, _sum_parallel(us)) for t, us in sorted(hours.items(), key=lambda h: h[0]))
     elif len(windows) == 1:
-        by_hour = tuple(windows[0].by_hour)
+        by_hour = windows[0].by_hour if isinstance(windows[0].by_hour, Hours) else tuple(windows[0].by_hour)
     else:
-        by_hour = tuple(
-            (hour[0][0], _sum_parallel([u for _, u in hour]))
-            for hour in zip(*(w.by_hour for w in windows), strict=True)
+        members = [w.by_hour for w in windows]
+        summed = None
+        if all(isinstance(m, Hours) for m in members):
+            summed = Hours.parallel_sum(members)  # type: ignore[arg-type]
+        by_hour = (
+            summed
+            if summed is not None
+            else tuple(
+                (hour[0][0], _sum_parallel([u for _, u in hour])) for hour in zip(*members, strict=True)
+            )
         )
     return ObjectWindow(replace(info, size_bytes=size), total, by_hour)

@@ -39,7 +39,11 @@ from advisors.features import (
     Usage,
     add_counters,
     add_extra,
+    hour_columns,
+    hour_seconds,
+    hour_times,
     io_requests,
+    keep_hours,
 )
 from policies.model import Policy
 from policies.workload import WEEKDAYS, BurstDetection, CalendarPeriod, MaintenanceWindow
@@ -154,28 +158,30 @@ def split_maintenance(window: ObjectWindow, policy: Policy) -> ObjectWindow:
     if not declared and not rules.enabled:
         return window
     min_reads, min_bytes = rules.min_reads, rules.min_avg_read_bytes
-    taken: dict[tuple[str, str], list[Usage]] = {}
-    out: set[int] = set()  # the buckets left out, by position
-    for i, (t, u) in enumerate(window.by_hour):
+    by_hour = window.by_hour
+    times = hour_times(by_hour)
+    # the hours' reads and read bytes by column: no Usage is built for the many that fail
+    reads_of, bytes_of = hour_columns(by_hour, "reads", "bytes_read") if rules.enabled else ((), ())
+    taken: dict[tuple[str, str], list[int]] = {}  # the buckets left out, by position
+    for i, t in enumerate(times):
         hit = next((w for w in declared if in_window(w, t)), None) if declared else None
         if hit is not None:
-            taken.setdefault((hit.name, hit.kind), []).append(u)
-            out.add(i)
+            taken.setdefault((hit.name, hit.kind), []).append(i)
             continue
         if not rules.enabled:
             continue
         # what is_burst asks first, inline: most hours fail on their reads or their read size
-        c = u.counters
-        reads, bytes_read = c.get("reads"), c.get("bytes_read")
+        reads, bytes_read = reads_of[i], bytes_of[i]
         if not reads or reads < min_reads or bytes_read is None or bytes_read / reads < min_bytes:
             continue
-        if is_burst(info, u, rules):
-            taken.setdefault((BURST, "burst"), []).append(u)
-            out.add(i)
+        if is_burst(info, by_hour[i][1], rules):
+            taken.setdefault((BURST, "burst"), []).append(i)
     if not taken:
         return window
-    slices = tuple(_slice(info, name, kind, us) for (name, kind), us in taken.items())
-    left_out = sum_usage([u for us in taken.values() for u in us])
+    usages = {key: [u for _, u in keep_hours(by_hour, at)] for key, at in taken.items()}
+    out = {i for at in taken.values() for i in at}
+    slices = tuple(_slice(info, name, kind, us) for (name, kind), us in usages.items())
+    left_out = sum_usage([u for us in usages.values() for u in us])
     all_requests = io_requests(info, window.total)[0]
     all_reads = window.total.counters.get("reads")
     share = MaintenanceShare(
@@ -184,11 +190,12 @@ def split_maintenance(window: ObjectWindow, policy: Policy) -> ObjectWindow:
         read_share=sum(s.reads for s in slices) / all_reads if all_reads else None,
         hours=left_out.seconds / 3600,
     )
-    normal = [b for i, b in enumerate(window.by_hour) if i not in out]
+    normal = [i for i in range(len(times)) if i not in out]
     if not normal:
         note = "every hour of the window is maintenance: nothing was left out"
         return replace(window, maintenance=replace(share, note=note))
-    return replace(window, total=_minus(window.total, left_out), by_hour=tuple(normal), maintenance=share)
+    rest = keep_hours(by_hour, normal)
+    return replace(window, total=_minus(window.total, left_out), by_hour=rest, maintenance=share)
 
 
 # --- business calendar ---------------------------------------------------------------------------
@@ -238,9 +245,10 @@ def split_period(window: ObjectWindow, policy: Policy) -> ObjectWindow:
     least 12 covered hours) of the period in which the object was busiest goes to `period`."""
     if not window.by_hour or not policy.business_calendar:
         return window
-    normal: list[tuple[datetime, Usage]] = []
-    occurrences: dict[tuple[int, date], list[tuple[datetime, Usage]]] = {}
-    for t, u in window.by_hour:
+    by_hour = window.by_hour
+    normal: list[int] = []  # the buckets, by position
+    occurrences: dict[tuple[int, date], list[int]] = {}
+    for at, t in enumerate(hour_times(by_hour)):
         mid = _aware(t) + HOUR / 2
         hit = None
         for i, p in enumerate(policy.business_calendar):
@@ -249,27 +257,29 @@ def split_period(window: ObjectWindow, policy: Policy) -> ObjectWindow:
                 hit = (i, first)
                 break
         if hit is None:
-            normal.append((t, u))
+            normal.append(at)
         else:
-            occurrences.setdefault(hit, []).append((t, u))
+            occurrences.setdefault(hit, []).append(at)
     if not occurrences or not normal:
         return window
-    latest: dict[int, tuple[date, list[tuple[datetime, Usage]]]] = {}
+    seconds = hour_seconds(by_hour)
+    latest: dict[int, tuple[date, list[int]]] = {}
     for (i, first), buckets in sorted(occurrences.items()):
-        if sum(u.seconds for _, u in buckets) >= MIN_PERIOD_HOURS * 3600:
+        if sum(seconds[at] for at in buckets) >= MIN_PERIOD_HOURS * 3600:
             latest[i] = (first, buckets)
-    in_period = sum_usage([u for buckets in occurrences.values() for _, u in buckets])
-    rest = replace(window, total=_minus(window.total, in_period), by_hour=tuple(normal))
+    usages = {key: [u for _, u in keep_hours(by_hour, at)] for key, at in occurrences.items()}
+    in_period = sum_usage([u for us in usages.values() for u in us])
+    rest = replace(window, total=_minus(window.total, in_period), by_hour=keep_hours(by_hour, normal))
     if not latest:
         return rest
 
-    def rate(item: tuple[int, tuple[date, list[tuple[datetime, Usage]]]]) -> float:
-        u = sum_usage([b for _, b in item[1][1]])
+    def rate(item: tuple[int, tuple[date, list[int]]]) -> float:
+        u = sum_usage(usages[item[0], item[1][0]])
         return io_requests(window.info, u)[0] / u.seconds if u.seconds else 0.0
 
     i, (first, buckets) = max(latest.items(), key=rate)
     p = policy.business_calendar[i]
-    pw = ObjectWindow(window.info, sum_usage([u for _, u in buckets]), tuple(buckets))
+    pw = ObjectWindow(window.info, sum_usage(usages[i, first]), keep_hours(by_hour, buckets))
     return replace(rest, period=PeriodSplit(p.name, p.kind, first, pw, p.hot_min_ratio))
 
 

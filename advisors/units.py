@@ -18,11 +18,11 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from operator import itemgetter, lt
+from operator import lt
 
 from advisors.benefit import IoMix, TierPhysics, TierWait, array_cache_hits, io_mix, wait_on
 from advisors.classify import latency_for_tier, profile_of
-from advisors.features import GB, Features, ObjectInfo, ObjectWindow, Usage, combine
+from advisors.features import GB, Features, ObjectInfo, ObjectWindow, Usage, combine, hour_times
 from advisors.maintenance import sum_usage
 from policies.model import Policy
 
@@ -163,7 +163,7 @@ def window_mixes(unit: ObjectWindow, policy: Policy, *, hot_period: bool = True)
     out[WHOLE] = whole
     hours = policy.hysteresis.short_window_hours
     if unit.by_hour:
-        times = list(map(itemgetter(0), unit.by_hour))
+        times = hour_times(unit.by_hour)
         if all(map(lt, times, times[1:])):  # in order (as `combine` leaves them): no scan
             since = times[-1] + timedelta(hours=1) - timedelta(hours=hours)
             recent = [u for _, u in unit.by_hour[bisect_left(times, since) :]]
