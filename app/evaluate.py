@@ -35,12 +35,12 @@ from app.store.models import (
     Target,
 )
 from app.store.recommendations import SyncResult, sync_recommendations
-from app.store.rollup import window_usage
 from app.store.watermarks import (
     data_versions,
     mark_advised,
     mark_pools_advised,
 )
+from app.store.window_read import window_usage
 from connectors.records import LOCATION_FIELDS
 from policies.model import DEFAULT_POOL, Policy
 

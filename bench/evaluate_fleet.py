@@ -7,6 +7,7 @@ does: `request_changed_pools` finds every pool changed, `run_due_pools` evaluate
 one GROUP BY per object over the same window, in the same run.
 
 Run: .venv/bin/python -m bench.evaluate_fleet --instances 500 --files 50 [--pools 5] [--workers 1]
+     [--polls-this-hour 1] (6: the current half hour polled every 5 minutes, as in production)
 
 The data is generated in the server (INSERT ... SELECT over generate_series, indexes built after
 the load): no row crosses the wire, faster than COPY of the same rows. The last line is
@@ -50,9 +51,9 @@ def fleet_policy(pools: int, days: int) -> Policy:
     return parse_policy(yaml.safe_dump(data), source="bench fleet")
 
 
-def build(url: str, instances: int, files: int, pools: int, days: int) -> None:
-    """Targets, objects, a week of hourly roll-ups, the current hour above the roll-up mark and
-    one ingest watermark per target, generated in the server."""
+def build(url: str, instances: int, files: int, pools: int, days: int, polls: int = 1) -> None:
+    """Targets, objects, a week of hourly roll-ups, the current hour above the roll-up mark (in
+    `polls` intervals per object) and one ingest watermark per target, generated in the server."""
     hours = days * 24
     first = NOW.replace(minute=0, second=0, microsecond=0, tzinfo=None) - timedelta(hours=hours - 1)
     per_pool = -(-instances // pools)
@@ -116,13 +117,16 @@ def build(url: str, instances: int, files: int, pools: int, days: int) -> None:
             {"m": mark},
         )
         last = first + timedelta(hours=hours - 1)
+        # the current hour's first 30 minutes, in `polls` intervals (5-minute polls: 6)
         c.execute(
             text(f"""
             INSERT INTO io_interval (object_id, start_time, end_time, seconds, {COLS}, extra)
-            SELECT o.id, TIMESTAMP '{last}', TIMESTAMP '{last}' + interval '30 minutes', 1800.0,
+            SELECT o.id, TIMESTAMP '{last}' + make_interval(secs => k * {1800 / polls}),
+                   TIMESTAMP '{last}' + make_interval(secs => (k + 1) * {1800 / polls}), {1800 / polls},
                    {vals[0]}, '{{}}'::json
-            FROM object o, LATERAL (SELECT ({vals[1].format(h=hours - 1)}) / 2 AS r,
-                                           ({vals[2].format(h=hours - 1)}) / 2 AS w) v""")
+            FROM object o, generate_series(0, {polls - 1}) k,
+                 LATERAL (SELECT ({vals[1].format(h=hours - 1)}) / {2 * polls} AS r,
+                                 ({vals[2].format(h=hours - 1)}) / {2 * polls} AS w) v""")
         )
         c.execute(
             text("""
@@ -182,6 +186,8 @@ def main() -> None:
     ap.add_argument("--pools", type=int, default=None, help="default: one pool per 100 instances")
     ap.add_argument("--days", type=int, default=7)
     ap.add_argument("--workers", type=int, default=1, help="processes sharing the pools through their leases")
+    ap.add_argument("--polls-this-hour", type=int, default=1,
+                    help="intervals per object in the current hour, not rolled up yet (5-minute polls: 6)")  # fmt: skip
     a = ap.parse_args()
     pools = a.pools or max(a.instances // 100, 1)
     admin = create_engine(ADMIN, isolation_level="AUTOCOMMIT")
@@ -192,9 +198,9 @@ def main() -> None:
     try:
         Store(url).dispose()  # the schema
         t0 = time.perf_counter()
-        build(url, a.instances, a.files, pools, a.days)
-        print(f"built {a.instances} x {a.files} objects in {pools} pools, {a.days * 24} hours, "
-              f"in {time.perf_counter() - t0:.1f} s")  # fmt: skip
+        build(url, a.instances, a.files, pools, a.days, a.polls_this_hour)
+        print(f"built {a.instances} x {a.files} objects in {pools} pools, {a.days * 24} hours "
+              f"({a.polls_this_hour} intervals in the current one), in {time.perf_counter() - t0:.1f} s")  # fmt: skip
         s0, n0 = plain_read(url, a.days)
         print(f"plain aggregate read: {n0} objects in {s0:.2f} s")
         store = Store(url, migrate=False)

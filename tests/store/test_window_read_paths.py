@@ -1,10 +1,11 @@
 """The window read's fast paths (issue #14) give what their reference paths give.
 
-- rollup._usage_of (hours built by column when an object has one row an hour, no extra counters
-  and seconds in every hour) against rollup._usage_merged (any rows, row by row), on generated
-  rows: several rows an hour, rows out of order, None counters, extra counters, None / 0.0 / -0.0
-  seconds, `keep` leaving hours out, raw hours as datetimes (PostgreSQL) and text (SQLite);
-  equal to the float and in the dicts' key order.
+- window_read.windows_by_column (every object's rows into arrays, grouped and summed in numpy)
+  against window_read._usage_merged (one object's rows, row by row), on generated rows of many
+  objects interleaved as a scan returns them, over several chunks: several rows an hour, rows out
+  of order, None counters, extra counters, None / 0.0 / -0.0 seconds, `keep` leaving hours out,
+  raw hours as datetimes (PostgreSQL) and text (SQLite), values no int64 holds; equal to the
+  float and in the dicts' key order.
 - Usage.from_columns against Usage(...).
 - One pool's read (targets given: on PostgreSQL the objects as an id array, read by a bitmap of
   the roll-ups' key) against the same objects in the read of every object (the subquery), with
@@ -24,10 +25,11 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from advisors.features import Usage
+from advisors.features import Hours, Usage
 from app.store.db import Store
 from app.store.models import DbObject, Target
-from app.store.rollup import WindowUsage, _Hours, _usage_merged, _usage_of, roll_up, window_usage
+from app.store.rollup import roll_up
+from app.store.window_read import WindowUsage, _Hours, _usage_merged, window_usage, windows_by_column
 from tests.store.test_window_read_equal import NOW, Fleet, _utc
 
 BASE = datetime(2026, 11, 2, 0, 0)  # naive, as the driver returns an hour
@@ -89,31 +91,69 @@ def _keeps(rng: random.Random) -> list[Callable[[datetime], bool] | None]:
     return [None, lambda h: lo <= h <= hi, lambda h: h.hour % 3 != 0, lambda h: False]
 
 
+def _interleaved(objects: dict[int, list[tuple[Any, ...]]], rng: random.Random) -> list[tuple[Any, ...]]:
+    """Every object's rows in one statement's order: each object's own order kept, the objects
+    interleaved at random (a bitmap scan returns the roll-ups page by page, hour by hour)."""
+    queues = {oid: list(rows) for oid, rows in objects.items()}
+    out = []
+    while queues:
+        oid = rng.choice(list(queues))
+        out.append(queues[oid].pop(0))
+        if not queues[oid]:
+            del queues[oid]
+    return out
+
+
+def _by_merged(objects: dict[int, list[tuple[Any, ...]]], keep: Any) -> dict[int, Any]:
+    hours = _Hours(keep)
+    out = {}
+    for oid, rows in objects.items():
+        w = _usage_merged(list(rows), hours)
+        if w is not None:
+            out[oid] = _strict(w)
+    return out
+
+
 @pytest.mark.parametrize("text", [False, True], ids=["datetime hours", "text hours"])
 @pytest.mark.parametrize("odd", [False, True], ids=["one row an hour", "mixed rows"])
-def test_usage_of_equals_the_merged_path(text: bool, odd: bool) -> None:
+def test_windows_by_column_equal_the_merged_path(text: bool, odd: bool) -> None:
     rng = random.Random(14 + 2 * text + odd)
-    fast_objects = 0
-    for oid in range(400):
-        rows = _rows(rng, oid, text=text, odd=odd)
-        for keep in _keeps(rng):
-            want = _usage_merged(list(rows), _Hours(keep))
-            got = _usage_of(list(rows), _Hours(keep))
-            assert _strict(got) == _strict(want), (oid, rows)
-            if got is not None and len({r[1] for r in rows}) == len(rows):
-                fast_objects += 1
-    assert fast_objects > (300 if not odd else 100)  # the fast path was taken
-
-
-def test_usage_of_hours_shared_across_objects() -> None:
-    """One _Hours for every object, as window_usage uses it (memoised hours, and `keep`)."""
-    rng = random.Random(7)
-    objects = [_rows(rng, oid, text=False, odd=oid % 2 == 1) for oid in range(200)]
+    objects = {oid: _rows(rng, oid, text=text, odd=odd) for oid in range(400)}
+    rows = _interleaved(objects, rng)
+    assert len(rows) > 5000  # several chunks
+    by_column = 0
     for keep in _keeps(rng):
-        shared_fast, shared_ref = _Hours(keep), _Hours(keep)
-        for rows in objects:
-            want = _usage_merged(list(rows), shared_ref)
-            assert _strict(_usage_of(list(rows), shared_fast)) == _strict(want)
+        got = windows_by_column(iter(rows), _Hours(keep))
+        assert {oid: _strict(w) for oid, w in got.items()} == _by_merged(objects, keep)
+        by_column += sum(isinstance(w[1], Hours) for w in got.values())
+    assert by_column > (600 if not odd else 200)  # windows by column, from either path
+
+
+def test_values_no_array_holds_go_through_the_merged_path() -> None:
+    """A float counter, one past int64, an int seconds value: the reference keeps each as it is."""
+    rng = random.Random(5)
+    objects = {oid: _rows(rng, oid, text=False, odd=True) for oid in range(60)}
+    objects[3][0] = (3, objects[3][0][1], 3600.0, 1.5, *objects[3][0][4:])
+    objects[7][-1] = (7, objects[7][-1][1], 3600.0, 2**63, *objects[7][-1][4:])
+    objects[9][0] = (9, objects[9][0][1], 3600, *objects[9][0][3:])
+    objects[11] = [(11, r[1], r[2], 2**62, *r[4:]) for r in objects[11]]  # sums past int64
+    rows = _interleaved(objects, rng)
+    for keep in _keeps(rng):
+        got = windows_by_column(rows, _Hours(keep))
+        assert {oid: _strict(w) for oid, w in got.items()} == _by_merged(objects, keep)
+    got = windows_by_column(rows, _Hours(None))
+    assert got[3][0].counters["reads"] % 1 == 0.5 and got[7][0].counters["reads"] >= 2**63
+    assert got[11][0].counters["reads"] == 2**62 * len(objects[11])
+    assert windows_by_column([], _Hours(None)) == {}
+
+
+def test_windows_by_column_share_the_hours_of_objects_with_the_same_hours() -> None:
+    rng = random.Random(8)
+    hours = [BASE + timedelta(hours=h) for h in range(30)]
+    objects = {oid: [_row(rng, oid, h, odd=False) for h in hours] for oid in range(20)}
+    got = windows_by_column(_interleaved(objects, rng), _Hours(None))
+    times = [w[1].times for w in got.values()]  # type: ignore[attr-defined]
+    assert all(t is times[0] for t in times) and times[0][0] == BASE.replace(tzinfo=UTC)
 
 
 def test_hours_without_extra_counters_share_one_read_only_mapping() -> None:
@@ -123,7 +163,8 @@ def test_hours_without_extra_counters_share_one_read_only_mapping() -> None:
     others."""
     rng = random.Random(3)
     hours = _Hours(None)
-    windows = [_usage_of(_rows(rng, oid, text=False, odd=oid % 2 == 1), hours) for oid in range(40)]
+    rows = _interleaved({oid: _rows(rng, oid, text=False, odd=oid % 2 == 1) for oid in range(40)}, rng)
+    windows = list(windows_by_column(rows, hours).values())
     merged = [_usage_merged(_rows(rng, oid, text=False, odd=True), hours) for oid in range(40)]
     extras = [u.extra for w in windows + merged if w is not None for _, u in w[1] if not u.extra]
     assert len(extras) > 200 and all(x is extras[0] for x in extras)
