@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import astuple, dataclass
 from datetime import UTC, datetime, timedelta
 from itertools import islice
 from operator import itemgetter
@@ -226,13 +227,40 @@ def _exact(values: Sequence[Any], dtype: np.dtype[Any]) -> tuple[npt.NDArray[Any
         return None
 
 
+@dataclass(frozen=True, slots=True)
+class _Rows:
+    """Rows of the read by column: each row's place in the statement, object, hour key, seconds
+    (0.0 where None), six counters (0 where None) and the None masks (seconds' first)."""
+
+    seq: IntArray
+    oid: IntArray
+    key: IntArray
+    secs: npt.NDArray[np.float64]
+    counters: IntArray  # (6, rows)
+    nulls: BoolArray  # (7, rows)
+
+    def __getitem__(self, at: Any) -> _Rows:
+        return _Rows(
+            self.seq[at], self.oid[at], self.key[at], self.secs[at], self.counters[:, at], self.nulls[:, at]
+        )
+
+    @staticmethod
+    def joined(parts: Sequence[_Rows]) -> _Rows:
+        if not parts:
+            empty = np.zeros(0, np.int64)
+            return _Rows(
+                empty, empty, empty, np.zeros(0), np.zeros((6, 0), np.int64), np.zeros((7, 0), np.bool_)
+            )
+        return _Rows(*(np.concatenate(column, axis=-1) for column in zip(*map(astuple, parts), strict=True)))
+
+
 class _Columns:
     """The read's rows as arrays, chunk by chunk, each row with its place in the statement (`seq`);
     rows of a chunk the arrays cannot hold exactly are kept as they are (`odd`)."""
 
     def __init__(self, keys: _HourKeys) -> None:
         self.keys = keys
-        self.parts: list[tuple[npt.NDArray[Any], ...]] = []
+        self.parts: list[_Rows] = []
         self.odd: list[tuple[int, Sequence[Any]]] = []
         self.extra: dict[int, str] = {}  # seq -> the extra counters' text, for the rows with some
         self.rows = 0
@@ -241,22 +269,22 @@ class _Columns:
         seq0, n = self.rows, len(batch)
         self.rows += n
         oid, raw, secs, *counters, extra = zip(*batch, strict=True)
-        columns = [_exact(oid, _I64), _exact(secs, _F64), *(_exact(c, _I64) for c in counters)]
-        if any(c is None or (i == 0 and c[1] is not None) for i, c in enumerate(columns)):
+        ids, seconds = _exact(oid, _I64), _exact(secs, _F64)
+        values = [_exact(c, _I64) for c in counters]
+        if ids is None or ids[1] is not None or seconds is None or None in values:
             self.odd.extend(zip(range(seq0, seq0 + n), batch, strict=True))
             return
         if extra.count(None) != n:
             self.extra.update((seq0 + i, x) for i, x in enumerate(extra) if x)
-        keys = np.fromiter(map(self.keys.__getitem__, raw), dtype=np.int64, count=n)
-        nulls = [np.zeros(n, np.bool_) if c[1] is None else c[1] for c in columns[1:]]  # type: ignore[index]
+        nulls = [np.zeros(n, np.bool_) if mask is None else mask for _, mask in (seconds, *values)]  # type: ignore[misc]
         self.parts.append(
-            (
+            _Rows(
                 np.arange(seq0, seq0 + n, dtype=np.int64),
-                columns[0][0],  # type: ignore[index]
-                keys,
-                columns[1][0],  # type: ignore[index]
-                np.array([c[0] for c in columns[2:]]),  # type: ignore[index]
-                np.array(nulls),  # seconds' mask first, then each counter's
+                ids[0],
+                np.fromiter(map(self.keys.__getitem__, raw), dtype=np.int64, count=n),
+                seconds[0],
+                np.array([v[0] for v in values]),  # type: ignore[index]
+                np.array(nulls),
             )
         )
 
@@ -272,68 +300,34 @@ def windows_by_column(rows: Iterable[Sequence[Any]], hours: _Hours) -> dict[int,
     it = iter(rows)
     while batch := list(islice(it, _CHUNK)):
         cols.add(batch)
-    if not cols.parts and not cols.odd:
-        return {}
-    if cols.parts:
-        seq, oid, key, secs, counters, nulls = (
-            np.concatenate(p, axis=-1) for p in zip(*cols.parts, strict=True)
-        )
-    else:
-        seq = oid = key = np.zeros(0, np.int64)
-        secs, counters, nulls = np.zeros(0), np.zeros((6, 0), np.int64), np.zeros((7, 0), np.bool_)
+    read = _Rows.joined(cols.parts)
     cols.parts.clear()
-    # by _usage_merged: objects with extra counters or odd rows, and any whose sums could overflow
-    merged = {int(o) for o in oid[np.isin(seq, np.fromiter(cols.extra, np.int64, len(cols.extra)))]}
-    merged |= {row[0] for _, row in cols.odd}
-    out: dict[int, WindowUsage] = {}
-    if oid.size:
-        magnitude = max(int(counters.max(initial=0)), -int(counters.min(initial=0)))
-        if magnitude and magnitude * oid.size >= 2**63:
-            merged |= set(oid.tolist())
-    if merged:
-        by_merged = np.isin(oid, np.fromiter(merged, np.int64, len(merged)))
-        out.update(_merged_windows(cols, hours, seq[by_merged], oid[by_merged], key[by_merged],
-                                   secs[by_merged], counters[:, by_merged], nulls[:, by_merged]))  # fmt: skip
-        mine = ~by_merged
-        seq, oid, key, secs, counters, nulls = (
-            seq[mine],
-            oid[mine],
-            key[mine],
-            secs[mine],
-            counters[:, mine],
-            nulls[:, mine],
-        )
-    if hours.drops and key.size:
-        distinct, at = np.unique(key, return_inverse=True)
-        kept = np.array([cols.keys.when[k] is not None for k in distinct.tolist()], dtype=np.bool_)[at]
-        seq, oid, key, secs, counters, nulls = (
-            seq[kept],
-            oid[kept],
-            key[kept],
-            secs[kept],
-            counters[:, kept],
-            nulls[:, kept],
-        )
-    if oid.size:
-        out.update(_column_windows(cols.keys, oid, key, seq, secs, counters, nulls))
+    # by _usage_merged: objects with extra counters or odd rows, and all if a sum could overflow
+    extra_seq = np.fromiter(cols.extra, np.int64, len(cols.extra))
+    merged = set(read.oid[np.isin(read.seq, extra_seq)].tolist()) | {row[0] for _, row in cols.odd}
+    magnitude = max(int(read.counters.max(initial=0)), -int(read.counters.min(initial=0)))
+    if magnitude * read.oid.size >= 2**63:
+        merged |= set(read.oid.tolist())
+    by_merged = np.isin(read.oid, np.fromiter(merged, np.int64, len(merged)))
+    out = _merged_windows(cols, hours, read[by_merged])
+    read = read[~by_merged]
+    if hours.drops and read.key.size:
+        distinct, at = np.unique(read.key, return_inverse=True)
+        read = read[np.array([cols.keys.when[k] is not None for k in distinct.tolist()], dtype=np.bool_)[at]]
+    out.update(_column_windows(cols.keys, read))
     return out
 
 
-def _column_windows(
-    keys: _HourKeys,
-    oid: IntArray,
-    key: IntArray,
-    seq: IntArray,
-    secs: npt.NDArray[np.float64],
-    counters: IntArray,
-    nulls: BoolArray,
-) -> dict[int, WindowUsage]:
-    order = np.lexsort((seq, key, oid))  # by object, hour, then the statement's order
-    oid, key, secs, counters, nulls = oid[order], key[order], secs[order], counters[:, order], nulls[:, order]
-    n = oid.size
+def _column_windows(keys: _HourKeys, read: _Rows) -> dict[int, WindowUsage]:
+    """The windows of these objects' rows, summed by column: per hour, then per object."""
+    if not read.oid.size:
+        return {}
+    # by object, hour, then the statement's order
+    read = read[np.lexsort((read.seq, read.key, read.oid))]
+    oid, key, counters, n = read.oid, read.key, read.counters, read.oid.size
     # each row's seconds as its hour's Usage has them (`secs or 0.0`: None and -0.0 are 0.0)
-    secs = np.where(nulls[0] | (secs == 0.0), 0.0, secs)
-    unknown = nulls[1:]
+    secs = np.where(read.nulls[0] | (read.secs == 0.0), 0.0, read.secs)
+    unknown = read.nulls[1:]
     new_hour = np.ones(n, np.bool_)
     new_hour[1:] = (oid[1:] != oid[:-1]) | (key[1:] != key[:-1])
     starts = np.flatnonzero(new_hour)
@@ -381,26 +375,17 @@ def _column_windows(
     return out
 
 
-def _merged_windows(
-    cols: _Columns,
-    hours: _Hours,
-    seq: IntArray,
-    oid: IntArray,
-    key: IntArray,
-    secs: npt.NDArray[np.float64],
-    counters: IntArray,
-    nulls: BoolArray,
-) -> dict[int, WindowUsage]:
+def _merged_windows(cols: _Columns, hours: _Hours, read: _Rows) -> dict[int, WindowUsage]:
     """The windows of these objects by _usage_merged, from their rows as the statement gave them."""
     by_object: dict[int, list[tuple[int, Sequence[Any]]]] = {}
     values = zip(
-        seq.tolist(),
-        oid.tolist(),
-        key.tolist(),
-        np.where(nulls[0], np.nan, secs).tolist(),
-        nulls[0].tolist(),
-        counters.T.tolist(),
-        nulls[1:].T.tolist(),
+        read.seq.tolist(),
+        read.oid.tolist(),
+        read.key.tolist(),
+        read.secs.tolist(),
+        read.nulls[0].tolist(),
+        read.counters.T.tolist(),
+        read.nulls[1:].T.tolist(),
         strict=True,
     )
     for s, o, k, sec, no_sec, cs, ns in values:
@@ -423,8 +408,9 @@ _NO_HOUR = object()  # before an object's first row: unequal to every hour
 
 
 def _usage_merged(rows: list[Any], hours: _Hours) -> WindowUsage | None:
-    """_usage_of for any rows (the reference): the rows of one hour summed (a counter is None only
-    when it is None in every row), each hour's Usage built once. The total sums the kept hours'
+    """One object's window from its rows, row by row (the reference windows_by_column is held to):
+    the rows of one hour summed (a counter is None only when it is None in every row), each hour's
+    Usage built once. The total sums the kept hours'
     seconds in hour order and their counters by column."""
     rows.sort(key=_RAW_HOUR)  # stable: an hour's rows keep the statement's order
     by_hour: list[HourUsage] = []
