@@ -122,8 +122,8 @@ def _int_columns(
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Hours(Sequence[tuple[datetime, Usage]]):
-    """A window's hours by column, in hour order: what an evaluation holds for every object of a
-    pool. As a (time, Usage) pair each, a week of hours took ~570 B an hour, most of a worker's
+    """A window's hours by column, in the order they were given (hour order, from the store): what
+    an evaluation holds for every object of a pool. As a (time, Usage) pair each, a week of hours took ~570 B an hour, most of a worker's
     memory; by column they take ~70 B. It reads as the sequence of pairs it stands for (each Usage
     built when asked for, equal to the one it was made from); `take` and `parallel_sum` stay by
     column."""
@@ -163,6 +163,10 @@ class Hours(Sequence[tuple[datetime, Usage]]):
     ) -> Hours | None:
         """Hours from their columns (`extra`: per hour, or none at all); None when they cannot be
         held exactly by column (seconds that are no float, counters that are no int64)."""
+        if any(len(c) != len(times) for c in (seconds, *counters.values())) or (
+            extra and len(extra) != len(times)
+        ):
+            raise ValueError("Hours.by_column: columns of different lengths")
         if set(map(type, seconds)) != {float}:
             return None
         columns = _int_columns(counters)
@@ -243,10 +247,15 @@ class Hours(Sequence[tuple[datetime, Usage]]):
     def parallel_sum(members: Sequence[Hours]) -> Hours | None:
         """Files of one unit over the same hours (the caller checks), hour by hour as
         `_sum_parallel` adds them: seconds the longest, a counter unknown only where every file's
-        is. None when the members hold other counter keys or extra counters."""
+        is. None when the members hold other counter keys or extra counters, or sums that might
+        not fit an int64."""
         first = members[0]
         keys = tuple(first.counters)
         if any(tuple(h.counters) != keys or h.extra is not None for h in members):
+            return None
+        largest = max((max(int(c.max(initial=0)), -int(c.min(initial=0))) for h in members
+                       for c in h.counters.values()), default=0)  # fmt: skip
+        if largest * len(members) >= 2**63:  # a sum int64 might not hold: the caller adds the pairs
             return None
         unknown: dict[str, npt.NDArray[np.bool_]] = {}
         for k in keys:
@@ -273,6 +282,13 @@ def hour_columns(by_hour: Sequence[tuple[datetime, Usage]], *names: str) -> list
     if isinstance(by_hour, Hours):
         return [by_hour.column(n) for n in names]
     return [[u.counters.get(n) for _, u in by_hour] for n in names]
+
+
+def hour_extras(by_hour: Sequence[tuple[datetime, Usage]]) -> Sequence[Mapping[str, int]]:
+    """The hours' extra counters, without building their Usage."""
+    if isinstance(by_hour, Hours):
+        return by_hour.extra if by_hour.extra is not None else (NO_EXTRA,) * len(by_hour.times)
+    return [u.extra for _, u in by_hour]
 
 
 def hour_seconds(by_hour: Sequence[tuple[datetime, Usage]]) -> list[float]:
@@ -487,7 +503,11 @@ def _bucket_requests(u: Usage) -> float:
     r, w = c.get("reads"), c.get("writes")
     if r is not None or w is not None:
         return float((r or 0) + (w or 0))
-    x = u.extra
+    return _proxy_requests(u.extra)
+
+
+def _proxy_requests(x: Mapping[str, int]) -> float:
+    """A bucket's requests on the partition's proxy, when it has no file counters (`io_requests`)."""
     if "page_io_latch_wait_count" in x:
         return float(x["page_io_latch_wait_count"])
     if "object_data_p_reads" in x:
@@ -510,9 +530,10 @@ def _hourly_profile(by_hour: Sequence[tuple[datetime, Usage]]) -> tuple[tuple[fl
     # 86,400 s apart) and come day after day; otherwise by midnight datetimes, as `_trend` does
     by_ordinal = tz is None or type(tz) is timezone
     day, day_io, day_secs = -1, 0.0, 0.0
-    for i, (t, r, w, s) in enumerate(zip(times, reads, writes, hour_seconds(by_hour), strict=True)):
-        # no file counters: the partition's proxy, from its Usage
-        n = float((r or 0) + (w or 0)) if r is not None or w is not None else _bucket_requests(by_hour[i][1])
+    extras = hour_extras(by_hour)
+    for t, r, w, s, x in zip(times, reads, writes, hour_seconds(by_hour), extras, strict=True):
+        # no file counters: the partition's proxy
+        n = float((r or 0) + (w or 0)) if r is not None or w is not None else _proxy_requests(x)
         h = t.hour
         req[h] += n
         secs[h] += s

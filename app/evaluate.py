@@ -12,14 +12,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from operator import itemgetter
 from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from advisors.advise import AdviceReport, DatabaseCurve, advise_pool, database_curves, join_reports
-from advisors.features import ObjectInfo, ObjectWindow
+from advisors.features import ObjectInfo, ObjectWindow, hour_times
 from advisors.pools import CONFLICT_SEP, placed, split_by_pool
 from advisors.units import PLACEABLE
 from app.advice import PastOccurrence, in_history, period_history, report_json, unknown_json
@@ -237,8 +236,9 @@ def _windows(
         if o is None or owners.get((o.engine, o.server), o.target_id) != o.target_id:
             continue  # gone, or a server that another target holds (one target per server)
         if history:
-            first = bisect_left(by_hour, since, key=itemgetter(0))  # hours are in order
-            if first == len(by_hour) or by_hour[first][0] > now:
+            times = hour_times(by_hour)
+            first = bisect_left(times, since)  # hours are in order
+            if first == len(times) or times[first] > now:
                 continue  # only older history: not in the window
         target_by_server[(o.engine, o.server)] = o.target_id
         where = {"physical_name": o.physical_name, "storage_group": o.storage_group}
