@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import astuple, dataclass
-from datetime import UTC, datetime, timedelta
+from dataclasses import astuple, dataclass, replace
+from datetime import UTC, datetime
 from itertools import islice
 from operator import itemgetter
 from typing import Any
@@ -181,37 +181,38 @@ def _binary_rows(session: Session, stmt: CompoundSelect[Any]) -> Iterator[tuple[
 # --- rows to windows by column -------------------------------------------------------------------
 
 _CHUNK = 5000  # rows turned into arrays at a time (bounds the Python objects alive at once)
-_EPOCH = datetime(1970, 1, 1)
-_MICROSECOND = timedelta(microseconds=1)
 _I64 = np.dtype(np.int64)
 _F64 = np.dtype(np.float64)
+_FLOAT_OR_NONE = frozenset((float, type(None)))
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
 
 class _HourKeys(dict[Any, int]):
-    """A driver's raw hour value as an int that sorts as the hours do (microseconds since 1970),
-    memoised; `raw` and `when` give back, per key, a raw value and its hour (_Hours: None when
-    `keep` leaves it out)."""
-
-    def __init__(self, hours: _Hours) -> None:
-        super().__init__()
-        self._hours = hours
-        self.raw: dict[int, Any] = {}
-        self.when: dict[int, datetime | None] = {}
+    """A driver's raw hour value as a number, memoised, in the order first seen; `ranked` then
+    orders the values as _usage_merged does (by the raw values themselves, each distinct value its
+    own hour), and gives each rank its raw value and its hour (_Hours: None when `keep` leaves it
+    out)."""
 
     def __missing__(self, raw: Any) -> int:
-        t = datetime.fromisoformat(raw) if isinstance(raw, str) else raw
-        self[raw] = key = (t.replace(tzinfo=None) - _EPOCH) // _MICROSECOND
-        if key not in self.raw:
-            self.raw[key] = raw
-            self.when[key] = self._hours[raw]
-        return key
+        self[raw] = n = len(self)
+        return n
+
+    def ranked(self, hours: _Hours) -> tuple[IntArray, list[Any], list[datetime | None]]:
+        """Each number's rank, and per rank its raw value and its hour."""
+        raws = sorted(self)
+        rank = np.empty(len(raws), np.int64)
+        rank[[self[r] for r in raws]] = np.arange(len(raws))
+        return rank, raws, [hours[r] for r in raws]
 
 
 def _exact(values: Sequence[Any], dtype: np.dtype[Any]) -> tuple[npt.NDArray[Any], BoolArray | None] | None:
     """A column as an array of `dtype` (0 where None) and its None mask (None when it has none);
-    None when a value is neither None nor held exactly (another type, too large)."""
+    None when a value is neither None nor held exactly (another type, too large). numpy makes
+    float64 of ints mixed with floats: a float column's types are checked (an int column with a
+    float in it is float64, and refused)."""
+    if dtype == _F64 and not set(map(type, values)) <= _FLOAT_OR_NONE:
+        return None
     try:
         arr = np.array(values)
         if arr.dtype == dtype:
@@ -220,6 +221,7 @@ def _exact(values: Sequence[Any], dtype: np.dtype[Any]) -> tuple[npt.NDArray[Any
             return None
         mask = np.array([v is None for v in values], dtype=np.bool_)
         filled = np.array([0 if v is None else v for v in values])
+        # the values besides None must make `dtype` themselves (all None: int zeros, for any dtype)
         if not mask.any() or (filled.dtype != dtype and not (mask.all() and filled.dtype == _I64)):
             return None
         return filled.astype(dtype), mask
@@ -258,8 +260,8 @@ class _Columns:
     """The read's rows as arrays, chunk by chunk, each row with its place in the statement (`seq`);
     rows of a chunk the arrays cannot hold exactly are kept as they are (`odd`)."""
 
-    def __init__(self, keys: _HourKeys) -> None:
-        self.keys = keys
+    def __init__(self) -> None:
+        self.keys = _HourKeys()
         self.parts: list[_Rows] = []
         self.odd: list[tuple[int, Sequence[Any]]] = []
         self.extra: dict[int, str] = {}  # seq -> the extra counters' text, for the rows with some
@@ -296,29 +298,46 @@ def windows_by_column(rows: Iterable[Sequence[Any]], hours: _Hours) -> dict[int,
     every row, seconds `or 0.0`), hours `keep` leaves out dropped, no entry for an object left
     with none. Objects with extra counters, or with a row the arrays cannot hold exactly, are
     built by _usage_merged itself."""
-    cols = _Columns(_HourKeys(hours))
+    cols = _Columns()
     it = iter(rows)
     while batch := list(islice(it, _CHUNK)):
         cols.add(batch)
     read = _Rows.joined(cols.parts)
     cols.parts.clear()
-    # by _usage_merged: objects with extra counters or odd rows, and all if a sum could overflow
-    extra_seq = np.fromiter(cols.extra, np.int64, len(cols.extra))
-    merged = set(read.oid[np.isin(read.seq, extra_seq)].tolist()) | {row[0] for _, row in cols.odd}
-    magnitude = max(int(read.counters.max(initial=0)), -int(read.counters.min(initial=0)))
-    if magnitude * read.oid.size >= 2**63:
-        merged |= set(read.oid.tolist())
-    by_merged = np.isin(read.oid, np.fromiter(merged, np.int64, len(merged)))
-    out = _merged_windows(cols, hours, read[by_merged])
+    rank, raws, when = cols.keys.ranked(hours)
+    read = replace(read, key=rank[read.key])
+    # by _usage_merged: objects with extra counters or odd rows, and those whose sums might not
+    # fit an int64 (from the store, none: its counters are bigint deltas)
+    by_merged = np.isin(read.seq, np.fromiter(cols.extra, np.int64, len(cols.extra)))
+    odd = {row[0] for _, row in cols.odd}
+    if odd:
+        by_merged |= np.isin(
+            read.oid, np.array([o for o in odd if type(o) is int and -(2**63) <= o < 2**63], np.int64)
+        )
+    by_merged |= _may_overflow(read)
+    by_merged = np.isin(read.oid, read.oid[by_merged])  # every row of those objects
+    out = _merged_windows(cols, hours, raws, read[by_merged])
     read = read[~by_merged]
     if hours.drops and read.key.size:
-        distinct, at = np.unique(read.key, return_inverse=True)
-        read = read[np.array([cols.keys.when[k] is not None for k in distinct.tolist()], dtype=np.bool_)[at]]
-    out.update(_column_windows(cols.keys, read))
+        read = read[np.array([h is not None for h in when], dtype=np.bool_)[read.key]]
+    out.update(_column_windows(when, read))
     return out
 
 
-def _column_windows(keys: _HourKeys, read: _Rows) -> dict[int, WindowUsage]:
+def _may_overflow(read: _Rows) -> BoolArray:
+    """The rows of objects some of whose sums an int64 might not hold (their largest counter times
+    their rows); the whole read is checked first, objects one by one only when it might."""
+    magnitude = np.maximum(read.counters.max(axis=0, initial=0), -read.counters.min(axis=0, initial=0))
+    if int(magnitude.max(initial=0)) * read.oid.size < 2**63:
+        return np.zeros(read.oid.size, np.bool_)
+    ids, at, rows = np.unique(read.oid, return_inverse=True, return_counts=True)
+    largest = np.zeros(ids.size, np.int64)
+    np.maximum.at(largest, at, magnitude)
+    risky = [int(m) * int(n) >= 2**63 for m, n in zip(largest.tolist(), rows.tolist(), strict=True)]
+    return np.array(risky, np.bool_)[at]
+
+
+def _column_windows(when: list[datetime | None], read: _Rows) -> dict[int, WindowUsage]:
     """The windows of these objects' rows, summed by column: per hour, then per object."""
     if not read.oid.size:
         return {}
@@ -358,7 +377,7 @@ def _column_windows(keys: _HourKeys, read: _Rows) -> dict[int, WindowUsage]:
         packed = hour_keys.tobytes()
         times = times_of.get(packed)
         if times is None:
-            times = times_of[packed] = tuple(keys.when[k] for k in hour_keys.tolist())  # type: ignore[misc]
+            times = times_of[packed] = tuple(when[k] for k in hour_keys.tolist())
         seconds = secs[a:b]
         total = Usage(
             sum(seconds.tolist()),
@@ -375,7 +394,7 @@ def _column_windows(keys: _HourKeys, read: _Rows) -> dict[int, WindowUsage]:
     return out
 
 
-def _merged_windows(cols: _Columns, hours: _Hours, read: _Rows) -> dict[int, WindowUsage]:
+def _merged_windows(cols: _Columns, hours: _Hours, raws: list[Any], read: _Rows) -> dict[int, WindowUsage]:
     """The windows of these objects by _usage_merged, from their rows as the statement gave them."""
     by_object: dict[int, list[tuple[int, Sequence[Any]]]] = {}
     values = zip(
@@ -389,7 +408,7 @@ def _merged_windows(cols: _Columns, hours: _Hours, read: _Rows) -> dict[int, Win
         strict=True,
     )
     for s, o, k, sec, no_sec, cs, ns in values:
-        row: Sequence[Any] = (o, cols.keys.raw[k], None if no_sec else sec,
+        row: Sequence[Any] = (o, raws[k], None if no_sec else sec,
                *(None if n else c for c, n in zip(cs, ns, strict=True)), cols.extra.get(s))  # fmt: skip
         by_object.setdefault(o, []).append((s, row))
     for s, row in cols.odd:

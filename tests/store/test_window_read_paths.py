@@ -129,22 +129,79 @@ def test_windows_by_column_equal_the_merged_path(text: bool, odd: bool) -> None:
     assert by_column > (600 if not odd else 200)  # windows by column, from either path
 
 
-def test_values_no_array_holds_go_through_the_merged_path() -> None:
-    """A float counter, one past int64, an int seconds value: the reference keeps each as it is."""
-    rng = random.Random(5)
-    objects = {oid: _rows(rng, oid, text=False, odd=True) for oid in range(60)}
-    objects[3][0] = (3, objects[3][0][1], 3600.0, 1.5, *objects[3][0][4:])
-    objects[7][-1] = (7, objects[7][-1][1], 3600.0, 2**63, *objects[7][-1][4:])
-    objects[9][0] = (9, objects[9][0][1], 3600, *objects[9][0][3:])
-    objects[11] = [(11, r[1], r[2], 2**62, *r[4:]) for r in objects[11]]  # sums past int64
+def _each_alone(
+    objects: dict[Any, list[tuple[Any, ...]]], change: Callable[[dict[Any, list[tuple[Any, ...]]]], None]
+) -> dict[Any, Any]:
+    """The windows of `objects` after `change`, held to the reference under every `keep`."""
+    rng = random.Random(len(objects))
+    change(objects)
     rows = _interleaved(objects, rng)
     for keep in _keeps(rng):
         got = windows_by_column(rows, _Hours(keep))
         assert {oid: _strict(w) for oid, w in got.items()} == _by_merged(objects, keep)
-    got = windows_by_column(rows, _Hours(None))
-    assert got[3][0].counters["reads"] % 1 == 0.5 and got[7][0].counters["reads"] >= 2**63
-    assert got[11][0].counters["reads"] == 2**62 * len(objects[11])
+    return windows_by_column(rows, _Hours(None))
+
+
+def _objects(n: int, seed: int, *, odd: bool = True) -> dict[Any, list[tuple[Any, ...]]]:
+    rng = random.Random(seed)
+    return {oid: _rows(rng, oid, text=False, odd=odd) for oid in range(n)}
+
+
+def test_values_no_array_holds_go_through_the_merged_path() -> None:
+    """A float counter, one past int64, an int seconds value, sums past int64, object ids no int64
+    holds: the reference keeps each as it is, each case alone in its chunk."""
+
+    def put(oid: int, at: int, **values: Any) -> Callable[[dict[Any, list[tuple[Any, ...]]]], None]:
+        def change(objects: dict[Any, list[tuple[Any, ...]]]) -> None:
+            row = list(objects[oid][at])
+            for i, v in values.items():
+                row[int(i[1:])] = v
+            objects[oid][at] = tuple(row)
+
+        return change
+
+    got = _each_alone(_objects(60, 5), put(3, 0, c3=1.5))
+    assert got[3][0].counters["reads"] % 1 == 0.5
+    got = _each_alone(_objects(60, 5), put(7, -1, c3=2**63))
+    assert got[7][0].counters["reads"] >= 2**63
+    got = _each_alone(_objects(60, 5, odd=False), put(9, 0, c2=3600))  # seconds an int, the rest floats
+    assert any(type(u.seconds) is int for _, u in got[9][1])
+
+    def past_int64(objects: dict[Any, list[tuple[Any, ...]]]) -> None:
+        objects[11] = [(11, r[1], r[2], 2**62, *r[4:]) for r in objects[11]]
+
+    rng = random.Random(4)
+    same_hours = {
+        oid: [_row(rng, oid, BASE + timedelta(hours=h), odd=False) for h in range(30)] for oid in range(20)
+    }
+    got = _each_alone(same_hours, past_int64)
+    assert got[11][0].counters["reads"] == 2**62 * 30
+    # only that object goes row by row: the others stay by column, sharing their hours' times
+    shared = [oid for oid, w in got.items() if w[1].times is got[0][1].times]  # type: ignore[attr-defined]
+    assert sorted(shared) == [oid for oid in range(20) if oid != 11]
+
+    def odd_ids(objects: dict[Any, list[tuple[Any, ...]]]) -> None:
+        objects[2**70] = [(2**70, *r[1:]) for r in objects.pop(1)]
+        objects[None] = [(None, *r[1:]) for r in objects.pop(2)]
+
+    got = _each_alone(_objects(30, 6), odd_ids)
+    assert 2**70 in got and None in got
     assert windows_by_column([], _Hours(None)) == {}
+
+
+def test_one_instant_spelled_two_ways_is_two_hours_as_in_the_reference() -> None:
+    """Text hours with 'T' or ' ' (the store's own text has one spelling; the read's hours are
+    naive datetimes or that text): grouped and ordered by the raw values, as _usage_merged does."""
+
+    def spell(objects: dict[Any, list[tuple[Any, ...]]]) -> None:
+        for oid, rows in objects.items():
+            objects[oid] = [
+                (r[0], r[1].replace(" ", "T") if i % 3 == 0 else r[1], *r[2:]) for i, r in enumerate(rows)
+            ]
+
+    rng = random.Random(9)
+    got = _each_alone({oid: _rows(rng, oid, text=True, odd=oid % 2 == 1) for oid in range(50)}, spell)
+    assert any(len({t for t, _ in w[1]}) < len(w[1]) for w in got.values())  # an hour twice, as there
 
 
 def test_windows_by_column_share_the_hours_of_objects_with_the_same_hours() -> None:
