@@ -123,10 +123,10 @@ def _int_columns(
 @dataclass(frozen=True, slots=True, eq=False)
 class Hours(Sequence[tuple[datetime, Usage]]):
     """A window's hours by column, in the order they were given (hour order, from the store): what
-    an evaluation holds for every object of a pool. As a (time, Usage) pair each, a week of hours took ~570 B an hour, most of a worker's
-    memory; by column they take ~70 B. It reads as the sequence of pairs it stands for (each Usage
-    built when asked for, equal to the one it was made from); `take` and `parallel_sum` stay by
-    column."""
+    an evaluation holds for every object of a pool. As a (time, Usage) pair each, a week of hours
+    took ~570 B an hour, most of a worker's memory; by column they take ~70 B. It reads as the
+    sequence of pairs it stands for (each Usage built when asked for, equal to the one it was made
+    from); `take` and `parallel_sum` stay by column."""
 
     times: tuple[datetime, ...]
     seconds: npt.NDArray[np.float64]
