@@ -369,14 +369,15 @@ def sqlserver_rows(
     where: str,
 ) -> list[tuple[Any, ...]]:
     """file_stats.csv rows of one SQL Server filegroup, tempdb or log file."""
-    _check_keys(obj, (*COMMON_KEYS, "files", *SQLSERVER_RATES), where)
+    _check_keys(obj, (*COMMON_KEYS, "files", "directory", *SQLSERVER_RATES), where)
     kind, name, db = obj["kind"], str(obj["name"]), str(obj["database"])
     if kind not in ("filegroup", "tempdb", "log"):
         raise ScenarioError(f"{where}: SQL Server kind is filegroup, tempdb or log, not {kind!r}")
     if kind == "tempdb" and db != "tempdb":
         raise ScenarioError(f"{where}: tempdb's database is 'tempdb'")
     files = 1 if kind == "log" else int(obj.get("files", 1))
-    directory, _, _ = _tier_location(policy, obj["tier"], where)
+    # `directory` puts the files on a drive of the DBA's own, which the policy may not name
+    directory = str(obj["directory"]) if "directory" in obj else _tier_location(policy, obj["tier"], where)[0]
     used = file_ids.setdefault((obj["server"], db), [])
     base = {k: float(obj[k]) for k in SQLSERVER_RATES if k in obj}
     series = integrate(base, _extras(obj, where, SQLSERVER_RATES), _sqlserver_counters(files), col)
