@@ -16,10 +16,12 @@ from app.cli_placement import native_stdout_silenced
 from app.cli_placement import register as register_placement
 from app.cli_runtime import fail as _fail
 from app.cli_runtime import runtime as _runtime
+from app.cli_runtime import store_line
 from app.cli_script import register as register_script
 from app.cli_users import register as register_users
 from app.secrets import configure_logging
-from app.settings import get_settings
+from app.settings import ensure_data_dir, get_settings, with_demo
+from app.textfmt import fixed
 
 app = typer.Typer(
     help="tierwise: storage-tier placement advice for SQL Server and DB2.", no_args_is_help=True
@@ -31,19 +33,67 @@ register_placement(app)
 register_script(app)
 
 
-def _warn_unknown_locations(unknown: Any) -> None:
-    """Objects on locations no tier of the policy knows are left out of the advice: say where they are."""
-    for u in unknown:
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"tierwise {version('tierwise')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    _version: bool = typer.Option(
+        False, "--version", callback=_print_version, is_eager=True, help="print the version and exit"
+    ),
+) -> None:
+    """tierwise: storage-tier placement advice for SQL Server and DB2."""
+
+
+def _busiest_first(unknown: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Unmatched locations, the most I/O first: the one a DBA must map first leads."""
+    return sorted(unknown, key=lambda u: (-u["io_per_s"], -u["size_gb"], u["server"], u["location"]))
+
+
+def _objects(n: int) -> str:
+    return f"{n:,} object" if n == 1 else f"{n:,} objects"
+
+
+def _io(io_per_s: float) -> str:
+    """I/O per second: whole numbers once they are large, a decimal below 100 (0.2 is not 0)."""
+    return f"{fixed(io_per_s, 0 if io_per_s >= 100 else 1)} I/O/s"
+
+
+def _warn_unknown_locations(unknown: list[dict[str, Any]]) -> None:
+    """Objects on locations no tier of the policy names (or that two pools take) are left out of
+    the advice: say on stderr, whatever the output format, where they are and what they weigh
+    (the advice JSON's unknown_locations entries, app.advice.unknown_json)."""
+    for u in _busiest_first(unknown):
         fix = (
             "narrow one of the pools in the policy"
-            if u.conflict
-            else "add the location to a tier in the policy"
+            if u["pools"]
+            else "map it to a tier in the policy's locations or on the Policy page"
         )
         typer.echo(
-            f"warning: {u.text}: {u.objects} objects, {u.size_gb:,.1f} GB, {u.io_per_s:,.1f} I/O/s left out "
-            f"({fix})",
+            f"warning: {u['server']}: {u['text']}: {_objects(u['objects'])}, {fixed(u['size_gb'])} GB, "
+            f"{_io(u['io_per_s'])}, not advised ({fix})",
             err=True,
         )
+
+
+def _unmatched_line(unknown: list[dict[str, Any]], shown: int = 3) -> str | None:
+    """The table's last line: how many objects the advice left out, where the busiest are."""
+    if not unknown:
+        return None
+    busiest = _busiest_first(unknown)
+    where = [f"{u['location']} {_io(u['io_per_s'])}" for u in busiest[:shown]]
+    if len(busiest) > shown:
+        where.append(f"{len(busiest) - shown} more")
+    objects = _objects(sum(u["objects"] for u in unknown))
+    fix = "map them to tiers in the policy's locations or on the Policy page"
+    if any(u["pools"] for u in unknown):
+        fix += " (where two pools take a location: narrow one of the pools)"
+    return f"{objects} on unmatched locations were not advised ({', '.join(where)}): {fix}"
 
 
 @app.command()
@@ -57,8 +107,10 @@ def serve(
 
     from app.main import create_app
 
-    settings = get_settings().model_copy(update={"demo": demo or get_settings().demo})
+    settings = with_demo(get_settings()) if demo else get_settings()
+    ensure_data_dir(settings)
     configure_logging(settings.log_level)
+    logging.getLogger("tierwise").info(store_line(settings))
     uvicorn.run(
         create_app(settings),
         host=host or settings.host,
@@ -455,8 +507,8 @@ def advise(
     with native_stdout_silenced():
         newest = max((snap.sample_time for snap in snapshots), default=None)
         report = run_advice(windows, policy, now=newest, time_limit_s=time_limit)
-    _warn_unknown_locations([u for u in report.unknown_locations if u.conflict])  # two pools take them
     doc = report_json(report, policy)
+    _warn_unknown_locations(doc["unknown_locations"])
     if explain is not None:
         _explain(doc["objects"], explain, doc.get("unknown_locations", []))
         return
@@ -526,7 +578,7 @@ def ilm(
 ) -> None:
     """Plan when each date partition moves to which tier, with a capacity forecast per tier."""
     from advisors.advise import advise as run_advice
-    from app.advice import AdviceInputError, windows_from_snapshots
+    from app.advice import AdviceInputError, unknown_json, windows_from_snapshots
     from app.ilm import make_plan, plan_json
     from connectors.files import read_import_file
     from connectors.records import ImportFileError, Snapshot
@@ -547,7 +599,7 @@ def ilm(
     newest = max(s.sample_time for s in snapshots)
     with native_stdout_silenced():
         report = run_advice(windows, policy, now=newest, curve_points=0)
-    _warn_unknown_locations(report.unknown_locations)
+    _warn_unknown_locations([unknown_json(u) for u in report.unknown_locations])
     doc = plan_json(make_plan(report, policy, now=newest, months=months))
     if scripts is not None:
         from app.cli_script import write_ilm_scripts
@@ -594,6 +646,9 @@ def _print_advice_table(doc: dict, history_notes: list[str] | None = None) -> No
         f"\n{s['moves']} moves; flash needed {s['flash_gb_needed']} GB; I/O wait "
         f"{s['io_ms_per_s_now']} -> {s['io_ms_per_s_after']} ms per second; placement {s['placement']['status']}"
     )
+    unmatched = _unmatched_line(doc["unknown_locations"])
+    if unmatched is not None:
+        typer.echo(unmatched)
 
 
 @app.command()
@@ -700,6 +755,7 @@ def evaluate_cmd(as_json: bool = typer.Option(False, "--json", help="print JSON"
         result = evaluate(store, policy, now=datetime.now(UTC))
     store.dispose()
     sync = result.sync
+    _warn_unknown_locations([u for rows in result.unknown_detail.values() for u in rows])
     if as_json:
         typer.echo(json.dumps({
             "objects": result.objects, "moves": result.moves,
@@ -724,16 +780,11 @@ def evaluate_cmd(as_json: bool = typer.Option(False, "--json", help="print JSON"
         f"recommendations: {sync.created} new, {sync.updated} updated, {sync.superseded} superseded, "
         f"{sync.withdrawn} withdrawn"
     )
-    for name, count in result.unknown_locations.items():
+    for name, count in result.unknown_locations.items():  # each location is on stderr, busiest first
         typer.echo(
             f"{name}: {count} objects on locations that match no tier of the policy (left out of the moves; "
             "map them on the Policy page or in the tiers' locations)"
         )
-        for u in result.unknown_detail.get(name, []):
-            fix = " (two pools take it: narrow one of them in the policy)" if u.get("pools") else ""
-            typer.echo(
-                f"  {u['text']}: {u['objects']} objects, {u['size_gb']:,.1f} GB, {u['io_per_s']:,.1f} I/O/s{fix}"
-            )
     for name, note in result.data_ends.items():
         typer.echo(f"{name}: {note}")
 

@@ -66,6 +66,16 @@ def redact(connection_string: str) -> str:
     return _URL_PASSWORD.sub(r"\1***@", redact_text(connection_string))
 
 
+# the user info of one URL up to its last "@" before the query: a password may itself hold "@" or "/"
+_URL_USERINFO = re.compile(r"(?i)^([a-z][a-z0-9+.-]*://[^:/@?#\s]*:)[^?#]*@")
+
+
+def redact_url(url: str) -> str:
+    """One URL (the store's, as `store:` lines show it) with its password masked wherever it is:
+    in the user info, however many "@" it holds, or as a query parameter."""
+    return redact(_URL_USERINFO.sub(r"\1***@", url.strip()))
+
+
 def scrub(message: str, *secrets: str | None) -> str:
     """Remove known secret values and password-like assignments from an error message."""
     out = redact(message)

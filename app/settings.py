@@ -5,10 +5,13 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
+import platformdirs
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 
 
 def _config_file() -> str | None:
@@ -16,18 +19,36 @@ def _config_file() -> str | None:
     return os.environ.get("TIERWISE_CONFIG") or None
 
 
+def data_dir() -> Path:
+    """Where the store and the key live unless set: the user's data directory, so that every
+    command run by one user sees one store whatever its working directory (Linux
+    ~/.local/share/tierwise or $XDG_DATA_HOME/tierwise; macOS ~/Library/Application Support/tierwise;
+    Windows %LOCALAPPDATA%\\tierwise)."""
+    return platformdirs.user_data_path("tierwise", appauthor=False)
+
+
+def default_database_url(demo: bool = False) -> str:
+    """The SQLite store in the data directory. The demo fleet has a store of its own (demo.db), so
+    its simulated targets and its documented admin login never enter the DBA's own store."""
+    return f"sqlite:///{(data_dir() / ('demo.db' if demo else 'tierwise.db')).as_posix()}"
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="TIERWISE_", extra="ignore")
 
+    demo: bool = Field(default=False, description="run on the built-in simulated fleet")
     database_url: str = Field(
-        default="sqlite:///./tierwise.db",
-        description="SQLAlchemy URL of the store: SQLite file (default) or postgresql+psycopg://…",
+        default_factory=lambda data: default_database_url(bool(data.get("demo"))),
+        description="SQLAlchemy URL of the store: postgresql+psycopg://… or a SQLite file; unset, "
+        "tierwise.db (demo.db for the demo) in the user's data directory",
     )
     secret_key: str | None = Field(
         default=None, description="Fernet key for credentials at rest; else read from secret_key_file"
     )
     secret_key_file: Path = Field(
-        default=Path("./tierwise.key"), description="key file, created with mode 0600 if missing"
+        default_factory=lambda: data_dir() / "tierwise.key",
+        description="key file, created with mode 0600 if missing; unset, tierwise.key in the user's "
+        "data directory",
     )
     host: str = "127.0.0.1"
     port: int = 8080
@@ -54,7 +75,6 @@ class Settings(BaseSettings):
     max_backoff_s: int = 3600
     sample_retention_days: int = 14
     rollup_retention_days: int = 400
-    demo: bool = Field(default=False, description="run on the built-in simulated fleet")
     demo_history_hours: int = 36
     demo_step_s: int = 900
     demo_poll_interval_s: int = 60
@@ -89,9 +109,46 @@ class Settings(BaseSettings):
     base_url: str = Field(default="http://127.0.0.1:8080", description="link target in report emails")
 
 
+def with_demo(settings: Settings) -> Settings:
+    """The settings of `serve --demo`: the demo's own store unless a store was set."""
+    if settings.demo:
+        return settings
+    update: dict[str, Any] = {"demo": True}
+    if "database_url" not in settings.model_fields_set:
+        update["database_url"] = default_database_url(demo=True)
+    return settings.model_copy(update=update)
+
+
+def sqlite_file(database_url: str) -> Path | None:
+    """The file of a SQLite store (None for PostgreSQL or an in-memory SQLite)."""
+    try:
+        url = make_url(database_url)
+    except ArgumentError:  # not a URL: the store says so when it opens it
+        return None
+    if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
+        return None
+    return Path(url.database)
+
+
+def ensure_data_dir(settings: Settings) -> None:
+    """Create the data directory, readable by its owner only (0700: it holds the store and the
+    key), when the store or the key file lives in it. An explicit location is left as set."""
+    home = data_dir()
+    db = sqlite_file(settings.database_url)
+    key = None if settings.secret_key else settings.secret_key_file
+    if not any(p is not None and p.parent.absolute() == home.absolute() for p in (db, key)):
+        return
+    if not home.is_dir():
+        home.parent.mkdir(parents=True, exist_ok=True)
+        home.mkdir(mode=0o700, exist_ok=True)
+        home.chmod(0o700)  # whatever the umask
+
+
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
+    """This process's settings (the config file, then the environment), with the data directory
+    ready when the defaults use it."""
     path = _config_file()
-    if path:
-        return Settings(_env_file=path)  # type: ignore[call-arg]
-    return Settings()
+    settings = Settings(_env_file=path) if path else Settings()  # type: ignore[call-arg]
+    ensure_data_dir(settings)
+    return settings

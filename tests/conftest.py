@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import shutil
 import socket
+import tempfile
 import threading
 import time
 import uuid
@@ -22,6 +24,15 @@ POSTGRES_URL = os.environ.get(
     "TIERWISE_TEST_POSTGRES_URL", "postgresql+psycopg://postgres:postgres@127.0.0.1:5432/postgres"
 )
 FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """No test writes into the user's own data directory, where the default store and key live
+    (app.settings.data_dir): the session gets a fresh one, for its subprocesses too (platformdirs
+    takes XDG_DATA_HOME on Linux)."""
+    home = tempfile.mkdtemp(prefix="tierwise-test-data-")
+    os.environ["XDG_DATA_HOME"] = home
+    config.add_cleanup(lambda: shutil.rmtree(home, ignore_errors=True))
 
 
 def free_port() -> int:

@@ -20,30 +20,30 @@ runner = CliRunner()
 
 
 def test_evaluate_after_import_of_old_files(cli_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert runner.invoke(app, ["evaluate"]).output.startswith("no data to advise on")
+    assert runner.invoke(app, ["evaluate"]).stdout.startswith("no data to advise on")
     r = runner.invoke(app, ["import", str(FILE_STATS)])
     assert r.exit_code == 0, r.output
     # the shipped policy knows none of the fixture's directories: nothing is advised, all is said
     r = runner.invoke(app, ["evaluate", "--json"])
     assert r.exit_code == 0, r.output
-    doc = json.loads(r.output)
+    doc = json.loads(r.stdout)
     assert doc["objects"] == 0 and doc["moves"] == 0
     assert set(doc["unknown_locations"]) == {"import:sqlserver:SQLPROD01", "import:sqlserver:SQLPROD02\\OLTP"}
     assert all(n > 0 for n in doc["unknown_locations"].values())
-    text = runner.invoke(app, ["evaluate"]).output
+    said = runner.invoke(app, ["evaluate"])
     for name, count in doc["unknown_locations"].items():
-        assert f"{name}: {count} objects on locations that match no tier" in text
+        assert f"{name}: {count} objects on locations that match no tier" in said.stdout
     assert sum(u["objects"] for rows in doc["unknown_detail"].values() for u in rows) == sum(
         doc["unknown_locations"].values()
     )
-    assert "E:\\data\\ matches no tier of the policy" in text
+    assert "SQLPROD01: E:\\data\\ matches no tier of the policy" in said.stderr  # each location, on stderr
 
     # once the directories are mapped, the old files are advised
     monkeypatch.setenv("TIERWISE_POLICY_FILE", str(mapped_policy(cli_env / "mapped.yaml")))
     get_settings.cache_clear()
     r = runner.invoke(app, ["evaluate", "--json"])
     assert r.exit_code == 0, r.output
-    doc = json.loads(r.output)
+    doc = json.loads(r.stdout)
     # the file's samples are long past the 7-day window: judged on the window ending at them
     assert doc["objects"] > 0
     assert set(doc["data_ends"]) == {"import:sqlserver:SQLPROD01", "import:sqlserver:SQLPROD02\\OLTP"}

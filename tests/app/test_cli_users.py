@@ -94,7 +94,7 @@ def test_delete_ends_logins_and_tokens(cli_store: Store) -> None:
 def test_tokens_are_listed_without_the_token_and_revoked_with_an_audit(cli_store: Store) -> None:
     made = runner.invoke(app, ["users", "token", "abe", "--name", "prometheus"])
     assert made.exit_code == 0, made.output
-    token = made.output.strip()
+    token = made.stdout.strip()
     listed = runner.invoke(app, ["users", "tokens", "abe"])
     assert listed.exit_code == 0, listed.output
     assert "prometheus" in listed.output and "abe" in listed.output and "active" in listed.output

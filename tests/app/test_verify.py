@@ -350,7 +350,7 @@ def test_regression_shows_in_api_page_report_and_cli(
     _cli_env(monkeypatch, settings)
     out = CliRunner().invoke(cli, ["verify", "--json"])
     assert out.exit_code == 0, out.output
-    doc = json.loads(out.output)
+    doc = json.loads(out.stdout)
     assert doc["items"][0]["status"] == "regressed" and doc["track_record"]["counts"]["regressed"] == 1
     text_out = CliRunner().invoke(cli, ["verify"]).output
     i = doc["items"][0]["interval"]

@@ -95,7 +95,7 @@ def first_hour(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, o
             if args == ["evaluate"]:
                 assert "1 moves" in r.output and "recommendations: 1 new" in r.output, r.output
                 assert f"{DAYS_OLD} days old" in r.output, r.output
-        token = runner.invoke(app, ["users", "token", "ada", "--name", "e2e"]).output.strip()
+        token = runner.invoke(app, ["users", "token", "ada", "--name", "e2e"]).stdout.strip()
         with live_server(settings) as url:
             yield {"url": url, "token": token, "file": collection, "report": tmp / "report.eml"}
     finally:
