@@ -146,6 +146,14 @@ def action_for(engine: str, kind: str, name: str) -> MoveAction:
     return "emptyfile"
 
 
+def copy_rate(policy: ChangeWindowPolicy, action: MoveAction, from_tier: str | None, to_tier: str) -> float:
+    """MB/s of one kind of move between two tiers: the tier pair's rate, else the kind's, else the
+    default. The change-window plan and the scripts (their offline copy's downtime) both use it."""
+    return policy.copy_rate_by_tiers.get(f"{from_tier}->{to_tier}") or policy.copy_rate_by_action.get(
+        action, policy.copy_rate_mb_s
+    )
+
+
 def estimate(move: Move, policy: ChangeWindowPolicy) -> Estimate:
     action = action_for(move.engine, move.kind, move.name)
     restart_s = (
@@ -156,9 +164,7 @@ def estimate(move: Move, policy: ChangeWindowPolicy) -> Estimate:
         size = "" if move.size_bytes is None else f" {gb_text(move.size_bytes / GB)}"
         text = f"{move.name}{size}: nothing copied (the files are recreated at start); {restart_words}"
         return Estimate(action, 0.0, 0.0, 0.0, 0.0, restart_s, text + "; needs an instance restart")
-    rate = policy.copy_rate_by_tiers.get(
-        f"{move.from_tier}->{move.to_tier}"
-    ) or policy.copy_rate_by_action.get(action, policy.copy_rate_mb_s)
+    rate = copy_rate(policy, action, move.from_tier, move.to_tier)
     size_bytes = move.size_bytes or 0
     gb = size_bytes / GB
     copy_s = size_bytes / MB / rate

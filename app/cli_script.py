@@ -19,7 +19,7 @@ from typing import Any
 import typer
 
 from app.cli_runtime import fail as _fail
-from app.script_spots import file_name, object_pool, pool_spots
+from app.script_spots import file_name, object_pool, pool_spots, script_options
 from migrations import (
     AdviceError,
     Dialect,
@@ -115,13 +115,13 @@ def read_advice(path: Path) -> Any:
 
 
 def build(
-    moves: tuple[Move, ...], dialect: Dialect, options: Options, now: datetime
+    moves: tuple[Move, ...], dialect: Dialect, options: Options, now: datetime, policy: Policy
 ) -> tuple[list[tuple[Move, Script, Script]], list[Skipped]]:
     pairs: list[tuple[Move, Script, Script]] = []
     skipped: list[Skipped] = []
     for move in moves:
-        try:
-            forward, rollback = render_pair(move, dialect, options, now)
+        try:  # each move's offline copy at the policy's copy rate for its tiers
+            forward, rollback = render_pair(move, dialect, script_options(policy, move, options), now)
         except Unsupported as exc:
             skipped.append(Skipped(move.target.server, move.key, f"unsupported here: review: {exc}"))
             continue
@@ -236,7 +236,7 @@ def script_command(
             read_only=read_only or [],
             log_paths=log_paths,
         )
-        pairs, unsupported = build(selection.moves, engine_dialect, options, now)
+        pairs, unsupported = build(selection.moves, engine_dialect, options, now, policy)
     except (PolicyError, PlanError) as exc:
         _fail(str(exc))
     files: dict[str, bytes] = {}

@@ -1,6 +1,7 @@
 """Where the scripts of a move go and what their files are called: the policy's tiers (per pool) as
 the script generators see them, and a script's file name. One definition for `tierwise script`
-(app/cli_script.py) and the scripts frozen at approval (app/scripts.py)."""
+(app/cli_script.py), the scripts frozen at approval (app/scripts.py) and the impact shown before
+approval (app/move_impact.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from migrations import EXTENSION, AdviceError, Move, TierSpot
+from advisors.change_windows import copy_rate
+from migrations import EXTENSION, AdviceError, Move, Options, TierSpot
 from migrations.quoting import file_stem
 from policies.model import DEFAULT_POOL, Policy
 
@@ -63,3 +65,11 @@ def file_name(order: int, move: Move, direction: str, dialect: str) -> str:
     uid = hashlib.sha256(f"{move.target.server}|{move.key}".encode()).hexdigest()[:6]
     stem = file_stem(move.target.server, move.target.database, move.kind, move.name, limit=70)
     return f"{order:02d}-{stem}-{uid}.{direction}{EXTENSION[dialect]}"
+
+
+def script_options(policy: Policy, move: Move, options: Options | None = None) -> Options:
+    """The scripts' options for one move: its offline copy at the policy's copy rate for the move's
+    tiers (change_windows: copy_rate_by_tiers, copy_rate_by_action offline_copy, copy_rate_mb_s), so
+    the downtime the script prints is the one the change-window plan and the pages use."""
+    rate = copy_rate(policy.change_windows, "offline_copy", move.from_tier, move.to_tier)
+    return replace(options or Options(generator="tierwise"), copy_rate_mb_s=rate)

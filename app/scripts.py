@@ -11,12 +11,28 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.mail.render import Attachment
-from app.script_spots import file_name, object_pool, pool_spots
+from app.script_spots import file_name, object_pool, pool_spots, script_options
 from app.store.models import Recommendation, ScriptRecord
-from migrations import AdviceError, Dialect, Options, PlanError, read_advised, render_pair, select_advised
+from migrations import AdviceError, Dialect, Move, PlanError, read_advised, render_pair, select_advised
 from policies.model import Policy
 
 DIALECT: dict[str, Dialect] = {"sqlserver": "tsql", "db2": "db2"}
+
+
+def planned_move(rec: Recommendation, policy: Policy) -> Move:
+    """The move a recommendation's scripts carry out, built by the script generators from its stored
+    evidence and the tiers of its own pool (a move on array B goes to array B's paths). Raises
+    PlanError (AdviceError is one) with the reason when no safe script can be written."""
+    dialect = DIALECT[rec.engine]
+    evidence = dict(rec.evidence or {})
+    uid = f"{rec.server}|{rec.key}"
+    tiers = pool_spots(policy, object_pool(evidence))
+    source = f"recommendation #{rec.id}"
+    selection = select_advised([read_advised(evidence, source)], source=source, tiers=tiers,
+                               dialect=dialect, only=[uid])  # fmt: skip
+    if not selection.moves:
+        raise PlanError("; ".join(s.reason for s in selection.skipped) or "nothing to move")
+    return selection.moves[0]
 
 
 def ensure_scripts(
@@ -28,20 +44,9 @@ def ensure_scripts(
     if existing:
         return existing
     dialect = DIALECT[rec.engine]
-    evidence = dict(rec.evidence or {})
-    uid = f"{rec.server}|{rec.key}"
     try:
-        # the tiers of the object's own pool: a move on array B goes to array B's paths
-        tiers = pool_spots(policy, object_pool(evidence))
-        source = f"recommendation #{rec.id}"
-        selection = select_advised([read_advised(evidence, source)], source=source, tiers=tiers,
-                                   dialect=dialect, only=[uid])  # fmt: skip
-        if not selection.moves:
-            why = "; ".join(s.reason for s in selection.skipped) or "nothing to move"
-            rec.script_error = why
-            return []
-        move = selection.moves[0]
-        forward, rollback = render_pair(move, dialect, Options(generator="tierwise"), now)
+        move = planned_move(rec, policy)
+        forward, rollback = render_pair(move, dialect, script_options(policy, move), now)
     except (AdviceError, PlanError) as exc:
         rec.script_error = str(exc)
         return []

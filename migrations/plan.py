@@ -13,6 +13,8 @@ import json
 from dataclasses import asdict, dataclass, field, replace
 from typing import Literal
 
+from migrations.durations import DEFAULT_COPY_RATE_MB_S
+
 FileMode = Literal["online", "offline", "restart"]
 DEFAULT_STORAGE_GROUP = "IBMSTOGROUP"
 
@@ -335,6 +337,9 @@ class Options:
     headroom_pct: float = 10.0
     file_growth_mb: int = 1024
     min_file_mb: int = 64
+    # an offline copy's planning rate (the policy's change_windows copy rate for the move): the script's
+    # downtime estimate and the one a recommendation shows before approval (migrations/impact.py)
+    copy_rate_mb_s: float = DEFAULT_COPY_RATE_MB_S
 
 
 @dataclass(frozen=True, slots=True)

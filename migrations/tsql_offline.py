@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from migrations.durations import copy_minutes, minutes_text
 from migrations.header import Operations
 from migrations.plan import FileMove, Move, MoveFiles, Options
 from migrations.quoting import path_separator, tsql_ident, tsql_str
@@ -29,7 +30,6 @@ from migrations.tsql_checks import (
     server_state_check,
 )
 from migrations.tsql_files import (
-    MB,
     all_new,
     any_old,
     describe,
@@ -43,7 +43,6 @@ from migrations.tsql_files import (
 )
 from migrations.tsql_frame import fail, finish, say
 
-COPY_MB_PER_S = 200  # a planning figure for a file copy between arrays; real speed varies
 # The run marker. msdb because it survives the database going offline and the session ending;
 # created by run 1 when absent: the scripts run as sysadmin (docs/running-scripts.md), which
 # holds CREATE TABLE in msdb.
@@ -51,10 +50,10 @@ MARKER = "msdb.dbo.tierwise_offline_run"
 MARKER_LIT = tsql_str(MARKER)
 
 
-def _copy_time(files: tuple[FileMove, ...]) -> str:
+def _copy_time(files: tuple[FileMove, ...], rate_mb_s: float) -> str:
     known, unknown = sizes(files)
-    minutes = max(1, -(-known // (COPY_MB_PER_S * MB * 60)))
-    text = f"about {minutes} min to copy {gb(known)} at ~{COPY_MB_PER_S} MB/s (copy speed varies with the storage)"
+    minutes = minutes_text(copy_minutes(known, rate_mb_s))
+    text = f"about {minutes} to copy {gb(known)} at ~{rate_mb_s:g} MB/s (copy speed varies with the storage)"
     if unknown:
         text += f", plus {unknown} file(s) of a size the plan does not know"
     return text
@@ -84,7 +83,7 @@ def _copy_commands(f: FileMove) -> list[str]:
     ]
 
 
-def _offline_operations(move: Move, action: MoveFiles, direction: str) -> Operations:
+def _offline_operations(move: Move, action: MoveFiles, direction: str, options: Options) -> Operations:
     db = tsql_ident(move.target.database)
     other = "rollback" if direction == "forward" else "forward"
     back = "; ".join(
@@ -93,7 +92,7 @@ def _offline_operations(move: Move, action: MoveFiles, direction: str) -> Operat
     )
     return Operations(
         duration=(
-            f"{db} is DOWN from run 1 to the end of run 2: {_copy_time(action.files)}, plus a minute for "
+            f"{db} is DOWN from run 1 to the end of run 2: {_copy_time(action.files, options.copy_rate_mb_s)}, plus a minute for "
             "the checks and the recovery at SET ONLINE; each run itself takes seconds."
         ),
         log_volume=(
@@ -192,7 +191,7 @@ def _run1_checks(move: Move, ldb: str, qdb: str) -> list[str]:
 def render_offline(
     move: Move, action: MoveFiles, direction: str, forward: Move, options: Options, at: datetime
 ) -> str:
-    operations = _offline_operations(move, action, direction)
+    operations = _offline_operations(move, action, direction, options)
     script = start(move, action, direction, forward, options, at, operations=operations)
     ldb = tsql_str(move.target.database)
     any_from = any_old(ldb, action.files)

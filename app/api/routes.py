@@ -14,6 +14,7 @@ from app.errors import Invalid
 from app.freshness import freshness
 from app.http.auth import CurrentUser, api_user, check_csrf, csrf_token, require
 from app.http.state import AppState, app_state
+from app.move_impact import impacts
 from app.store.models import Recommendation, Suppression
 from app.store.policies import current_policy
 from app.store.recommendations import (
@@ -165,6 +166,9 @@ def recommendations(
         from app.verify import add_verifications
 
         add_verifications(s, items)  # verified / regressed / inconclusive / waiting, once executed
+        impact = impacts(rows, current_policy(s, state.settings.policy_file))
+        for item, r in zip(items, rows, strict=True):  # what the move costs, before approval
+            item["impact"] = impact[r.id].to_json()
     return {"total": total, "items": items}
 
 

@@ -10,7 +10,7 @@ holds the bodies to what the routes build, byte for byte.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -121,6 +121,18 @@ class ObjectDetail(_Out):
     evidence: Evidence | None = None
 
 
+class MoveImpact(_Out):
+    """What the move costs before approval (migrations.impact.Impact): online, offline (with the
+    downtime estimated from the size and the policy's copy rate), restart, or no_script."""
+
+    kind: Literal["online", "offline", "restart", "no_script"]
+    summary: str
+    detail: str
+    downtime_minutes: int | None = None
+    copy_bytes: int | None = None
+    copy_rate_mb_s: Number | None = None
+
+
 class Recommendation(_Out):
     """One recommendation: the move, its figures from the advice, its review and suppression; the
     list adds what the target's figures rest on (data_end, data_note) and the verification."""
@@ -152,6 +164,7 @@ class Recommendation(_Out):
     data_end: str | None = None
     data_note: str | None = None
     verification: dict[str, Any] | None = None  # app.verify.verification_json, once executed
+    impact: MoveImpact | None = None  # what the move costs: online, offline copy (downtime), restart
 
 
 class RecommendationList(_Out):

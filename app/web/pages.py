@@ -22,6 +22,7 @@ from app.http.auth import (
     page_user,
 )
 from app.http.state import AppState, app_state
+from app.move_impact import impacts, recommendation_impact
 from app.review import (
     REVIEW_ACTIONS,
     ReviewError,
@@ -33,7 +34,7 @@ from app.review import (
     review_many,
     suppress,
 )
-from app.store.models import DbObject, Recommendation, ScriptRecord, Target, User
+from app.store.models import Recommendation, ScriptRecord, Target, User
 from app.store.policies import current_policy
 from app.store.recommendations import (
     DEFAULT_SORT,
@@ -50,6 +51,7 @@ from app.store.recommendations import (
 )
 from app.store.suppressions import SUPPRESSIBLE, active_for, describe
 from app.store.targets import statuses
+from app.store.unit_objects import unit_objects
 from app.store.users import authenticate
 from app.store.workbench import start_here
 from app.web.templating import render
@@ -179,7 +181,9 @@ def recommendations(
         )
         from app.verify import page_context  # verify after change: each executed move and the track record
 
-        verification = page_context(s, rows, current_policy(s, state.settings.policy_file).verification)
+        policy = current_policy(s, state.settings.policy_file)
+        verification = page_context(s, rows, policy.verification)
+        impact = impacts(rows, policy)  # what each move costs, before approval
     params = {"engine": f.engine, "server": f.server, "database": f.database, "status": f.status,
               "to_tier": f.to_tier, "target": f.target, "q": f.text}  # fmt: skip
     current_desc = SORTS[sort][1] if f.descending is None else f.descending
@@ -218,6 +222,7 @@ def recommendations(
         suppressed=suppressed,
         refused={r.id: refusal(r) for r in rows if refusal(r)},
         verification=verification,
+        impact=impact,
     )
 
 
@@ -279,9 +284,8 @@ def recommendation_detail(
 
         found: dict[str, Any] = {"id": rec_id}
         add_verifications(s, [found])
-        obj = s.scalar(
-            select(DbObject.id).where(DbObject.target_id == rec.target_id, DbObject.key == rec.key)
-        )
+        members = unit_objects(s, rec)  # the unit's files (a filegroup's, tempdb's), its table space, ...
+        impact = recommendation_impact(rec, current_policy(s, state.settings.policy_file))
         scripts = list(s.scalars(select(ScriptRecord).where(ScriptRecord.recommendation_id == rec_id)
                                  .order_by(ScriptRecord.direction.desc())))  # fmt: skip
         sup = active_for(s, now).get((rec.target_id, rec.key))
@@ -290,7 +294,8 @@ def recommendation_detail(
     return render(request, "recommendation.html", user, rec=rec, events=events, can_review=can_review,
                   actions=actions_for(rec.status) if can_review else [],
                   message=request.query_params.get("message"), verification=found["verification"],
-                  figures=figures((rec.evidence or {}).get("metrics") or {}), object_id=obj, scripts=scripts,
+                  figures=figures((rec.evidence or {}).get("metrics") or {}), members=members,
+                  charted=next((m for m in members if not m.held), None), impact=impact, scripts=scripts,
                   saving=saving_ms_per_s(rec), gb_freed=freed(rec), refused=refusal(rec),
                   executable=can_review and executable(rec), suppression=sup,
                   suppression_text=describe(sup) if sup else None, target_name=target_name,
