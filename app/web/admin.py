@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
+from typing import Any
 
+import yaml
 from fastapi import APIRouter, Depends, Form, Path, Request, status
-from fastapi.responses import HTMLResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from sqlalchemy.orm import Session
+from starlette.datastructures import FormData
 
 from app.collect import read_target
 from app.http.auth import CurrentUser, api_user, form_user, page_user, session_id
 from app.http.state import AppState, app_state
 from app.metrics import render as render_metrics
-from app.store.policies import current_policy_text, history, save_policy
+from app.store.policies import conflicts_text, current_policy_text, history, pool_conflicts, save_policy
 from app.store.recommendations import audit
 from app.store.targets import TargetError, add_target, get_target, statuses
 from app.store.tokens import TokenError, TokenInfo, list_tokens, revoke_token
@@ -19,9 +25,11 @@ from app.store.users import UserError, authenticate, set_password
 from app.store.watermarks import pool_health, pool_state
 from app.web.mapping import by_target, tier_choices, unknown_locations
 from app.web.pages import _back
+from app.web.policy_form import PolicyForm, Problem, attach, check, dump, form_of
 from app.web.templating import render
 from connectors.records import SourceError
 from policies.loader import PolicyError, parse_policy
+from policies.model import Policy
 
 router = APIRouter()
 
@@ -183,21 +191,58 @@ def change_password_form(
 # ---- policy --------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class _InForce:
+    """The policy in force: its text, where it is from, the stored version (0: a file), and the
+    document and policy it reads as (None when it does not load: the form needs a valid policy)."""
+
+    text: str
+    source: str
+    base: int
+    doc: dict[str, Any] | None
+    policy: Policy | None
+    problem: str | None
+
+
+def _newest_version(s: Session) -> int:
+    newest = history(s, limit=1)
+    return newest[0].id if newest else 0
+
+
+def _in_force(s: Session, state: AppState) -> _InForce:
+    text, source = current_policy_text(s, state.settings.policy_file)
+    base = _newest_version(s)
+    try:
+        policy = parse_policy(text, source=source)
+    except PolicyError as exc:
+        return _InForce(text, source, base, None, None, str(exc))
+    return _InForce(text, source, base, yaml.safe_load(text), policy, None)
+
+
+def _policy_page(
+    request: Request, user: CurrentUser, state: AppState, *, form: PolicyForm | None = None, text: str | None = None,
+    source: str | None = None, error: str | None = None, status_code: int = 200,
+) -> HTMLResponse:  # fmt: skip
+    """The page: the form (the policy in force, or a refused submission), the locations that match
+    no tier, the YAML view (the policy in force, or a refused edit) and the history."""
+    with state.store.session() as s:
+        now = _in_force(s, state)
+        versions = history(s)
+        unknown = unknown_locations(s)
+    if form is None and now.doc is not None and now.policy is not None:
+        form = form_of(now.doc, now.policy, base=now.base)
+    return render(request, "policies.html", user, text=now.text if text is None else text,
+                  source=source or now.source, versions=versions, is_admin=user.role == "admin", error=error,
+                  message=request.query_params.get("message"), unknown=unknown,
+                  choices=tier_choices(now.policy) if now.policy is not None else {}, form=form,
+                  form_problem=now.problem, status_code=status_code)  # fmt: skip
+
+
 @router.get("/policies", response_class=HTMLResponse)
 def policy_page(
     request: Request, user: CurrentUser = Depends(page_user), state: AppState = Depends(app_state)
 ) -> HTMLResponse:
-    with state.store.session() as s:
-        text, source = current_policy_text(s, state.settings.policy_file)
-        versions = history(s)
-        unknown = unknown_locations(s)
-    try:
-        choices = tier_choices(parse_policy(text, source=source))
-    except PolicyError:
-        choices = {}
-    return render(request, "policies.html", user, text=text, source=source, versions=versions,
-                  is_admin=user.role == "admin", error=None, message=request.query_params.get("message"),
-                  unknown=unknown, choices=choices)  # fmt: skip
+    return _policy_page(request, user, state)
 
 
 @router.post("/policies", response_model=None)
@@ -208,6 +253,7 @@ def save_policy_form(
     user: CurrentUser = Depends(form_user("admin")),
     state: AppState = Depends(app_state),
 ) -> Response:
+    """The YAML view's save: the whole text, comments kept."""
     now = datetime.now(UTC)
     try:
         with state.store.session() as s:
@@ -218,12 +264,113 @@ def save_policy_form(
                   subject_id=policy.name, summary=f"saved policy {policy.name} ({len(policy.tiers)} tiers)",
                   comment=comment or None)  # fmt: skip
     except PolicyError as exc:
-        with state.store.session() as s:
-            versions = history(s)
-        return render(request, "policies.html", user, text=yaml_text, source="your edit (not saved)",
-                      versions=versions, is_admin=True, error=str(exc), message=None,
-                      status_code=status.HTTP_422_UNPROCESSABLE_CONTENT)  # fmt: skip
+        return _policy_page(request, user, state, text=yaml_text, source="your edit (not saved)", error=str(exc),
+                            status_code=status.HTTP_422_UNPROCESSABLE_CONTENT)  # fmt: skip
     return _back("/policies", "policy saved; the next advice run uses it")
+
+
+async def _submitted(request: Request) -> FormData:
+    """The posted form, whatever fields it has (the policy form's are the policy's paths)."""
+    return await request.form()
+
+
+def _text_of(fields: FormData) -> Callable[[str], str | None]:
+    def get(name: str) -> str | None:
+        v = fields.get(name)
+        return v if isinstance(v, str) else None
+
+    return get
+
+
+def _stale(base: str | None, now: _InForce) -> str | None:
+    """Why a form drawn from another version may not be saved over the newest (None: it may)."""
+    if base == str(now.base):
+        return None
+    return (f"The policy was saved again ({now.source}) after this form was opened: nothing was saved. "
+            "The form now shows that version; make your change again.")  # fmt: skip
+
+
+def _changes_text(changes: list[str], limit: int = 20) -> str:
+    more = f"; and {len(changes) - limit} more" if len(changes) > limit else ""
+    return "; ".join(changes[:limit]) + more
+
+
+@router.post("/policies/validate", response_model=None)
+def validate_policy_fields(
+    fields: FormData = Depends(_submitted),
+    user: CurrentUser = Depends(form_user("admin")),
+    state: AppState = Depends(app_state),
+) -> JSONResponse:
+    """The policy form's values checked as the save checks them, without saving: each problem with
+    the field it belongs to ("" = the policy as a whole), and what a save would change."""
+    with state.store.session() as s:
+        now = _in_force(s, state)
+        if now.doc is None or now.policy is None:
+            problems = [
+                Problem("", f"the policy in force does not load; fix it in the YAML view: {now.problem}")
+            ]
+            return JSONResponse({"valid": False, "errors": [asdict(p) for p in problems], "changes": []})
+        edit, problems, policy = check(now.doc, now.policy, _text_of(fields), base=now.base)
+        if policy is not None:
+            conflicts = pool_conflicts(s, policy)
+            if conflicts:
+                problems = [Problem("", conflicts_text(conflicts))]
+    stale = _stale(_text_of(fields)("base"), now)
+    if stale is not None:
+        problems.append(Problem("", stale))
+    return JSONResponse(
+        {"valid": not problems, "errors": [asdict(p) for p in problems], "changes": edit.changes}
+    )
+
+
+@router.post("/policies/form", response_model=None)
+def save_policy_fields(
+    request: Request,
+    fields: FormData = Depends(_submitted),
+    user: CurrentUser = Depends(form_user("admin")),
+    state: AppState = Depends(app_state),
+) -> Response:
+    """The form's save: the fields applied to the policy in force (every other key kept), checked by
+    the model, saved as a new version and audited; refused, the form comes back with each problem
+    next to its field (422) and nothing is saved."""
+    submitted = _text_of(fields)
+    comment = (submitted("comment") or "").strip() or None
+    with state.store.session() as s:
+        now = _in_force(s, state)
+    if now.doc is None or now.policy is None:
+        return _back(
+            "/policies",
+            f"not saved: the policy in force does not load; fix it in the YAML view ({now.problem})",
+        )
+    stale = _stale(submitted("base"), now)
+    if stale is not None:
+        form = form_of(now.doc, now.policy, base=now.base)
+        form.errors.append(stale)
+        return _policy_page(request, user, state, form=form, status_code=status.HTTP_409_CONFLICT)
+    edit, problems, policy = check(now.doc, now.policy, submitted, base=now.base)
+    what = _changes_text(edit.changes)
+    if policy is not None and not edit.changes:
+        return _back("/policies", "nothing to save: the form's values are those of the policy in force")
+    if policy is not None:
+        at = datetime.now(UTC)
+        try:
+            with state.store.session() as s:
+                if _newest_version(s) != now.base:  # saved by someone else since it was read
+                    raise PolicyError(_stale("", _in_force(s, state)) or "")
+                saved = save_policy(s, yaml_text=dump(edit.data, username=user.username, now=at),
+                                    username=user.username, comment=comment or f"form: {what}"[:500], now=at)  # fmt: skip
+                audit(s, at=at, username=user.username, action="edit_policy", subject_type="policy",
+                      subject_id=saved.name, summary=f"saved policy {saved.name} from the form: {what}",
+                      comment=comment)  # fmt: skip
+        except PolicyError as exc:
+            problems = [Problem("", str(exc))]
+    if problems:
+        attach(edit.form, problems)
+        return _policy_page(
+            request, user, state, form=edit.form, status_code=status.HTTP_422_UNPROCESSABLE_CONTENT
+        )
+    return _back("/policies", f"policy saved from the form ({_changes_text(edit.changes, limit=5)}); "
+                              "the next advice run uses it")  # fmt: skip
 
 
 # ---- metrics (the exports are in app/api/exports.py) ------------------------------------

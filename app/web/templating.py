@@ -123,6 +123,9 @@ PAGE_CONTEXTS: dict[str, dict[str, str]] = {
         "message": "a confirmation after saving, or None",
         "unknown": "the locations no tier knows, with their objects, GB and I/O (the mapping form's rows)",
         "choices": "the pool/tier pairs a location can be mapped to",
+        "form": "app.web.policy_form.PolicyForm: the pools and tiers as fields (in force, or a refused "
+        "submission with each problem at its field), or None when the policy in force does not load",
+        "form_problem": "why the policy in force does not load (then there is no form), or None",
     },
     "reports.html": {
         "subs": "report subscriptions",
