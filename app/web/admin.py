@@ -269,6 +269,10 @@ def save_policy_form(
     return _back("/policies", "policy saved; the next advice run uses it")
 
 
+# A field per figure: a policy of 100 pools of 4 tiers is ~8,500 fields (the body limit bounds it anyway).
+FORM_MAX_FIELDS = 50_000
+
+
 async def _submitted(request: Request) -> FormData:
     """The posted form, whatever fields it has (the policy form's are the policy's paths)."""
     return await request.form()
@@ -295,7 +299,7 @@ def _changes_text(changes: list[str], limit: int = 20) -> str:
     return "; ".join(changes[:limit]) + more
 
 
-@router.post("/policies/validate", response_model=None)
+@router.post("/policies/validate", response_model=None, form_limits={"max_fields": FORM_MAX_FIELDS})
 def validate_policy_fields(
     fields: FormData = Depends(_submitted),
     user: CurrentUser = Depends(form_user("admin")),
@@ -323,7 +327,7 @@ def validate_policy_fields(
     )
 
 
-@router.post("/policies/form", response_model=None)
+@router.post("/policies/form", response_model=None, form_limits={"max_fields": FORM_MAX_FIELDS})
 def save_policy_fields(
     request: Request,
     fields: FormData = Depends(_submitted),
