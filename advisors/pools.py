@@ -41,9 +41,10 @@ class UnknownLocation:
     size_gb: float
     reads_per_s: float
     writes_per_s: float
-    examples: tuple[str, ...]  # a few of the objects' names
+    examples: tuple[str, ...]  # a few of the objects' names, the busiest first
     reason: str  # "matches no tier of the policy" / "... of pool X" / why the unit is split
     pools: tuple[str, ...] = ()  # the two (or more) pools that all take these objects: a conflict
+    databases: tuple[str, ...] = ()  # the databases with objects there, the busiest first
 
     @property
     def conflict(self) -> bool:
@@ -191,12 +192,17 @@ def _summed(left_out: list[tuple[ObjectWindow, str, str]]) -> tuple[UnknownLocat
         where = location_of(w.info) or ("(no location)", "path")
         sums[(w.info.server, w.info.engine, pool, where[0], where[1], why)].append(w)
     out: list[UnknownLocation] = []
-    for (server, engine, pool, location, kind, why), ws in sums.items():
+    for (server, engine, pool, location, kind, why), found in sums.items():
+        ws = sorted(found, key=lambda w: -_io_per_s(w))  # the busiest first (stable: input order on ties)
 
         def rate(counter: str, ws: list[ObjectWindow] = ws) -> float:
             return sum(
                 (w.total.counters.get(counter) or 0) / w.total.seconds for w in ws if w.total.seconds > 0
             )
+
+        by_db: dict[str, float] = defaultdict(float)
+        for w in ws:
+            by_db[w.info.database] += _io_per_s(w)
 
         out.append(
             UnknownLocation(
@@ -212,7 +218,15 @@ def _summed(left_out: list[tuple[ObjectWindow, str, str]]) -> tuple[UnknownLocat
                 examples=tuple(w.info.name for w in ws[:3]),
                 reason=why,
                 pools=conflict_pools(pool),
+                databases=tuple(sorted(by_db, key=lambda d: -by_db[d])),
             )
         )
-    out.sort(key=lambda u: (u.server, -u.size_gb, u.location))
+    # the busiest first: the data a DBA most needs advised (ties: by server, size, location)
+    out.sort(key=lambda u: (-u.io_per_s, u.server, -u.size_gb, u.location))
     return tuple(out)
+
+
+def _io_per_s(w: ObjectWindow) -> float:
+    """Reads and writes per second over the window (0 without covered time)."""
+    c = w.total.counters
+    return ((c.get("reads") or 0) + (c.get("writes") or 0)) / w.total.seconds if w.total.seconds > 0 else 0.0

@@ -425,6 +425,7 @@ def unknown_json(u: UnknownLocation) -> dict[str, Any]:
         "writes_per_s": round(u.writes_per_s, 3),
         "io_per_s": round(u.io_per_s, 3),
         "examples": list(u.examples),
+        "databases": list(u.databases),
         "reason": u.reason,
         "text": u.text,
         "pools": list(u.pools),

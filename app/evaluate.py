@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from advisors.advise import AdviceReport, DatabaseCurve, advise_pool, database_curves, join_reports
@@ -23,14 +23,13 @@ from advisors.pools import CONFLICT_SEP, placed, split_by_pool
 from advisors.units import PLACEABLE
 from app.advice import PastOccurrence, in_history, period_history, report_json, unknown_json
 from app.ilm import make_plan, plan_changes, plan_json
+from app.store.anchor import Anchors, age
+from app.store.anchor import anchors as anchor_of
 from app.store.db import Store
-from app.store.io_window import window_start
 from app.store.models import (
     AdviceSnapshot,
     DbObject,
-    HourlyRollup,
     IlmPlanRecord,
-    IoInterval,
     Target,
 )
 from app.store.recommendations import SyncResult, sync_recommendations
@@ -48,18 +47,15 @@ log = logging.getLogger("tierwise.evaluate")
 
 @dataclass(frozen=True)
 class DataEnd:
-    """A target whose newest sample is older than the everyday window: it is judged on the window
-    that ends at its newest sample, and every figure says so."""
+    """A target whose newest sample is over a day old (app/store/anchor.OLD_AFTER): it is judged,
+    as every target is, on the window that ends at its newest sample, and every figure says how old."""
 
     target_id: int
     newest: datetime
 
     def note(self, now: datetime, window_days: float) -> str:
-        age = now - self.newest
-        days = age.total_seconds() / 86400
-        old = f"{days:.0f} days old" if days >= 2 else f"{age.total_seconds() / 3600:.0f} hours old"
         return (
-            f"data up to {self.newest:%Y-%m-%d %H:%M} UTC, {old}: judged on the {window_days:g}-day "
+            f"data up to {self.newest:%Y-%m-%d %H:%M} UTC, {age(self.newest, now)}: judged on the {window_days:g}-day "
             "window ending at the newest sample, not on the last days"
         )
 
@@ -78,33 +74,6 @@ def without_cyclic_gc() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
-
-
-def newest_samples(session: Session, targets: list[int] | None = None) -> dict[int, datetime]:
-    """Each enabled target's newest interval end, from the raw intervals and the hourly roll-ups
-    (raw intervals may be past retention), one index lookup per object. Only `targets` when given
-    (one pool's)."""
-    out: dict[int, datetime] = {}
-    for src, at, pad in ((IoInterval, IoInterval.end_time, timedelta(0)), (HourlyRollup, HourlyRollup.hour,
-                                                                           timedelta(hours=1))):  # fmt: skip
-        latest = (
-            select(func.max(at)).where(src.object_id == DbObject.id).correlate(DbObject).scalar_subquery()
-        )
-        q = (
-            select(DbObject.target_id, func.max(latest))
-            .join(Target, Target.id == DbObject.target_id)
-            .where(Target.enabled.is_(True))
-            .group_by(DbObject.target_id)
-        )
-        if targets is not None:
-            q = q.where(Target.id.in_(targets))
-        rows = session.execute(q)
-        for tid, raw in rows:
-            if raw is None:
-                continue
-            t = (datetime.fromisoformat(raw) if isinstance(raw, str) else raw).replace(tzinfo=UTC) + pad
-            out[tid] = max(out.get(tid, t), t)
-    return out
 
 
 def server_owners(
@@ -135,13 +104,9 @@ def server_owners(
     }
 
 
-def everyday_start(policy: Policy, now: datetime) -> datetime:
-    return window_start(now, max(math.ceil(24 * policy.window_days), 1))
-
-
-def stale_targets(newest: dict[int, datetime], policy: Policy, now: datetime) -> list[DataEnd]:
-    since = everyday_start(policy, now)
-    return [DataEnd(tid, t) for tid, t in sorted(newest.items()) if t < since]
+def old_data(anchors: Anchors) -> list[DataEnd]:
+    """The targets whose newest sample is over a day old: their figures say how old."""
+    return [DataEnd(tid, t) for tid, t in anchors.old().items()]
 
 
 def windows_from_store(
@@ -149,52 +114,38 @@ def windows_from_store(
     policy: Policy,
     *,
     now: datetime,
-    newest: dict[int, datetime] | None = None,
+    anchors: Anchors | None = None,
     targets: list[int] | None = None,
 ) -> tuple[list[ObjectWindow], dict[tuple[str, str], int]]:
     """One window per object with hourly buckets (labelled by the hour the intervals ended in),
     summed in SQL from the hourly roll-ups and the intervals not rolled up yet.
 
-    The everyday window is the last `window_days` × 24 hours: the current hour and the ones before
-    it (whole hours, as the roll-ups are). A target whose newest sample is older than that (files
-    collected weeks ago and imported now) is judged on the window of the same length that ends at
-    its newest sample (returned as a DataEnd), never on nothing. When the policy declares business
-    periods, the buckets of each period's last completed occurrence are added even when it is
-    older (roll-ups are kept 400 days): only those hours, so advisors.maintenance.split_period
-    judges the period on them while every other figure still comes from the everyday window. An
-    object needs at least one bucket in its everyday window to be advised.
+    A target's window is the `window_days` × 24 whole hours ending with the hour of its newest
+    sample (app/store/anchor.py): a polled target's ends now, files collected weeks ago and
+    imported now are judged on the window that ends at their newest sample (old_data says so),
+    never on nothing. When the policy declares business periods, the buckets of each period's last
+    completed occurrence are added even when it is older (roll-ups are kept 400 days): only those
+    hours, so advisors.maintenance.split_period judges the period on them while every other figure
+    still comes from the everyday window. An object needs at least one bucket in its everyday
+    window to be advised.
 
     Only the objects of `targets` when given (one storage pool's targets: app/pool_runs)."""
     hours = max(math.ceil(24 * policy.window_days), 1)
-    since = everyday_start(policy, now)
-    if newest is None:
-        newest = newest_samples(session)
-    owners = server_owners(session, newest, targets)
-    if targets is not None:
-        mine = set(targets)
-        newest = {tid: t for tid, t in newest.items() if tid in mine}
-    stale = stale_targets(newest, policy, now)
-    groups: list[tuple[datetime, list[int] | None]] = []
-    if stale:
-        groups.append((now, [tid for tid, t in newest.items() if t >= since]))
-        by_end: dict[datetime, list[int]] = defaultdict(list)
-        for d in stale:
-            by_end[d.newest].append(d.target_id)
-        groups.extend(sorted(by_end.items()))
-    else:
-        groups.append((now, None if targets is None else sorted(newest)))
+    if anchors is None:
+        anchors = anchor_of(session, now)
+    owners = server_owners(session, dict(anchors.newest), targets)
+    groups = anchors.groups(hours, targets)
     windows: list[ObjectWindow] = []
     target_by_server: dict[tuple[str, str], int] = {}
     with without_cyclic_gc():
-        for end, targets in groups:
-            if targets is not None and not targets:
-                continue
-            start = window_start(end, hours)
-            history = [o for o in period_history(policy, end) if o.start < start]
+        for g in groups:
+            # one group holding every target with data is read without a list of targets
+            ids = None if targets is None and len(groups) == 1 else list(g.target_ids)
+            history = [o for o in period_history(policy, g.until) if o.start < g.since]
             # a bucket is labelled with its hour and judged by its middle: read an hour more each side
             ranges = [(o.start - timedelta(hours=1), o.end + timedelta(hours=1)) for o in history]
-            w, t = _windows(session, policy, now=end, since=start, history=history, ranges=ranges,
-                            targets=targets, owners=owners)  # fmt: skip
+            w, t = _windows(session, policy, now=g.until, since=g.since, history=history, ranges=ranges,
+                            targets=ids, owners=owners)  # fmt: skip
             windows.extend(w)
             target_by_server.update(t)
     return windows, target_by_server
@@ -390,10 +341,10 @@ def evaluate(store: Store, policy: Policy, *, now: datetime, time_limit_s: float
     each target's evidence and flash curves (AdviceSnapshot)."""
     with store.session() as s:
         seen = data_versions(s)  # before the data: what changes meanwhile is advised next time
-        newest = newest_samples(s)
-        windows, target_by_server = windows_from_store(s, policy, now=now, newest=newest)
+        anchors = anchor_of(s, now)
+        windows, target_by_server = windows_from_store(s, policy, now=now, anchors=anchors)
         names = {tid: name for tid, name in s.execute(select(Target.id, Target.name))}
-    stale = stale_targets(newest, policy, now)
+    stale = old_data(anchors)
     target_notes = {d.target_id: [d.note(now, policy.window_days)] for d in stale}
     if not windows:
         with store.session() as s:
@@ -523,10 +474,10 @@ def advise_pool_in_store(
     t0 = time.perf_counter()
     with store.session() as s:
         seen = {t: v for t, v in data_versions(s).items() if t in set(targets)}
-        newest = newest_samples(s, targets)
-        windows, target_by_server = windows_from_store(s, policy, now=now, newest=newest, targets=targets)
+        anchors = anchor_of(s, now, targets)
+        windows, target_by_server = windows_from_store(s, policy, now=now, anchors=anchors, targets=targets)
     t_read = time.perf_counter()
-    stale = stale_targets(newest, policy, now)
+    stale = old_data(anchors)
     target_notes = {d.target_id: [d.note(now, policy.window_days)] for d in stale}
     split = split_by_pool(windows, policy.pool_names())
     unknown = tuple(u for u in split.unknown if u.pool == pool)

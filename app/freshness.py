@@ -18,7 +18,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from app.evaluate import newest_samples
+from app.store.anchor import newest_samples
 from app.store.db import Store
 from app.store.models import AdviceSnapshot, DbObject, HourlyRollup, IoInterval, Target
 
@@ -95,7 +95,7 @@ def history_span(session: Session, target_id: int) -> tuple[datetime | None, dat
         # the raw intervals only when those older intervals are past retention
         if first is None or first > raw_start - timedelta(hours=1):
             first = raw_start
-    lasts = [t for t in (last_end, last_hour and last_hour + timedelta(hours=1)) if t is not None]
+    lasts = [t for t in (last_end, last_hour) if t is not None]  # a roll-up as its hour: app/store/anchor
     return first, max(lasts, default=None)
 
 

@@ -180,6 +180,19 @@ def heatmap_json(
         "until": iso(m.until),
         "unit": "I/O per GB-hour",
         "hours": [iso(h) for h in m.hours],
+        # each target's week ends at its newest sample: targets whose weeks start at the same hour
+        # share a window; a row's cells follow `hours`, None outside its window
+        "windows": [
+            {
+                "targets": w.targets,
+                "since": iso(w.since),
+                "until": iso(w.until),
+                "data_end": iso(w.data_end),
+                "old": w.old,
+                "hours": [iso(h) for h in w.hours],
+            }
+            for w in m.windows
+        ],
         "rows": [{**asdict(r), "url": f"/objects/{r.id}"} for r in m.rows],
         "objects": m.objects,
         "skew": [asdict(p) for p in m.skew],

@@ -12,13 +12,14 @@ import time
 from datetime import UTC, datetime
 
 from app.http.state import AppState
+from app.store.anchor import window_start
 from app.store.heat_map import HeatMap, IoTotals, heat_map, io_totals
-from app.store.io_window import window_start
 from app.store.object_detail import ObjectDetail, object_detail
 from app.store.object_evidence import Evidence, object_evidence
 from app.store.object_flash import DatabaseFlash, flash_curves
 from app.store.object_list import ObjectFilter
 from app.store.policies import current_policy_text
+from app.store.unmapped import UnmappedLocation, unmatched_at
 from policies.loader import parse_policy
 from policies.model import Policy
 
@@ -76,6 +77,13 @@ def evidence(state: AppState, object_id: int) -> Evidence | None:
     """The object's evidence from its target's last advice run (None: not covered yet)."""
     with state.store.session() as s:
         return object_evidence(s, state.store.url, object_id)
+
+
+def unmatched(state: AppState, d: ObjectDetail) -> UnmappedLocation | None:
+    """The unmatched location the object sits in, as its target's last advice run listed it."""
+    with state.store.session() as s:
+        return unmatched_at(s, target_id=d.target_id, engine=d.engine, physical_name=d.physical_name,
+                            storage_group=d.storage_group)  # fmt: skip
 
 
 def curves(state: AppState, target: str | None) -> list[DatabaseFlash]:

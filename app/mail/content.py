@@ -11,11 +11,13 @@ from sqlalchemy.orm import Session
 
 from advisors.change_windows import Schedule
 from app.change_windows import plan
-from app.evaluate import newest_samples, server_owners, stale_targets
+from app.evaluate import server_owners
 from app.freshness import target_freshness
 from app.mail.scope import Scope
+from app.store.anchor import anchors as anchor_of
+from app.store.anchor import window_start
 from app.store.ilm_plans import latest_plan
-from app.store.io_window import NOT_STORAGE, metrics_of, usage, window_start
+from app.store.io_window import NOT_STORAGE, metrics_of, usage
 from app.store.models import DbObject, Recommendation, Target
 from app.store.policies import current_policy
 from app.store.recommendations import CURRENT, SUPPRESSED, Status, saving_ms_per_s
@@ -159,7 +161,7 @@ def gather(
 ) -> ReportContent:
     policy = policy or current_policy(session, None)
     objects = {o.id: o for o in session.scalars(_objects_query(scope))}
-    rates = _rates(session, scope, objects, policy, now=now, period_hours=period_hours)
+    rates = _rates(session, scope, objects, now=now, period_hours=period_hours)
     recs_q = select(Recommendation).join(Target).where(Recommendation.status.in_(CURRENT))
     if scope.target:
         recs_q = recs_q.where(Target.name == scope.target)
@@ -265,24 +267,23 @@ def _rates(
     session: Session,
     scope: Scope,
     objects: dict[int, DbObject],
-    policy: Policy,
     *,
     now: datetime,
     period_hours: int,
 ) -> _Rates:
     """Each object's rates over the seconds its samples cover in the period (app.store.io_window:
     the roll-ups plus the intervals not rolled up, metrics_of), summed: one hour at 2,267 reads/s
-    reads 2,267 reads/s, not a 24th of it. A target whose newest sample is older than the advice's
-    window is read on the period ending at that sample, as the advice judged it. In the fleet, a
+    reads 2,267 reads/s, not a 24th of it. Each target is read on the period ending at its newest
+    sample (app/store/anchor.py), as the advice judged it. In the fleet, a
     server that two targets hold (an old import and the polled target) counts once, from the
     target the advice reads."""
-    newest = newest_samples(session)  # enabled targets with data
+    anchors = anchor_of(session, now)  # enabled targets with data
+    newest = dict(anchors.newest)
     in_scope = {o.target_id for o in objects.values()} & set(newest)
-    stale = {d.target_id for d in stale_targets(newest, policy, now)}
     owners = server_owners(session, newest) if scope.kind == "fleet" else {}
     by_end: dict[datetime, list[int]] = defaultdict(list)
     for tid in in_scope:
-        by_end[newest[tid] if tid in stale else now].append(tid)
+        by_end[anchors.end(tid)].append(tid)
     out = _Rates()
     covered: dict[int, float] = defaultdict(float)
     dialect = session.get_bind().dialect.name

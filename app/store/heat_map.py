@@ -12,15 +12,17 @@ import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import ColumnElement, Select, func, or_, select, union_all
 from sqlalchemy.orm import Session
 
 from advisors.features import GB
+from app.store.anchor import Window, aware, window_start
+from app.store.anchor import anchors as anchor_of
 from app.store.dialect import dialect_of, window_bounds
-from app.store.io_window import NOT_STORAGE, heat, heat_of_row, usage, window_start
+from app.store.io_window import NOT_STORAGE, heat, heat_of_row, usage
 from app.store.lookup import target_named
 from app.store.models import DbObject, HourlyRollup, IoInterval, Target
 from app.store.rollup import not_rolled_up, rolled_up_mark
@@ -38,7 +40,8 @@ class HeatRow:
     size_bytes: int | None
     io: float
     heat: float | None  # over the whole window
-    cells: list[float | None]  # heat per hour column (None: no data that hour)
+    cells: list[float | None]  # heat per hour of HeatMap.hours (None: no data that hour)
+    window: int = 0  # its target's window: an index in HeatMap.windows
 
 
 @dataclass(frozen=True)
@@ -48,20 +51,35 @@ class SkewPoint:
 
 
 @dataclass(frozen=True)
+class HeatWindow:
+    """The hours of the targets whose windows start at the same hour: one grid on the page. A
+    fleet of polled targets is one window; each collection imported weeks after it ended adds one."""
+
+    since: datetime
+    until: datetime
+    hours: list[datetime]
+    targets: list[str]
+    object_ids: list[int]
+    data_end: datetime | None  # the newest sample of its targets
+    old: bool  # some of its targets' data is over a day old (app/store/anchor.OLD_AFTER)
+
+
+@dataclass(frozen=True)
 class HeatMap:
     target: str | None
     target_id: int | None
     since: datetime
     until: datetime
-    hours: list[datetime]
+    hours: list[datetime]  # every window's hours, in order
     rows: list[HeatRow]
     objects: int  # objects with file-level I/O in the window
     skew: list[SkewPoint]
     knee: SkewPoint | None  # farthest above the diagonal
     capacity_for_80: float | None  # capacity share holding 80 % of the I/O
-    ranked_at: datetime  # when the ranking and the skew were read (the cells are read at `until`)
+    ranked_at: datetime  # when the ranking and the skew were read (the cells at every call)
     savings: Savings
     targets: list[str] = field(default_factory=list)
+    windows: list[HeatWindow] = field(default_factory=list)
 
 
 def _skew(items: Sequence[tuple[float, float]], max_points: int = 200) -> list[SkewPoint]:
@@ -92,12 +110,6 @@ def _share_for(points: Sequence[SkewPoint], io_share: float) -> float | None:
     return None
 
 
-def _aware(t: datetime | None) -> datetime | None:
-    if t is None:
-        return None
-    return t if t.tzinfo is not None else t.replace(tzinfo=UTC)
-
-
 @dataclass(frozen=True, slots=True)
 class IoTotal:
     id: int
@@ -108,22 +120,44 @@ class IoTotal:
 
 @dataclass(frozen=True)
 class IoTotals:
-    """Every storage object's I/O over a window: what the heat map ranks and the skew curve sums.
-    The one expensive read of the heat map (all objects, all hours), so callers may keep it a while."""
+    """Every storage object's I/O over its target's window: what the heat map ranks and the skew
+    curve sums. The one expensive read of the heat map (all objects, all hours), so callers may
+    keep it a while. Each target is read over the days ending at its newest sample
+    (app/store/anchor.py): `windows` groups the targets whose windows start at the same hour."""
 
     target_id: int | None
     since: datetime
     until: datetime
     items: list[IoTotal]
+    read_at: datetime
+    windows: list[Window] = field(default_factory=list)
+    window_of: dict[int, int] = field(default_factory=dict)  # object id -> index in windows
 
 
 def io_totals(*, session: Session, target: str | None, now: datetime, days: int = 7) -> IoTotals:
-    since = window_start(now, 24 * days)
     t = target_named(session, target) if target else None
+    groups = anchor_of(session, now, None if t is None else [t.id], enabled_only=False).groups(24 * days)
+    mark = rolled_up_mark(session)
+    items: list[IoTotal] = []
+    window_of: dict[int, int] = {}
+    for i, g in enumerate(groups):
+        # one window over the whole fleet is read without a list of targets
+        tids = None if t is None and len(groups) == 1 else list(g.target_ids)
+        for item in _totals(session, g.since, g.until, tids, mark):
+            items.append(item)
+            window_of[item.id] = i
+    since = min((g.since for g in groups), default=window_start(now, 24 * days))
+    until = max((g.until for g in groups), default=now)
+    return IoTotals(t.id if t is not None else None, since, until, items, now, groups, window_of)
+
+
+def _totals(
+    session: Session, since: datetime, until: datetime, tids: list[int] | None, mark: int
+) -> list[IoTotal]:
     # Only requests and seconds, summed per object before the join with the objects (the week is
     # every object's every hour: a join per row and five unused sums doubled the time).
-    mine = None if t is None else select(DbObject.id).where(DbObject.target_id == t.id)
-    lo, hi = window_bounds(session, since, now)
+    mine = None if tids is None else select(DbObject.id).where(DbObject.target_id.in_(tids))
+    lo, hi = window_bounds(session, since, until)
 
     def branch(src: Any, at: Any, *window: ColumnElement[bool]) -> Select[Any]:
         io = func.coalesce(src.reads, 0) + func.coalesce(src.writes, 0)
@@ -132,7 +166,6 @@ def io_totals(*, session: Session, target: str | None, now: datetime, days: int 
         )
         return q if mine is None else q.where(src.object_id.in_(mine))
 
-    mark = rolled_up_mark(session)
     u = union_all(
         branch(IoInterval, IoInterval.end_time, not_rolled_up(mark)),
         branch(HourlyRollup, HourlyRollup.hour),
@@ -147,8 +180,7 @@ def io_totals(*, session: Session, target: str | None, now: datetime, days: int 
         .join(per_object, per_object.c.object_id == DbObject.id)
         .where(DbObject.kind.not_in(NOT_STORAGE))
     )
-    items = [IoTotal(i, size, float(v), float(secs or 0.0)) for i, size, v, secs in session.execute(q)]
-    return IoTotals(t.id if t is not None else None, since, now, items)
+    return [IoTotal(i, size, float(v), float(secs or 0.0)) for i, size, v, secs in session.execute(q)]
 
 
 def heat_map(
@@ -161,45 +193,52 @@ def heat_map(
     top: int = 40,
     totals: IoTotals | None = None,
 ) -> HeatMap:
-    """The `top` objects by I/O over the last `days`, hour by hour; the skew curve of every object
-    with file-level I/O; and the predicted effect of the open and approved recommendations.
-    `totals` (from io_totals, possibly a few minutes old) saves re-reading every object's week."""
+    """The `top` objects by I/O over their targets' windows (the `days` ending at each target's
+    newest sample), hour by hour; the skew curve of every object with file-level I/O; and the
+    predicted effect of the open and approved recommendations. `totals` (from io_totals, possibly a
+    few minutes old) saves re-reading every object's week; the cells are read at every call."""
     dialect = dialect_of(session)
     t = target_named(session, target) if target else None
     if totals is None:
         totals = io_totals(session=session, target=target, now=now, days=days)
-    since = totals.since
     items = totals.items
     skew = _skew([(max((r.size_bytes or 0) / GB, 1 / 1024), r.io) for r in items])
     knee = max(skew, key=lambda p: p.io_share - p.capacity_share) if skew else None
     chosen = sorted(items, key=lambda r: (-r.io, r.id))[:top]
-    ids = [r.id for r in chosen]
     meta = {
         r.id: r
         for r in session.execute(
-            select(DbObject.id, DbObject.database, DbObject.kind, DbObject.name, Target.name.label("target"))
+            select(DbObject.id, DbObject.target_id, DbObject.database, DbObject.kind, DbObject.name,
+                   Target.name.label("target"))
             .join(Target, Target.id == DbObject.target_id)
-            .where(DbObject.id.in_(ids))
+            .where(DbObject.id.in_([r.id for r in chosen]))
         )
-    }
+    }  # fmt: skip
+    chosen = [r for r in chosen if r.id in meta]  # (an object dropped since the totals were read)
+    fresh = anchor_of(session, now, {meta[r.id].target_id for r in chosen}, enabled_only=False)
     cells: dict[int, dict[datetime, float | None]] = defaultdict(dict)
-    hours_seen: set[datetime] = set()
-    if ids:
-        grid = usage(
-            dialect, since=since, until=now, object_ids=ids, by_hour=True, mark=rolled_up_mark(session)
-        )
-        size = {r.id: r.size_bytes for r in chosen}
-        for row in session.execute(grid):
-            h = _aware(row.hour)
-            assert h is not None
+    windows: list[HeatWindow] = []
+    mark = rolled_up_mark(session)
+    size = {r.id: r.size_bytes for r in chosen}
+    for i, g in enumerate(totals.windows):
+        ids = [r.id for r in chosen if totals.window_of.get(r.id) == i]
+        if not ids:
+            continue
+        tids = sorted({meta[oid].target_id for oid in ids})
+        until = max(fresh.end(tid) for tid in tids)
+        hours_seen: set[datetime] = set()
+        for row in session.execute(
+            usage(dialect, since=g.since, until=until, object_ids=ids, by_hour=True, mark=mark)
+        ):
+            h = aware(row.hour)
             hours_seen.add(h)
             cells[row.object_id][h] = heat_of_row(row, size[row.object_id])
-    hours: list[datetime] = []
-    if hours_seen:
-        h, end = min(hours_seen), max(hours_seen)
-        while h <= end:
-            hours.append(h)
-            h += timedelta(hours=1)
+        hours = _hour_range(hours_seen)
+        names = sorted({meta[oid].target for oid in ids})
+        newest = {fresh.newest[tid] for tid in tids if tid in fresh.newest}
+        windows.append(HeatWindow(g.since, until, hours, names, ids, max(newest, default=None),
+                                  any(tid in fresh.old() for tid in tids)))  # fmt: skip
+    hours = sorted({h for w in windows for h in w.hours})
     rows = [
         HeatRow(
             id=r.id,
@@ -211,22 +250,34 @@ def heat_map(
             io=r.io,
             heat=heat(r.io, r.size_bytes, r.seconds),
             cells=[cells[r.id].get(h) for h in hours],
+            window=next(i for i, w in enumerate(windows) if r.id in w.object_ids),
         )
         for r in chosen
-        if r.id in meta  # (an object dropped since the totals were read)
     ]
     return HeatMap(
         target=t.name if t is not None else None,
         target_id=t.id if t is not None else None,
-        since=since,
-        until=now,
+        since=min((w.since for w in windows), default=totals.since),
+        until=max((w.until for w in windows), default=totals.until),
         hours=hours,
         rows=rows,
         objects=len(items),
-        ranked_at=totals.until,
+        ranked_at=totals.read_at,
         skew=skew,
         knee=knee,
         capacity_for_80=_share_for(skew, 0.8),
         savings=predicted_savings(session, t.id if t is not None else None, policy),
         targets=list(session.scalars(select(Target.name).order_by(Target.name))),
+        windows=windows,
     )
+
+
+def _hour_range(seen: set[datetime]) -> list[datetime]:
+    """Every hour from the first seen to the last (an hour without data is a gap in the grid)."""
+    hours: list[datetime] = []
+    if seen:
+        h, end = min(seen), max(seen)
+        while h <= end:
+            hours.append(h)
+            h += timedelta(hours=1)
+    return hours

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from decimal import Decimal
 from functools import lru_cache
 from typing import Any
@@ -27,18 +27,14 @@ from advisors.deltas import rates
 from advisors.features import ObjectInfo, Usage, heat_of
 from app.store.dialect import hour_bucket
 from app.store.models import DbObject, HourlyRollup, IoInterval
-from app.store.rollup import not_rolled_up
+from app.store.rollup import add_known, not_rolled_up
 from connectors.records import CORE_COUNTERS
 
 # Kinds whose capacity and I/O are already counted in another object (partition -> filegroup /
 # table space, container -> table space) or that hold no capacity (buffer pool, instance).
 NOT_STORAGE = frozenset({"partition", "container", "buffer_pool", "instance"})
 SUM_COLUMNS = ("seconds", *CORE_COUNTERS)
-
-
-def window_start(now: datetime, hours: int) -> datetime:
-    """The start of the last `hours` hours: the current hour and the hours - 1 before it."""
-    return now.replace(minute=0, second=0, microsecond=0) - timedelta(hours=hours - 1)
+NO_IO: tuple[None, ...] = (None,) * len(SUM_COLUMNS)  # summed deltas of no interval at all
 
 
 def sums() -> list[ColumnElement[Any]]:
@@ -88,6 +84,11 @@ def usage(
     u = union_all(raw, rolled).subquery()
     keys = [u.c.object_id, *([u.c.hour] if by_hour else [])]
     return select(*keys, *[func.sum(u.c[c]).label(c) for c in SUM_COLUMNS]).group_by(*keys)
+
+
+def summed(a: Sequence[Any], b: Sequence[Any]) -> list[Any]:
+    """Two rows of SUM_COLUMNS added, as SQL's SUM adds them: None (unknown) only where both are."""
+    return [add_known(x, y) for x, y in zip(a, b, strict=True)]
 
 
 @dataclass(slots=True)

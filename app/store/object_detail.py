@@ -16,11 +16,13 @@ from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
 from app.errors import NotFound
-from app.store.dialect import dialect_of, epoch_bucket, hour_of_day
-from app.store.io_window import Metrics, heat_of_row, metrics_of, sums, window_start
+from app.store.anchor import aware, hour_of, target_end, window_start
+from app.store.dialect import dialect_of, epoch_bucket
+from app.store.io_window import NO_IO, SUM_COLUMNS, Metrics, metrics_from, metrics_of, summed, sums, usage
 from app.store.models import DbObject, IoInterval, Target
 from app.store.placement import tier_of_object, unit_key_of
 from app.store.rec_list import RecSummary, current_recs
+from app.store.rollup import rolled_up_mark
 from policies.model import Policy
 
 MAX_POINTS = 300
@@ -88,11 +90,69 @@ def bucket_width(span_s: float, max_points: int = MAX_POINTS, interval_s: float 
     return int(math.ceil(need / 86400) * 86400)
 
 
-def _point(t: datetime, row: Any) -> SeriesPoint:
-    m = metrics_of(row, None)
+def _point(t: datetime, m: Metrics) -> SeriesPoint:
     return SeriesPoint(
         t, m.seconds, m.read_iops, m.write_iops, m.avg_read_ms, m.avg_write_ms, m.avg_read_kb, m.avg_write_kb
     )
+
+
+def _io(
+    session: Session, o: DbObject, since: datetime, until: datetime, max_points: int
+) -> tuple[list[SeriesPoint], int, list[float | None], Metrics]:
+    """The object's series, bucket width, heat by hour of day and totals over [since, until].
+
+    Totals and heat come from the hourly roll-ups plus the intervals not rolled up yet, as the
+    advice reads them (io_window.usage), so the page shows the advice's figures even once the raw
+    intervals are past retention. The series keeps the polling interval's resolution while the raw
+    intervals cover the window, and falls back to the roll-ups' hours where they do not (an import
+    weeks old)."""
+    dialect = dialect_of(session)
+    mark = rolled_up_mark(session)
+    total_row = session.execute(
+        usage(dialect, since=since, until=until, object_ids=[o.id], mark=mark)
+    ).first()
+    total = (
+        metrics_of(total_row, o.size_bytes) if total_row is not None else metrics_from(NO_IO, o.size_bytes)
+    )
+    hourly = sorted(
+        ((aware(r.hour), [getattr(r, c) for c in SUM_COLUMNS]) for r in session.execute(
+            usage(dialect, since=since, until=until, object_ids=[o.id], by_hour=True, mark=mark))),
+        key=lambda x: x[0],
+    )  # fmt: skip
+    by_hod: dict[int, list[Any]] = {}
+    for h, values in hourly:
+        by_hod[h.hour] = summed(by_hod.get(h.hour, NO_IO), values)
+    heat_by_hour: list[float | None] = [None] * 24
+    for hod, values in by_hod.items():
+        heat_by_hour[hod] = metrics_from(values, o.size_bytes).heat
+    window = (IoInterval.object_id == o.id, IoInterval.end_time >= since, IoInterval.end_time <= until)
+    first, last, step = session.execute(
+        select(
+            func.min(IoInterval.end_time), func.max(IoInterval.end_time), func.avg(IoInterval.seconds)
+        ).where(*window)
+    ).one()
+    if first is not None and (not hourly or hour_of(aware(first)) <= hourly[0][0]):
+        span = (last - first).total_seconds()
+        width = bucket_width(span, max_points, float(step or 0.0))
+        bucket = epoch_bucket(IoInterval.end_time, width, dialect).label("bucket")
+        rows = session.execute(select(bucket, *sums()).where(*window).group_by(bucket).order_by(bucket))
+        series = [
+            _point(datetime.fromtimestamp(int(r.bucket) * width, UTC), metrics_of(r, None)) for r in rows
+        ]
+        return series, width, heat_by_hour, total
+    if not hourly:
+        return [], bucket_width(0.0, max_points), heat_by_hour, total
+    span = (hourly[-1][0] - hourly[0][0]).total_seconds()
+    width = bucket_width(span, max_points, 3600.0)
+    buckets: dict[int, list[Any]] = {}
+    for h, values in hourly:
+        b = int(h.timestamp()) // width
+        buckets[b] = summed(buckets.get(b, NO_IO), values)
+    series = [
+        _point(datetime.fromtimestamp(b * width, UTC), metrics_from(v, None))
+        for b, v in sorted(buckets.items())
+    ]
+    return series, width, heat_by_hour, total
 
 
 def unit_members(session: Session, o: DbObject, uk: str) -> list[UnitMember]:
@@ -134,33 +194,17 @@ def object_detail(
     days: int = 7,
     max_points: int = MAX_POINTS,
 ) -> ObjectDetail:
-    """One object's metadata, its I/O over the last `days` averaged into at most `max_points`
-    time buckets, its heat by hour of day, and its placement unit's current recommendation."""
+    """One object's metadata, its I/O over the `days` ending at its target's newest sample
+    (app/store/anchor.py) averaged into at most `max_points` time buckets, its heat by hour of
+    day, and its placement unit's current recommendation."""
     o = session.get(DbObject, object_id)
     if o is None:
         raise NotFound(f"no object #{object_id}")
     target = session.get(Target, o.target_id)
     assert target is not None
-    dialect = dialect_of(session)
-    since, until = window_start(now, 24 * days), now
-    window = (IoInterval.object_id == o.id, IoInterval.end_time >= since, IoInterval.end_time <= until)
-    first, last, step = session.execute(
-        select(
-            func.min(IoInterval.end_time), func.max(IoInterval.end_time), func.avg(IoInterval.seconds)
-        ).where(*window)
-    ).one()
-    span = (last - first).total_seconds() if first is not None and last is not None else 0.0
-    width = bucket_width(span, max_points, float(step or 0.0))
-    bucket = epoch_bucket(IoInterval.end_time, width, dialect).label("bucket")
-    series = [
-        _point(datetime.fromtimestamp(int(row.bucket) * width, UTC), row)
-        for row in session.execute(select(bucket, *sums()).where(*window).group_by(bucket).order_by(bucket))
-    ]
-    hod = hour_of_day(IoInterval.end_time, dialect).label("hod")
-    heat_by_hour: list[float | None] = [None] * 24
-    for row in session.execute(select(hod, *sums()).where(*window).group_by(hod)):
-        heat_by_hour[int(row.hod)] = heat_of_row(row, o.size_bytes)
-    total = metrics_of(session.execute(select(*sums()).where(*window)).one(), o.size_bytes)
+    until = target_end(session, o.target_id, now)
+    since = window_start(until, 24 * days)
+    series, width, heat_by_hour, total = _io(session, o, since, until, max_points)
     uk = unit_key_of(o)
     members = unit_members(session, o, uk)
     tier = tier_of_object(policy, server=o.server, engine=o.engine, physical_name=o.physical_name,

@@ -9,7 +9,7 @@ from datetime import datetime
 from sqlalchemy.orm import Session
 
 from app.errors import NotFound
-from app.store.io_window import window_start
+from app.store.anchor import target_end, window_start
 from app.store.lookup import target_named
 from app.store.object_rows import DatabaseSummary, ObjectRow
 from app.store.object_rows_cache import cached_rows
@@ -64,13 +64,15 @@ def list_objects(
     filters: ObjectFilter,
     hours: int = 24,
 ) -> ObjectList:
-    """A target's (or one database's) objects with their last `hours` of I/O, filtered, sorted and
-    paged. An unknown sort key must be rejected by the caller (see object_rows.SORT_KEYS)."""
+    """A target's (or one database's) objects with the I/O of the `hours` ending at the target's
+    newest sample (app/store/anchor.py), filtered, sorted and paged. An unknown sort key must be
+    rejected by the caller (see object_rows.SORT_KEYS)."""
     t = target_named(session, target)
     if database is not None and "\x00" in database:  # PostgreSQL text cannot hold it: no such database
         raise NotFound(f"target {target!r} has no database {database!r}")
-    since = window_start(now, hours)
-    cached = cached_rows(session, t, database, since, now, policy)
+    until = target_end(session, t.id, now)
+    since = window_start(until, hours)
+    cached = cached_rows(session, t, database, since, until, policy)
     if database is not None and not cached.rows:
         raise NotFound(f"target {target!r} has no database {database!r}")
     # ordering is total (ties by name, then id), so filtering the ordered rows orders the subset
@@ -92,7 +94,7 @@ def list_objects(
         engine=t.engine,
         database=database,
         since=since,
-        until=now,
+        until=until,
         rows=chosen[start : start + filters.limit],
         total=len(chosen),
         offset=start,

@@ -73,7 +73,8 @@ def _hour(t: datetime) -> datetime:
     return t.replace(minute=0, second=0, microsecond=0)
 
 
-def _add(a: int | None, b: int | None) -> int | None:
+def add_known(a: int | None, b: int | None) -> int | None:
+    """A sum of two counters where None is unknown, not zero (SUM over only NULLs stays NULL)."""
     if a is None:
         return b
     if b is None:
@@ -150,7 +151,7 @@ def roll_up(session: Session, *, batch: int = 50_000) -> int:
             acc["intervals"] += 1
             acc["seconds"] += iv.seconds
             for c in COUNTER_COLUMNS:
-                acc[c] = _add(acc[c], getattr(iv, c))
+                acc[c] = add_known(acc[c], getattr(iv, c))
             for k, v in (iv.extra or {}).items():
                 acc["extra"][k] = acc["extra"].get(k, 0) + v
         existing = _existing(session, list(sums))
@@ -162,7 +163,7 @@ def roll_up(session: Session, *, batch: int = 50_000) -> int:
             row.intervals += acc["intervals"]
             row.seconds += acc["seconds"]
             for c in COUNTER_COLUMNS:
-                setattr(row, c, _add(getattr(row, c), acc[c]))
+                setattr(row, c, add_known(getattr(row, c), acc[c]))
             merged = dict(row.extra or {})
             for k, v in acc["extra"].items():
                 merged[k] = merged.get(k, 0) + v

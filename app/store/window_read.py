@@ -45,7 +45,7 @@ from sqlalchemy.orm import Session
 from advisors.features import NO_EXTRA, Hours, Usage
 from app.store.dialect import window_bounds
 from app.store.models import COUNTER_COLUMNS, DbObject, HourlyRollup, IoInterval, Target
-from app.store.rollup import _add, not_rolled_up, rolled_up_mark
+from app.store.rollup import add_known, not_rolled_up, rolled_up_mark
 
 # the counters spelled out where each hour's dict is built: a dict display is three times as fast
 # as dict(zip(COUNTER_COLUMNS, ...)) over a fleet's hundreds of thousands of hours (measured)
@@ -474,7 +474,7 @@ def _usage_merged(rows: list[Any], hours: _Hours) -> WindowUsage | None:
             for k, v in extra.items():
                 merged[k] = merged.get(k, 0) + v
         vals = (reads, bytes_read, read_time_ms, writes, bytes_written, write_time_ms)
-        counters = {c: _add(b.counters[c], v) for c, v in zip(COUNTER_COLUMNS, vals, strict=True)}
+        counters = {c: add_known(b.counters[c], v) for c, v in zip(COUNTER_COLUMNS, vals, strict=True)}
         u = Usage(b.seconds + (secs or 0.0), counters, merged)
         by_hour[-1] = (h, u)
         sums[-1] = (None, raw, u.seconds, *counters.values(), None)

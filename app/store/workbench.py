@@ -1,5 +1,6 @@
 """The fleet page's "Start here" block: what the open moves save, how full flash is, what the
-moves to cheaper tiers free, which targets fail and which executed moves made things worse; with
+moves to cheaper tiers free, which targets fail, which locations match no tier (their data is not
+advised) and which executed moves made things worse; with
 storage pools, per pool: its tiers used and free, its open moves' saving and its top moves.
 
 Read from the stored advice (the recommendations and each target's AdviceSnapshot) with the same
@@ -22,6 +23,7 @@ from app.store.models import AdviceSnapshot, Recommendation, Target, Verificatio
 from app.store.recommendations import Status, freed, saving_ms_per_s
 from app.store.suppressions import active_for
 from app.store.targets import statuses
+from app.store.unmapped import UnmappedLocation, unknown_locations
 from policies.model import DEFAULT_POOL, Policy
 
 GB = 1024**3
@@ -130,6 +132,8 @@ class StartHere:
     regressions: list[Regression] = field(default_factory=list)
     evaluated_at: datetime | None = None  # the newest advice run
     pools: list[PoolStart] = field(default_factory=list)  # per pool, when the policy lists pools
+    # locations no tier of their pool names, the busiest first: their objects are not advised
+    unmapped: list[UnmappedLocation] = field(default_factory=list)
 
     @property
     def saving_share(self) -> float | None:
@@ -322,4 +326,5 @@ def start_here(session: Session, policy: Policy, *, now: datetime) -> StartHere:
         regressions=regressions,
         evaluated_at=evaluated,
         pools=pools,
+        unmapped=unknown_locations(session),
     )

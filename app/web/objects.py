@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -29,16 +29,18 @@ from app.http.objects import (
     evidence,
     object_filter,
     policy_in_force,
+    unmatched,
 )
 from app.http.state import AppState, app_state
-from app.store.heat_map import HeatMap
-from app.store.io_window import window_start
+from app.store.anchor import OLD_AFTER, age
+from app.store.heat_map import HeatMap, HeatWindow
 from app.store.lookup import target_named
 from app.store.object_detail import ObjectDetail
 from app.store.object_evidence import Evidence
 from app.store.object_flash import DatabaseFlash, curves_tier_label
 from app.store.object_list import PAGE_SIZE, ObjectFilter, ObjectList, list_objects
 from app.store.object_rows import SORT_KEYS, tier_names
+from app.store.unmapped import UnmappedLocation, unknown_locations
 from app.web.charts import (
     PALETTE,
     READ,
@@ -78,7 +80,8 @@ class DatabasePage:
     query: dict[str, str]  # the current filters and sort, for links
     note: str | None  # e.g. an ignored sort key
     freshness: Freshness | None = None  # the target's newest sample, data-end note, hours of history
-    ends_at_data: bool = False  # the figures are the 24 hours ending at the newest sample, not now
+    ends_at_data: bool = False  # the newest sample is over a day old: the 24 hours end there, not now
+    unmapped: list[UnmappedLocation] = field(default_factory=list)  # its locations no tier names
 
     def url(self, **changes: str | int | None) -> str:
         q = {k: v for k, v in {**self.query, **changes}.items() if v not in (None, "")}
@@ -130,14 +133,12 @@ def _objects_page(
     policy = policy_in_force(state)
     now = datetime.now(UTC)
     with state.store.session() as s:
-        fresh = target_freshness(s, target_named(s, target).id)
-        # data that ended days ago (an import) is shown as the 24 hours ending at its newest sample
-        data_end = None if fresh is None else fresh.data_end
-        ends_at_data = data_end is not None and data_end < window_start(now, 24)
-        until = data_end if data_end is not None and ends_at_data else now
-        objects = list_objects(
-            session=s, target=target, database=database, policy=policy, now=until, filters=f
-        )
+        tid = target_named(s, target).id
+        fresh = target_freshness(s, tid)
+        # the 24 hours end at the newest sample (app/store/anchor.py); old data says so
+        objects = list_objects(session=s, target=target, database=database, policy=policy, now=now, filters=f)
+        unmapped = [u for u in unknown_locations(s, [tid]) if database is None or database in u.databases]
+    ends_at_data = fresh.data_end is not None and fresh.data_end < now - OLD_AFTER
     query = {"kind": f.kind, "tier": f.tier, "name": f.name}
     if sort:
         query |= {"sort": f.sort, "dir": "desc" if f.descending else "asc"}
@@ -150,6 +151,7 @@ def _objects_page(
         note=note,
         freshness=fresh,
         ends_at_data=ends_at_data,
+        unmapped=unmapped,
     )
     return render(request, "database.html", user, active="fleet", page=ctx)
 
@@ -205,6 +207,7 @@ class ObjectPage:
     database_url: str
     bucket: str  # the width of one point, e.g. "15 min"
     evidence: Evidence | None = None  # the last advice run's decision, moved or not
+    unmatched: UnmappedLocation | None = None  # its location matches no tier: not advised
 
 
 def _duration(seconds: int) -> str:
@@ -279,6 +282,7 @@ def object_page(
         _target_url(d.target_id, d.database),
         _duration(d.bucket_seconds),
         evidence(state, object_id),
+        unmatched(state, d),
     )
     return render(request, "object.html", user, active="fleet", page=ctx)
 
@@ -286,16 +290,29 @@ def object_page(
 # --- heat map ------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class HeatGrid:
+    """One window's grid: the targets whose data ends at the same hour (one for a polled fleet)."""
+
+    window: HeatWindow | None  # None: no I/O at all
+    svg: Markup
+    rows: int
+
+
 @dataclass
 class HeatmapPage:
     """Context of heatmap.html."""
 
     map: HeatMap
-    grid: Markup
+    grids: list[HeatGrid]
     skew_chart: Markup
     flash_chart: Markup | None = None
     flash: list[DatabaseFlash] | None = None  # the stored curves, most I/O wait first
     flash_tier: str = "flash"
+    now: datetime | None = None  # the request's clock: how old a window's data is
+
+    def age(self, newest: datetime) -> str:
+        return age(newest, self.now or datetime.now(UTC))
 
 
 @router.get("/heatmap", response_class=HTMLResponse)
@@ -307,20 +324,30 @@ def heatmap_page(
 ) -> HTMLResponse:
     """Hourly heat of the 40 busiest objects over 7 days, the skew curve, the predicted savings."""
     m = cached_heat_map(state, target)
-    rows = []
-    for r in m.rows:
-        peak = max((v for v in r.cells if v is not None), default=None)
-        rows.append(
-            GridRow(
-                label=r.name,
-                context=r.database if m.target else f"{r.database} · {r.target}",
-                href=f"/objects/{r.id}",
-                cells=r.cells,
-                tip=f"{r.target} · {r.database} · {r.kind} {r.name}: {fmt_num(r.heat)} I/O per GB-hour "
-                f"over the window, peak hour {fmt_num(peak)}",
+    grids = []
+    for i, w in enumerate(m.windows):
+        cols = [m.hours.index(h) for h in w.hours]
+        rows = []
+        for r in (r for r in m.rows if r.window == i):
+            cells = [r.cells[c] for c in cols]
+            peak = max((v for v in cells if v is not None), default=None)
+            rows.append(
+                GridRow(
+                    label=r.name,
+                    context=r.database if m.target else f"{r.database} · {r.target}",
+                    href=f"/objects/{r.id}",
+                    cells=cells,
+                    tip=f"{r.target} · {r.database} · {r.kind} {r.name}: {fmt_num(r.heat)} I/O per GB-hour "
+                    f"over the window, peak hour {fmt_num(peak)}",
+                )
             )
+        title = "Heat by hour: the busiest objects" + (
+            "" if len(m.windows) == 1 else f" of {', '.join(w.targets)}"
         )
-    grid = heat_grid(rows, m.hours, title="Heat by hour: the busiest objects", unit="I/O per GB-hour")
+        grids.append(HeatGrid(w, heat_grid(rows, w.hours, title=title, unit="I/O per GB-hour"), len(rows)))
+    if not grids:
+        grids.append(HeatGrid(None, heat_grid([], [], title="Heat by hour: the busiest objects",
+                                              unit="I/O per GB-hour"), 0))  # fmt: skip
     marker = None
     if m.knee is not None:
         marker = (
@@ -353,5 +380,5 @@ def heatmap_page(
     chart = flash_chart(
         lines, title=f"How much {tier}: share of I/O wait saved against GB of {tier}", flash_tier=tier
     )
-    page = HeatmapPage(m, grid, skew, chart, flash, tier)
+    page = HeatmapPage(m, grids, skew, chart, flash, tier, now=m.ranked_at)
     return render(request, "heatmap.html", user, active="heatmap", page=page)

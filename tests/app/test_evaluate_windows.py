@@ -47,19 +47,26 @@ def _accumulate(acc: _Acc | None, iv: IoInterval) -> _Acc:
 def oracle_windows_from_store(
     session: Session, policy: Policy, *, now: datetime
 ) -> tuple[list[ObjectWindow], dict[tuple[str, str], int]]:
-    since = now - timedelta(days=policy.window_days)
+    """Each enabled target's window: the whole hours ending with the hour of its newest interval
+    (never after `now`), every raw interval of its objects in them summed in Python."""
     objects = {
         o.id: o for o in session.scalars(select(DbObject).join(Target).where(Target.enabled.is_(True)))
     }
+    ivs = [
+        iv for iv in session.scalars(select(IoInterval).order_by(IoInterval.id)) if iv.object_id in objects
+    ]
+    newest: dict[int, datetime] = {}
+    for iv in ivs:
+        tid = objects[iv.object_id].target_id
+        newest[tid] = max(newest.get(tid, iv.end_time), iv.end_time)
+    end = {tid: min(t, now) for tid, t in newest.items()}
+    hours_back = timedelta(hours=round(24 * policy.window_days) - 1)
+    since = {tid: t.replace(minute=0, second=0, microsecond=0) - hours_back for tid, t in end.items()}
     totals: dict[int, _Acc] = {}
     hours: dict[int, dict[datetime, _Acc]] = defaultdict(dict)
-    rows = session.scalars(
-        select(IoInterval)
-        .where(IoInterval.end_time > since, IoInterval.end_time <= now)
-        .order_by(IoInterval.id)
-    )
-    for iv in rows:
-        if iv.object_id not in objects:
+    for iv in ivs:
+        tid = objects[iv.object_id].target_id
+        if not since[tid] <= iv.end_time <= end[tid]:
             continue
         hour = iv.end_time.replace(minute=0, second=0, microsecond=0)
         totals[iv.object_id] = _accumulate(totals.get(iv.object_id), iv)
@@ -90,9 +97,8 @@ def oracle_windows_from_store(
 
 # --- hand-made intervals ----------------------------------------------------------------------
 
-# polls every 5 minutes at :02, :07, ... (not on the hour), advised at 12:58: the old window
-# (now - 7 days, now] and the new one (whole hours, the current one and the 167 before) hold
-# the same intervals
+# polls every 5 minutes at :02, :07, ... (not on the hour), advised at 12:58; the window is the
+# hour of the newest interval and the 167 before it (app/store/anchor.py)
 NOW = datetime(2026, 11, 20, 12, 58, tzinfo=UTC)
 FIRST_END = datetime(2026, 11, 12, 0, 2, tzinfo=UTC)
 

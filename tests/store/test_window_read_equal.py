@@ -31,7 +31,8 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from advisors.features import ObjectWindow, Usage
-from app.evaluate import newest_samples, windows_from_store
+from app.evaluate import windows_from_store
+from app.store.anchor import Anchors, newest_samples
 from app.store.db import Store
 from app.store.models import COUNTER_COLUMNS, DbObject, IoInterval, Target
 from app.store.rollup import roll_up
@@ -204,9 +205,9 @@ def _reads(s: Session, fleet: Fleet, calls: tuple[str, ...]) -> dict[str, Any]:
         elif call == "pool":  # one pool's targets
             w, o = windows_from_store(s, CALENDAR, now=NOW, targets=pool)
         elif call == "calendar":  # every enabled object in one read, with business-period history
-            w, o = windows_from_store(s, CALENDAR, now=NOW, newest=fresh)
+            w, o = windows_from_store(s, CALENDAR, now=NOW, anchors=Anchors(NOW, fresh))
         else:  # "everyday": no history
-            w, o = windows_from_store(s, PLAIN, now=NOW, newest=fresh)
+            w, o = windows_from_store(s, PLAIN, now=NOW, anchors=Anchors(NOW, fresh))
         out[call] = _read(w, o, fleet)
     return out
 

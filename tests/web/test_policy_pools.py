@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from fastapi.testclient import TestClient
 
 from advisors.pools import conflict_reason
-from app.web.mapping import UnmappedLocation
+from app.store.unmapped import UnmappedLocation
 from tests.store.test_policies_pools import pooled_text
 from tests.web.conftest import csrf_of, login
 

@@ -47,7 +47,7 @@ def test_start_here_adds_up_what_the_recommendations_say(app_client: TestClient)
         r"flash used</div>\s*<div class=\"value\">[\d,]+ <span class=\"unit\">of 1,400 GB", block
     )
     assert re.search(r'GB of fc</span></div>\s*<div class="muted small">worth [\d,]+ at the policy', block)
-    assert "No failing target, no regression." in block
+    assert "No failing target, no regression, no unmatched location." in block
 
 
 def test_sort_search_and_filters_are_server_side(app_client: TestClient) -> None:
