@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import fcntl
 import logging
+import math
 import os
 import threading
 import time
@@ -67,6 +68,7 @@ LOOP = "scheduler"  # the monitor's name for the scheduler's own loop (job-store
 AFTER_IMPORT = "after-import"  # the job that advises imported data once the imports are still
 IMPORT_QUIET_S = 60.0  # no import chunk for this long: the import is done, advise it
 IMPORT_CHECK_S = 10.0  # how often the after-import job reads the import watermarks
+HURRY_S = 120.0  # after a policy change, how long the next pending state is advised without waiting
 AFTER_IMPORT_STALE_S = 900  # it may wait for, then run, an evaluation of a large fleet
 FULL_EVERY_S = 20 * 3600  # a whole-fleet evaluation (and the ILM re-plan) at most this often
 POOL_LEASE_S = 600  # a pool evaluated in this process; a worker uses its own lease
@@ -118,13 +120,25 @@ class ImportWatch:
         self._state: tuple[tuple[int, int], ...] = ()
         self._still_since = 0.0
         self._advised: tuple[tuple[int, int], ...] = ()
+        self._hurry_until = -math.inf
+
+    def hurry(self, now_s: float, within_s: float = HURRY_S) -> None:
+        """The next pending state seen within `within_s` is due at once: a policy change (a location
+        mapped to a tier) is one deliberate write, not a stream of chunks to wait out."""
+        self._hurry_until = now_s + within_s
 
     def due(self, pending: dict[int, int], now_s: float, quiet_s: float) -> bool:
         state = tuple(sorted(pending.items()))
+        hurried = now_s <= self._hurry_until
         if state != self._state:
             self._state, self._still_since = state, now_s
-            return False
-        return bool(state) and state != self._advised and now_s - self._still_since >= quiet_s
+            if not hurried:
+                return False
+        waiting = bool(state) and state != self._advised
+        if waiting and hurried:
+            self._hurry_until = -math.inf
+            return True
+        return waiting and now_s - self._still_since >= quiet_s
 
     def advised(self) -> None:
         """The evaluation for the current state has been started."""
@@ -314,6 +328,19 @@ def _after_import(rt: Runtime) -> None:
     log.info("imports into %d targets have been still for %.0f s: advising them", len(pending),
              rt.import_quiet_s)  # fmt: skip
     evaluate_job()  # recorded as a run of the evaluate job
+
+
+def advise_soon() -> None:
+    """Advise what is pending now (app/store/watermarks.request_advice marked it), without the
+    import's quiet period: the after-import job runs at once in this process. A process without the
+    scheduler does nothing here; the scheduler's process advises it after the quiet period."""
+    if _runtime is None or _scheduler is None or not _scheduler.started or _scheduler.scheduler is None:
+        return
+    _runtime.import_watch.hurry(time.monotonic())
+    try:
+        _scheduler.scheduler.modify_job(AFTER_IMPORT, next_run_time=datetime.now(UTC))
+    except Exception as exc:  # the job store is busy: the job's next check (seconds away) does it
+        log.warning("could not run the after-import job now: %s", describe(exc))
 
 
 def after_import_job() -> None:

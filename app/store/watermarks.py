@@ -73,6 +73,18 @@ def mark_ingested(
     session.execute(stmt)
 
 
+def request_advice(session: Session, target_ids: Iterable[int] | None = None) -> list[int]:
+    """These targets' data (every enabled target's when None) must be advised again though no
+    sample arrived: the policy now places their objects differently (a location mapped to a tier, a
+    tier's figures edited). Marked as an import is, in the caller's transaction, so the after-import
+    job advises them (app/jobs.py) and a restart does not forget them. Returns the ids marked."""
+    if target_ids is None:
+        target_ids = session.scalars(select(Target.id).where(Target.enabled.is_(True)))
+    ids = sorted(set(target_ids))
+    mark_ingested(session, ids, imported=True)
+    return ids
+
+
 def data_versions(session: Session) -> dict[int, int]:
     """Each target's data version, read by an evaluation before it reads the data."""
     return {tid: v for tid, v in session.execute(select(_TABLE.c.target_id, _TABLE.c.version))}

@@ -16,14 +16,17 @@ from starlette.datastructures import FormData
 from app.collect import read_target
 from app.http.auth import CurrentUser, api_user, form_user, page_user, session_id
 from app.http.state import AppState, app_state
+from app.jobs import advise_soon
 from app.metrics import render as render_metrics
+from app.store.advice_run import advice_run
 from app.store.policies import conflicts_text, current_policy_text, history, pool_conflicts, save_policy
 from app.store.recommendations import audit
 from app.store.targets import TargetError, add_target, get_target, statuses
 from app.store.tokens import TokenError, TokenInfo, list_tokens, revoke_token
+from app.store.unmapped import by_target, unknown_locations
 from app.store.users import UserError, authenticate, set_password
-from app.store.watermarks import pool_health, pool_state
-from app.web.mapping import by_target, tier_choices, unknown_locations
+from app.store.watermarks import pool_health, pool_state, request_advice
+from app.web.mapping import tier_choices
 from app.web.pages import _back
 from app.web.policy_form import PolicyForm, Problem, attach, check, dump, form_of
 from app.web.templating import render
@@ -229,13 +232,14 @@ def _policy_page(
         now = _in_force(s, state)
         versions = history(s)
         unknown = unknown_locations(s)
+        run = advice_run(s)
     if form is None and now.doc is not None and now.policy is not None:
         form = form_of(now.doc, now.policy, base=now.base)
     return render(request, "policies.html", user, text=now.text if text is None else text,
                   source=source or now.source, versions=versions, is_admin=user.role == "admin", error=error,
                   message=request.query_params.get("message"), unknown=unknown,
                   choices=tier_choices(now.policy) if now.policy is not None else {}, form=form,
-                  form_problem=now.problem, status_code=status_code)  # fmt: skip
+                  form_problem=now.problem, run=run, status_code=status_code)  # fmt: skip
 
 
 @router.get("/policies", response_class=HTMLResponse)
@@ -263,10 +267,12 @@ def save_policy_form(
             audit(s, at=now, username=user.username, action="edit_policy", subject_type="policy",
                   subject_id=policy.name, summary=f"saved policy {policy.name} ({len(policy.tiers)} tiers)",
                   comment=comment or None)  # fmt: skip
+            request_advice(s)
     except PolicyError as exc:
         return _policy_page(request, user, state, text=yaml_text, source="your edit (not saved)", error=str(exc),
                             status_code=status.HTTP_422_UNPROCESSABLE_CONTENT)  # fmt: skip
-    return _back("/policies", "policy saved; the next advice run uses it")
+    advise_soon()
+    return _back("/policies", "policy saved; advising every target with it now")
 
 
 # A field per figure: a policy of 100 pools of 4 tiers is ~8,500 fields (the body limit bounds it anyway).
@@ -366,6 +372,7 @@ def save_policy_fields(
                 audit(s, at=at, username=user.username, action="edit_policy", subject_type="policy",
                       subject_id=saved.name, summary=f"saved policy {saved.name} from the form: {what}",
                       comment=comment)  # fmt: skip
+                request_advice(s)
         except PolicyError as exc:
             problems = [Problem("", str(exc))]
     if problems:
@@ -373,8 +380,9 @@ def save_policy_fields(
         return _policy_page(
             request, user, state, form=edit.form, status_code=status.HTTP_422_UNPROCESSABLE_CONTENT
         )
+    advise_soon()
     return _back("/policies", f"policy saved from the form ({_changes_text(edit.changes, limit=5)}); "
-                              "the next advice run uses it")  # fmt: skip
+                              "advising every target with it now")  # fmt: skip
 
 
 # ---- metrics (the exports are in app/api/exports.py) ------------------------------------

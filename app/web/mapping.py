@@ -12,14 +12,14 @@ from typing import Any
 import yaml
 from fastapi import APIRouter, Depends, Form
 from fastapi.responses import Response
-from sqlalchemy import select
-from sqlalchemy.orm import Session
 
 from app.http.auth import CurrentUser, form_user
 from app.http.state import AppState, app_state
-from app.store.models import AdviceSnapshot, Target
+from app.jobs import advise_soon
 from app.store.policies import current_policy_text, save_policy
 from app.store.recommendations import audit
+from app.store.unmapped import unknown_locations
+from app.store.watermarks import request_advice
 from app.web.pages import _back
 from policies.loader import PolicyError, parse_policy
 from policies.model import DEFAULT_POOL, Policy
@@ -33,65 +33,6 @@ _FIELD = {
     ("db2", "storage_group"): "db2_storage_groups",
     ("sqlserver", "storage_group"): "db2_storage_groups",
 }
-
-
-@dataclass(frozen=True)
-class UnmappedLocation:
-    """One row of the task list: a location of one target that no tier of its pool explains."""
-
-    target_id: int
-    target: str
-    evaluated_at: datetime
-    server: str
-    engine: str
-    pool: str
-    location: str
-    location_kind: str  # path | storage_group
-    objects: int
-    size_gb: float
-    reads_per_s: float
-    writes_per_s: float
-    reason: str
-    examples: tuple[str, ...]
-    pools: tuple[str, ...] = ()  # two pools both take it: a conflict, fixed by narrowing a pool
-
-    @property
-    def io_per_s(self) -> float:
-        return self.reads_per_s + self.writes_per_s
-
-    @property
-    def mappable(self) -> bool:
-        """Whether a tier's location fixes it (a unit split over two pools, or a location two pools
-        take, needs the pools fixed)."""
-        return not self.pools and "matches no tier" in self.reason
-
-    @property
-    def pool_text(self) -> str:
-        """The pool column: its pool, or both pools of a conflict."""
-        return " and ".join(self.pools) if self.pools else self.pool
-
-
-def unknown_locations(session: Session) -> list[UnmappedLocation]:
-    """Every target's unmatched locations as its last advice run found them, biggest first."""
-    q = select(Target.id, Target.name, AdviceSnapshot.evaluated_at, AdviceSnapshot.unknown_locations).join(
-        AdviceSnapshot, AdviceSnapshot.target_id == Target.id
-    )
-    out: list[UnmappedLocation] = []
-    for tid, name, at, items in session.execute(q.order_by(Target.name)):
-        for u in items or []:
-            keys = ("server", "engine", "pool", "location", "location_kind", "objects", "size_gb", "reads_per_s",
-                    "writes_per_s", "reason")  # fmt: skip
-            row: dict[str, Any] = {k: u[k] for k in keys}
-            out.append(UnmappedLocation(tid, name, at, examples=tuple(u.get("examples") or ()),
-                                        pools=tuple(u.get("pools") or ()), **row))  # fmt: skip
-    return out
-
-
-def by_target(rows: list[UnmappedLocation]) -> dict[int, list[UnmappedLocation]]:
-    out: dict[int, list[UnmappedLocation]] = {}
-    for r in rows:
-        out.setdefault(r.target_id, []).append(r)
-    return out
 
 
 def tier_choices(policy: Policy) -> dict[str, list[str]]:
@@ -140,9 +81,28 @@ def _pool_tiers(data: dict[str, Any], pool: str) -> list[Any]:
     raise PolicyError(f"the policy has no pool {pool!r}")
 
 
+def covers(prefix: str, location: str, engine: str, kind: str) -> bool:
+    """Whether mapping `prefix` places the objects at `location`: a storage group by its name, a
+    directory by a prefix of it, compared as the policy compares them (SQL Server paths without
+    regard to case or slash direction, DB2 paths as written)."""
+    if kind == "storage_group":
+        return prefix.upper() == location.upper()
+    if engine == "sqlserver":
+        return location.replace("/", "\\").lower().startswith(prefix.replace("/", "\\").lower())
+    return location.startswith(prefix)
+
+
+def _to_mapping(message: str) -> Response:
+    """Back to the Policy page's mapping section, saying what happened."""
+    r = _back("/policies", message)
+    r.headers["location"] += "#unknown-locations"
+    return r
+
+
 @router.post("/policies/mapping")
 def map_locations_form(
     location: list[str] = Form([]),
+    listed: list[str] = Form([]),
     engine: list[str] = Form([]),
     kind: list[str] = Form([]),
     pool: list[str] = Form([]),
@@ -151,13 +111,19 @@ def map_locations_form(
     user: CurrentUser = Depends(form_user("admin")),
     state: AppState = Depends(app_state),
 ) -> Response:
-    """Map each listed location to the tier chosen for it ("" leaves it): one new policy version."""
-    if not len(location) == len(engine) == len(kind) == len(pool) == len(tier):
-        return _back("/policies", "not saved: the mapping form was incomplete; reload the page")
-    chosen = [Mapping(p, t, e, k, loc) for loc, e, k, p, t in zip(location, engine, kind, pool, tier, strict=True)
-              if t]  # fmt: skip
+    """Map each listed location (or a shorter prefix of it typed over it: a whole drive) to the tier
+    chosen for it ("" leaves it): one new policy version, then the targets with objects there are
+    advised again at once (app/jobs.advise_soon), as an import is."""
+    if not len(location) == len(listed) == len(engine) == len(kind) == len(pool) == len(tier):
+        return _to_mapping("not saved: the mapping form was incomplete; reload the page")
+    rows = list(zip(location, listed, engine, kind, pool, tier, strict=True))
+    chosen = [Mapping(p, t, e, k, loc.strip()) for loc, _, e, k, p, t in rows if t]
     if not chosen:
-        return _back("/policies", "nothing mapped: choose a tier for at least one location")
+        return _to_mapping("nothing mapped: choose a tier for at least one location")
+    for loc, was, e, k, _, t in rows:
+        if t and not (loc.strip() and covers(loc.strip(), was, e, k)):
+            what = "its name" if k == "storage_group" else f"{was} or a shorter prefix of it (a drive: D:\\)"
+            return _to_mapping(f"not saved: {loc.strip() or '(empty)'} does not cover {was}: give {what}")
     now = datetime.now(UTC)
     what = ", ".join(f"{m.location} -> {m.tier}" + ("" if m.pool == DEFAULT_POOL else f" ({m.pool})")
                      for m in chosen)  # fmt: skip
@@ -171,6 +137,11 @@ def map_locations_form(
             audit(s, at=now, username=user.username, action="edit_policy", subject_type="policy",
                   subject_id=policy.name, summary=f"mapped locations to tiers: {what}"[:500],
                   comment=comment or None)  # fmt: skip
+            affected = sorted({u.target_id for u in unknown_locations(s) for m in chosen
+                               if u.engine == m.engine and covers(m.location, u.location, u.engine, u.location_kind)})  # fmt: skip
+            request_advice(s, affected)
     except PolicyError as exc:
-        return _back("/policies", f"not saved: {exc}")
-    return _back("/policies", f"policy saved: {what}; the next advice run places the objects there")
+        return _to_mapping(f"not saved: {exc}")
+    advise_soon()
+    return _to_mapping(f"policy saved: {what}; advising the {len(affected)} target{'' if len(affected) == 1 else 's'} "
+                       "with objects there now")  # fmt: skip

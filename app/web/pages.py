@@ -34,6 +34,7 @@ from app.review import (
     review_many,
     suppress,
 )
+from app.store.advice_run import advice_run
 from app.store.models import Recommendation, ScriptRecord, Target, User
 from app.store.policies import current_policy
 from app.store.recommendations import (
@@ -119,8 +120,9 @@ def fleet(
         rows = statuses(s)
         counts = open_counts(s, now=now)
         start = start_here(s, current_policy(s, state.settings.policy_file), now=now)
+        run = advice_run(s)
     targets = [{"status": r, "state": r.state(now), "open": counts.get(r.id, 0)} for r in rows]
-    return render(request, "fleet.html", user, targets=targets, start=start)
+    return render(request, "fleet.html", user, targets=targets, start=start, run=run)
 
 
 STATUS_CHOICES = [*(str(x) for x in Status), SUPPRESSED]

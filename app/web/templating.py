@@ -60,7 +60,9 @@ PAGE_CONTEXTS: dict[str, dict[str, str]] = {
     "fleet.html": {
         "targets": "app.store.targets.statuses rows",
         "start": "app.store.workbench.StartHere: what the open moves save, flash used/free, GB freed, problems",
+        "run": "app.store.advice_run.AdviceRun: whether the advice has caught up with the last policy change",
     },
+    "_advice_run.html": {"run": "app.store.advice_run.AdviceRun (the page refreshes while it runs)"},
     "recommendations.html": {
         "rows": "the page of Recommendation rows",
         "total": "how many rows the filter matches",
@@ -126,6 +128,7 @@ PAGE_CONTEXTS: dict[str, dict[str, str]] = {
         "form": "app.web.policy_form.PolicyForm: the pools and tiers as fields (in force, or a refused "
         "submission with each problem at its field), or None when the policy in force does not load",
         "form_problem": "why the policy in force does not load (then there is no form), or None",
+        "run": "app.store.advice_run.AdviceRun: whether the advice has caught up with the last policy change",
     },
     "reports.html": {
         "subs": "report subscriptions",

@@ -53,7 +53,9 @@ def test_unmatched_locations_are_listed_and_mapped_in_one_form(app_client: TestC
     assert locations and all(loc.startswith("F:\\fc\\") for loc in locations)
     versions = len(history_of(app_client))
     n = len(locations)
-    form = {"csrf_token": csrf_of(page), "comment": "fc is F:\\fc\\", "location": locations,
+    listed = [html.unescape(v) for v in re.findall(r'name="listed" value="([^"]*)"', page)]
+    assert listed == locations  # each row offers its own directory, which may be shortened to a prefix
+    form = {"csrf_token": csrf_of(page), "comment": "fc is F:\\fc\\", "location": locations, "listed": listed,
             "engine": ["sqlserver"] * n, "kind": ["path"] * n, "pool": ["default"] * n, "tier": ["fc"] * n}  # fmt: skip
     r = app_client.post("/policies/mapping", data=form)
     assert r.status_code == 200 and "policy saved" in r.text, r.text
@@ -75,7 +77,8 @@ def history_of(client: TestClient) -> list[object]:
 def test_mapping_is_admin_only_csrf_checked_and_validated(app_client: TestClient) -> None:
     login(app_client, "abe")
     token = csrf_of(app_client.get("/policies").text)
-    row = {"location": "E:\\x\\", "engine": "sqlserver", "kind": "path", "pool": "default", "tier": "flash"}
+    row = {"location": "E:\\x\\", "listed": "E:\\x\\", "engine": "sqlserver", "kind": "path", "pool": "default",
+           "tier": "flash"}  # fmt: skip
     assert app_client.post("/policies/mapping", data={**row, "csrf_token": token}).status_code == 403
     login(app_client, "ada")
     assert app_client.post("/policies/mapping", data={**row, "csrf_token": "nope"}).status_code == 403
