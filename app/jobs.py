@@ -121,6 +121,7 @@ class ImportWatch:
         self._still_since = 0.0
         self._advised: tuple[tuple[int, int], ...] = ()
         self._hurry_until = -math.inf
+        self.hurried = False  # the last due state was hurried (a policy change), not waited out
 
     def hurry(self, now_s: float, within_s: float = HURRY_S) -> None:
         """The next pending state seen within `within_s` is due at once: a policy change (a location
@@ -135,7 +136,8 @@ class ImportWatch:
             if not hurried:
                 return False
         waiting = bool(state) and state != self._advised
-        if waiting and hurried:
+        self.hurried = waiting and hurried
+        if self.hurried:
             self._hurry_until = -math.inf
             return True
         return waiting and now_s - self._still_since >= quiet_s
@@ -325,8 +327,11 @@ def _after_import(rt: Runtime) -> None:
     if not rt.import_watch.due(pending, time.monotonic(), rt.import_quiet_s):
         return
     rt.import_watch.advised()
-    log.info("imports into %d targets have been still for %.0f s: advising them", len(pending),
-             rt.import_quiet_s)  # fmt: skip
+    if rt.import_watch.hurried:
+        log.info("a policy change asks for advice on %d targets: advising them now", len(pending))
+    else:
+        log.info("imports into %d targets have been still for %.0f s: advising them", len(pending),
+                 rt.import_quiet_s)  # fmt: skip
     evaluate_job()  # recorded as a run of the evaluate job
 
 
