@@ -142,8 +142,9 @@ def target_freshness(session: Session, target_id: int) -> Freshness:
 
 
 def stale_notes(store: Store) -> list[tuple[str, str]]:
-    """(target name, note) for every enabled target whose current advice was judged on an older
-    window: the banner every page shows. Reads only the snapshots' notes."""
+    """(target names, note) for the enabled targets whose current advice was judged on an older
+    window, targets with the same note together ("a, b and c: data up to …"): the banner every page
+    shows. Reads only the snapshots' notes."""
     with store.session() as s:
         rows = s.execute(
             select(Target.name, AdviceSnapshot.notes)
@@ -151,4 +152,9 @@ def stale_notes(store: Store) -> list[tuple[str, str]]:
             .where(Target.enabled.is_(True))
             .order_by(Target.name)
         ).all()
-    return [(name, note) for name, notes in rows if (note := data_end_note(notes)) is not None]
+    by_note: dict[str, list[str]] = {}
+    for name, notes in rows:
+        note = data_end_note(notes)
+        if note is not None:
+            by_note.setdefault(note, []).append(name)
+    return [(", ".join(names), note) for note, names in by_note.items()]

@@ -37,7 +37,8 @@ BASE_CONTEXT = {
     "user": "the signed-in user (CurrentUser: id, username, role) or None on the login and error pages",
     "csrf": "the session's CSRF token, for every form's hidden csrf_token field",
     "demo": "True when the server runs the simulated demo fleet",
-    "stale_targets": "list of (target name, data-end note) for targets judged on an older window (banner)",
+    "stale_targets": "list of (target names, data-end note) for targets judged on an older window, targets "
+    "with the same note together (banner)",
     "active": "which navigation tab is highlighted (fleet, recommendations, heatmap, ...); optional",
 }
 

@@ -241,3 +241,12 @@ def test_the_import_watch_is_hurried_once() -> None:
     assert not w.due({}, 6.0, 60.0)  # nothing pending: nothing to do
     assert not w.due({1: 4}, 20.0, 60.0)  # the hurry ran out before anything was pending
     assert w.due({1: 4}, 80.5, 60.0)
+
+
+def test_the_banner_says_once_what_the_targets_share(own: Own) -> None:
+    html = own.client.get("/heatmap").text
+    start = html.index('id="data-end-banner"')
+    banner = html[start : html.index("</div>", start)]
+    assert banner.count(f"{DAYS_OLD} days old") == 1, banner  # one collection, one note
+    for name in ("import:db2:db2prod01", "import:sqlserver:SQLCRM01", "import:sqlserver:SQLERP01"):
+        assert name in banner
