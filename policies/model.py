@@ -12,6 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from advisors.quantities import valid_currency
 from policies.workload import (
     BurstDetection,
     CalendarPeriod,
@@ -488,6 +489,11 @@ class Policy(_Strict):
     """Tiers are listed fastest first."""
 
     name: str = "default"
+    currency: str = Field(
+        default="USD",
+        description="how money reads on the pages and in the report (what cost_per_gb is in): an ISO 4217 "
+        "code such as USD, EUR or CHF, or a symbol of up to 3 characters such as $, €, £ or R$",
+    )
     retired_settings: list[str] = Field(
         default_factory=list, description="settings of older policy files that no longer apply (set on load)"
     )
@@ -505,6 +511,16 @@ class Policy(_Strict):
     business_calendar: list[CalendarPeriod] = Field(default_factory=list)
     change_windows: ChangeWindowPolicy = Field(default_factory=ChangeWindowPolicy)
     pools: list[Pool] = Field(default_factory=list)
+
+    @field_validator("currency")
+    @classmethod
+    def _currency(cls, v: str) -> str:
+        if not valid_currency(v):
+            raise ValueError(
+                f"{v!r} is not a currency: use an ISO 4217 code of three capital letters (USD, EUR, CHF) "
+                "or a symbol of up to 3 characters, not only letters or digits ($, €, £, R$)"
+            )
+        return v
 
     @model_validator(mode="before")
     @classmethod
