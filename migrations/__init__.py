@@ -11,7 +11,8 @@ Modules:
 - `plan`: the neutral model (moves, actions, their inverses, the plan checksum);
 - `from_advice` (selection, run order), `advice_read` (validation), `advice_build` (one move);
 - `quoting`: every identifier, literal, path and comment text goes through it;
-- `render`: one move to its forward and rollback scripts, through the dialect's dispatcher;
+- `render`: one move to its forward and rollback scripts (and DB2's check-only script), through the
+  dialect's dispatcher;
 - `tsql` (dispatch table) over `tsql_frame` (batches, gate, step, fail), `tsql_checks` (shared
   pre-checks), `tsql_files` (what the file moves share) and the writers `tsql_online`,
   `tsql_offline`, `tsql_tempdb`, `tsql_partition` (+ `tsql_partition_sql`), `tsql_leading`,
@@ -58,7 +59,7 @@ from migrations.plan import (
     Why,
 )
 from migrations.quoting import UnsafeNameError
-from migrations.render import EXTENSION, render_pair, render_script
+from migrations.render import EXTENSION, render_check, render_pair, render_script
 
 __all__ = [
     "EXTENSION",
@@ -88,6 +89,7 @@ __all__ = [
     "Unsupported",
     "Why",
     "read_advised",
+    "render_check",
     "render_pair",
     "render_script",
     "select_advised",

@@ -12,6 +12,7 @@ import hashlib
 from datetime import datetime
 
 from migrations.db2_frame import (
+    BACKUP_ADD_DETACH,
     ROUTINES,
     Db2Script,
     compound,
@@ -72,6 +73,8 @@ def render_add_partition(
         method=add_method_lines(a),
         limits=["Not supported in pureScale (checked).", AUTHORITIES],
         operations=OPERATIONS,
+        backup=BACKUP_ADD_DETACH,
+        unit=a.remove,
     )
     add_steps(s, a, options)
     return s.text()
@@ -140,7 +143,11 @@ def add_steps(s: Db2Script, a: AddDataPartition, options: Options) -> None:
 
 
 def _detach_empty(s: Db2Script, a: AddDataPartition, low: str, high: str) -> None:
-    """The rollback: DETACH the new partition into a kept table, only while it is empty."""
+    """The rollback: DETACH the new partition into a kept table, only while it is empty. The
+    check before it stops early (no lock taken) when rows are there; the DETACH itself runs in
+    one unit of work with the emptiness counted again under an exclusive lock on the table, so no
+    row can arrive between the count and the DETACH (the T-SQL rollback does the same under
+    XACT_ABORT with TABLOCKX; issue #30 N7: the count and the DETACH were two units of work)."""
     ls, lt, lp, table, part = _names(a)
     detach = f"ALTER TABLE {table} DETACH PARTITION {db2_ident(a.partition_name)} INTO {db2_ident(a.schema)}.{db2_ident(removed_name(a))}"
     s.check(
@@ -162,13 +169,14 @@ def _detach_empty(s: Db2Script, a: AddDataPartition, low: str, high: str) -> Non
         f"{db2_str(f'SELECT COUNT_BIG(*) FROM (SELECT 1 FROM {table} WHERE ')} || v_where || "
         f"{db2_str(' FETCH FIRST 1 ROW ONLY) AS X')}"
     )
+    count = [*range_where(ls, lt, part), *count_into("v_rows", probe)]
     s.comment(s.checks[-1])
     s.statement(
         compound(
             [
                 *RANGE_DECLARE,
                 f"IF EXISTS (SELECT 1 FROM {part}) THEN",
-                *[f"  {line}" for line in [*range_where(ls, lt, part), *count_into("v_rows", probe)]],
+                *[f"  {line}" for line in count],
                 "END IF;",
                 "IF v_rows > 0 THEN",
                 f"  {s.signal(empty)}",
@@ -176,24 +184,38 @@ def _detach_empty(s: Db2Script, a: AddDataPartition, low: str, high: str) -> Non
             ]
         )
     )
-    s.comment(f"step 1: detach partition {a.partition_name} into {removed_name(a)} (kept)")
-    s.statement(
-        "BEGIN\n"
-        f"  IF EXISTS (SELECT 1 FROM {part}) THEN\n"
-        f"    {s.say(f'step 1: detaching partition {db2_ident(a.partition_name)}; its rows stay in {db2_ident(removed_name(a))}')}\n"
-        f"    EXECUTE IMMEDIATE {db2_str(detach)};\n"
-        "  ELSE\n"
-        f"    {s.say(f'step 1: already done: no partition {db2_ident(a.partition_name)}')}\n"
-        "  END IF;\n"
-        "END"
+    s.unit(
+        f"step 1: detach partition {a.partition_name} into {removed_name(a)} (kept), in one unit of work: "
+        f"LOCK TABLE {a.schema}.{a.table} IN EXCLUSIVE MODE, count its rows again, DETACH only when it holds none, COMMIT",
+        [
+            f"LOCK TABLE {table} IN EXCLUSIVE MODE",
+            compound(
+                [
+                    *RANGE_DECLARE,
+                    f"IF EXISTS (SELECT 1 FROM {part}) THEN",
+                    *[f"  {line}" for line in count],
+                    "  IF v_rows = 0 THEN",
+                    f"    {s.say(f'step 1: detaching partition {db2_ident(a.partition_name)}; its rows stay in {db2_ident(removed_name(a))}')}",
+                    f"    EXECUTE IMMEDIATE {db2_str(detach)};",
+                    "  ELSE",
+                    f"    {s.say('step 1: not detached: the partition holds rows (counted again under the table lock)')}",
+                    "  END IF;",
+                    "ELSE",
+                    f"  {s.say(f'step 1: already done: no partition {db2_ident(a.partition_name)}')}",
+                    "END IF;",
+                ]
+            ),
+        ],
     )
     s.check(
-        f"post-check: {a.schema}.{a.table} has no partition {a.partition_name}",
+        f"post-check: {a.schema}.{a.table} has no partition {a.partition_name} (else it held rows when counted under "
+        "the lock: see step 1's message; nothing was changed)",
         "SYSCAT.DATAPARTITIONS",
         "post-check: the partition is still there",
         where=f"TABSCHEMA = {ls} AND TABNAME = {lt} AND DATAPARTITIONNAME = {lp} AND STATUS = ''",
+        post=True,
     )
-    s.statement(
+    s.window(
         "BEGIN\n"
         f"  {s.say(f'finished: partition {db2_ident(a.partition_name)} is detached into {db2_ident(removed_name(a))}')}\n"
         "END"
@@ -265,8 +287,8 @@ def _add(s: Db2Script, a: AddDataPartition, low: str, high: str) -> None:
         f"STARTING FROM ({low}){inclusive(a.low_inclusive, a.range_low)} "
         f"ENDING AT ({high}){inclusive(a.high_inclusive, a.range_high)} IN {db2_ident(a.tablespace)}"
     )
-    s.comment(f"{step}: add partition {a.partition_name} in {a.tablespace}")
-    s.statement(
+    s.change(
+        f"{step}: add partition {a.partition_name} in {a.tablespace}",
         "BEGIN\n"
         f"  IF EXISTS (SELECT 1 FROM {part}) THEN\n"
         f"    {s.say(f'{step}: already done: partition {db2_ident(a.partition_name)} exists')}\n"
@@ -274,7 +296,7 @@ def _add(s: Db2Script, a: AddDataPartition, low: str, high: str) -> None:
         f"    {s.say(f'{step}: adding partition {db2_ident(a.partition_name)} in {db2_ident(a.tablespace)}')}\n"
         f"    EXECUTE IMMEDIATE {db2_str(add)};\n"
         "  END IF;\n"
-        "END"
+        "END",
     )
     s.check(
         f"post-check: partition {a.partition_name} is in table space {a.tablespace}",
@@ -284,8 +306,9 @@ def _add(s: Db2Script, a: AddDataPartition, low: str, high: str) -> None:
             f"NOT EXISTS (SELECT 1 FROM {part} AND TBSPACEID = (SELECT TBSPACEID FROM SYSCAT.TABLESPACES "
             f"WHERE TBSPACE = {db2_str(a.tablespace)}))"
         ),
+        post=True,
     )
-    s.statement(
+    s.window(
         "BEGIN\n"
         f"  {s.say(f'finished: {table} has partition {db2_ident(a.partition_name)} in {db2_ident(a.tablespace)}')}\n"
         "END"

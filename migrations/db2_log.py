@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from migrations.db2_frame import ROUTINES, Db2Script, start
+from migrations.db2_frame import BACKUP_LOG, ROUTINES, Db2Script, start
 from migrations.header import Operations
 from migrations.plan import Move, MoveDb2Log, Options
 from migrations.quoting import db2_str
@@ -53,6 +53,7 @@ def render_log(
         method=method,
         limits=limits,
         operations=OPERATIONS,
+        backup=BACKUP_LOG,
         then=(
             "Then, in a change window: db2 deactivate db <db> (all applications disconnected), db2 activate db <db>.",
         ),
@@ -61,32 +62,71 @@ def render_log(
     return s.text()
 
 
+def under(column: str, path: str) -> str:
+    """`column` (a SYSIBMADM.DBCFG VALUE) is `path` or a directory under it, compared as text with
+    the trailing separator trimmed (not LIKE: a `_` or `%` in a path is no wildcard)."""
+    p = path.rstrip("/\\") or path
+    return (
+        f"(RTRIM({column}) = {db2_str(p)} OR LEFT({column}, {len(p) + 1}) IN ({db2_str(p + '/')}, "
+        # CHR(92): a Windows path's backslash
+        f"{db2_str(p)} || CHR(92)))"
+    )
+
+
+def in_place_sql(path: str) -> str:
+    """The active log is under `path` already and no other path is pending (SYSIBMADM.DBCFG:
+    `logpath` is where the log is, `newlogpath` what the next activation moves it to, empty when
+    nothing is pending; IBM Db2 docs, "newlogpath - Change the database log path configuration
+    parameter")."""
+    return (
+        f"EXISTS (SELECT 1 FROM SYSIBMADM.DBCFG WHERE NAME = 'logpath' AND {under('VALUE', path)}) "
+        "AND NOT EXISTS (SELECT 1 FROM SYSIBMADM.DBCFG WHERE NAME = 'newlogpath' AND COALESCE(VALUE, '') <> '' "
+        f"AND NOT {under('VALUE', path)})"
+    )
+
+
 def _log_steps(s: Db2Script, a: MoveDb2Log) -> None:
-    """NEWLOGPATH through ADMIN_CMD; post-check in SYSIBMADM.DBCFG (the pending `newlogpath`, or
-    `logpath` once a reactivation has moved the log)."""
-    target = db2_str(a.to_path + "%")
+    """NEWLOGPATH through ADMIN_CMD, only when the log is not under the new path already (N12 of
+    issue #30: setting it again when `logpath` is there asks for a move to where the log is);
+    post-check in SYSIBMADM.DBCFG (the pending `newlogpath`, or `logpath` once a reactivation
+    has moved the log)."""
+    pending = (
+        f"EXISTS (SELECT 1 FROM SYSIBMADM.DBCFG WHERE NAME = 'newlogpath' AND {under('VALUE', a.to_path)})"
+    )
     s.check(
         f"the log is under {a.from_path} today, or already set to move to / moved to {a.to_path}",
         "SYSIBM.SYSDUMMY1",
         "log path not as planned: advice out of date",
         where=(
-            "NOT EXISTS (SELECT 1 FROM SYSIBMADM.DBCFG WHERE (NAME = 'logpath' AND (VALUE LIKE "
-            f"{db2_str(a.from_path + '%')} OR VALUE LIKE {target})) OR (NAME = 'newlogpath' AND VALUE LIKE {target}))"
+            "NOT EXISTS (SELECT 1 FROM SYSIBMADM.DBCFG WHERE NAME = 'logpath' AND "
+            f"({under('VALUE', a.from_path)} OR {under('VALUE', a.to_path)})) AND NOT {pending}"
         ),
     )
     command = f'UPDATE DB CFG USING NEWLOGPATH "{a.to_path}"'
-    s.comment(f"step 1: record the new log path {a.to_path} (running it again sets the same value again)")
-    s.statement(f"CALL SYSPROC.ADMIN_CMD({db2_str(command)})")
+    s.change(
+        f"step 1: record the new log path {a.to_path}, unless the log is there already (SYSIBMADM.DBCFG logpath) "
+        "or the move there is pending (newlogpath)",
+        "BEGIN\n"
+        f"  IF {in_place_sql(a.to_path)} THEN\n"
+        f"    {s.say(f'step 1: already done: the active log is under {a.to_path} (logpath); NEWLOGPATH not set again')}\n"
+        f"  ELSEIF {pending} THEN\n"
+        f"    {s.say(f'step 1: already done: NEWLOGPATH is {a.to_path}, pending until the next activation')}\n"
+        "  ELSE\n"
+        f"    {s.say(f'step 1: recording NEWLOGPATH {a.to_path}')}\n"
+        f"    CALL SYSPROC.ADMIN_CMD({db2_str(command)});\n"
+        "  END IF;\n"
+        "END",
+    )
     s.check(
-        f"post-check: SYSIBMADM.DBCFG shows newlogpath (pending) or logpath under {a.to_path}",
+        f"post-check: SYSIBMADM.DBCFG shows newlogpath (pending) under {a.to_path}, or logpath under it with nothing "
+        "else pending",
         "SYSIBM.SYSDUMMY1",
         "post-check: new log path not recorded",
-        where=(
-            f"NOT EXISTS (SELECT 1 FROM SYSIBMADM.DBCFG WHERE NAME IN ('newlogpath', 'logpath') AND VALUE LIKE {target})"
-        ),
+        where=f"NOT {pending} AND NOT ({in_place_sql(a.to_path)})",
+        post=True,
     )
-    s.statement(
+    s.window(
         "BEGIN\n"
-        f"  {s.say(f'finished: the log moves to {a.to_path} at the next activation of the database (RESTART NEEDED)')}\n"
+        f"  {s.say(f'finished: the log is (or moves at the next activation of the database) under {a.to_path}')}\n"
         "END"
     )

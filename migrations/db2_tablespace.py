@@ -11,10 +11,12 @@ from __future__ import annotations
 from datetime import datetime
 
 from migrations.db2_frame import (
+    BACKUP_REBALANCE,
     ROUTINES,
     Db2Script,
     duration_text,
     ensure_group,
+    group_exists,
     room_sql,
     source_text,
     start,
@@ -97,6 +99,7 @@ def _script(
         method=method,
         limits=limits,
         operations=operations(a.tablespace, forward),
+        backup=BACKUP_REBALANCE,
     )
 
 
@@ -130,6 +133,7 @@ def _tablespace_checks(s: Db2Script, ts: str, source: StorageGroup | None, targe
         f"TABLE(MON_GET_REBALANCE_STATUS({lts}, -2)) AS R",
         "a rebalance is running: wait for it",
         where=moving,
+        transient=True,
     )
     return moving
 
@@ -151,13 +155,12 @@ def _tablespace_steps(
             f"{moving} AND {room_sql(target.name)}"
             f" < (SELECT SUM(T.TBSP_USED_PAGES * T.TBSP_PAGE_SIZE) FROM TABLE(MON_GET_TABLESPACE({lts}, -1)) AS T) * {factor:.2f}"
         ),
+        needs=group_exists(target),
     )
     move_sql = f"ALTER TABLESPACE {db2_ident(ts)} USING STOGROUP {db2_ident(target.name)}"
     convert_sql = f"ALTER TABLESPACE {db2_ident(ts)} MANAGED BY AUTOMATIC STORAGE USING STOGROUP {db2_ident(target.name)}"
-    s.comment(
-        f"step 2: re-point {ts} at {target.name} (online; the rebalance runs in the background after the commit)"
-    )
-    s.statement(
+    s.change(
+        f"step 2: re-point {ts} at {target.name} (online; the rebalance runs in the background after the commit)",
         "BEGIN\n"
         "  DECLARE v_sg VARCHAR(128);\n"
         f"  SELECT SGNAME INTO v_sg FROM SYSCAT.TABLESPACES WHERE TBSPACE = {lts};\n"
@@ -170,13 +173,11 @@ def _tablespace_steps(
         f"    {s.say(f'step 2: moving {db2_ident(ts)} to storage group {db2_ident(target.name)}')}\n"
         f"    EXECUTE IMMEDIATE {db2_str(move_sql)};\n"
         "  END IF;\n"
-        "END"
+        "END",
     )
     rebalance_sql = f"ALTER TABLESPACE {db2_ident(ts)} REBALANCE"
-    s.comment(
-        f"step 3: after a DMS conversion, REBALANCE moves {ts} off its old (non automatic storage) containers"
-    )
-    s.statement(
+    s.change(
+        f"step 3: after a DMS conversion, REBALANCE moves {ts} off its old (non automatic storage) containers",
         "BEGIN\n"
         f"  IF EXISTS (SELECT 1 FROM TABLE(MON_GET_CONTAINER({lts}, -1)) AS C WHERE COALESCE(C.DB_STORAGE_PATH_ID, -1) < 0)\n"
         f"     AND NOT EXISTS (SELECT 1 FROM TABLE(MON_GET_REBALANCE_STATUS({lts}, -2)) AS R) THEN\n"
@@ -185,23 +186,22 @@ def _tablespace_steps(
         "  ELSE\n"
         f"    {s.say('step 3: nothing to do: no containers outside the storage paths')}\n"
         "  END IF;\n"
-        "END"
+        "END",
     )
     s.check(
         f"post-check: table space {ts} uses storage group {target.name}",
         "SYSCAT.TABLESPACES",
         f"post-check: {ts} is not in {target.name}",
         where=f"TBSPACE = {lts} AND COALESCE(SGNAME, '') <> {ltarget}",
+        post=True,
     )
-    s.comment(
-        "the rebalance progress (no rows: finished; the old containers are dropped when it is done); run it again to watch"
-    )
-    s.statement(
+    s.window(
         "SELECT VARCHAR(R.TBSP_NAME, 30) AS TBSP_NAME, R.REBALANCER_MODE, R.REBALANCER_STATUS, "
         "R.REBALANCER_EXTENTS_REMAINING, R.REBALANCER_EXTENTS_PROCESSED, R.REBALANCER_START_TIME "
-        f"FROM TABLE(MON_GET_REBALANCE_STATUS({lts}, -2)) AS R"
+        f"FROM TABLE(MON_GET_REBALANCE_STATUS({lts}, -2)) AS R",
+        "the rebalance progress (no rows: finished; the old containers are dropped when it is done); run it again to watch",
     )
-    s.statement(
+    s.window(
         "BEGIN\n"
         f"  {s.say(f'finished: {db2_ident(ts)} uses {db2_ident(target.name)}; data moves in the background until the rebalance ends')}\n"
         "END"

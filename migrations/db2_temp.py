@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from migrations.db2_frame import (
+    BACKUP_TEMP,
     ROUTINES,
     Db2Script,
     create_tablespace_like,
@@ -69,6 +70,7 @@ def render_temp(
         method=method,
         limits=limits,
         operations=OPERATIONS,
+        backup=BACKUP_TEMP,
     )
     temp_steps(s, a)
     return s.text()
@@ -126,11 +128,9 @@ def temp_steps(s: Db2Script, a: MoveTempTablespace) -> None:
         "'\"' || REPLACE(RTRIM(R.GRANTEE), '\"', '\"\"') || '\"' END || "
         "CASE WHEN R.USEAUTH = 'G' THEN ' WITH GRANT OPTION' ELSE '' END"
     )
-    s.comment(
+    s.change(
         f"step 3: a user temporary table space: the users, groups and roles with USE of {a.tablespace} get USE of "
-        f"{a.new_tablespace} (nothing to do for a system temporary one)"
-    )
-    s.statement(
+        f"{a.new_tablespace} (nothing to do for a system temporary one)",
         "BEGIN\n"
         "  FOR R AS SELECT A.GRANTEE, A.GRANTEETYPE, A.USEAUTH FROM SYSCAT.TBSPACEAUTH AS A "
         f"WHERE A.TBSPACE = {old} AND A.USEAUTH IN ('Y', 'G') "
@@ -140,7 +140,7 @@ def temp_steps(s: Db2Script, a: MoveTempTablespace) -> None:
         f"    {s.say(f'step 3: granting USE of {db2_ident(a.new_tablespace)} like {db2_ident(a.tablespace)}')}\n"
         f"    EXECUTE IMMEDIATE {grant};\n"
         "  END FOR;\n"
-        "END"
+        "END",
     )
     s.check(
         f"no declared or created temporary table is in {a.tablespace} right now "
@@ -148,10 +148,11 @@ def temp_steps(s: Db2Script, a: MoveTempTablespace) -> None:
         "SYSIBMADM.ADMINTEMPTABLES AS T",
         "temp tables in use in it: run again later",
         where=f"T.TBSP_ID = (SELECT TBSPACEID FROM SYSCAT.TABLESPACES WHERE TBSPACE = {old})",
+        transient=True,
     )
     drop = f"DROP TABLESPACE {db2_ident(a.tablespace)}"
-    s.comment(f"step 4: drop {a.tablespace} (fails while a query uses it: run again in a quieter moment)")
-    s.statement(
+    s.change(
+        f"step 4: drop {a.tablespace} (fails while a query uses it: run again in a quieter moment)",
         "BEGIN\n"
         f"  IF {exists.format(old)} AND {exists.format(new)} THEN\n"
         f"    {s.say(f'step 4: dropping {db2_ident(a.tablespace)}')}\n"
@@ -159,7 +160,7 @@ def temp_steps(s: Db2Script, a: MoveTempTablespace) -> None:
         "  ELSE\n"
         f"    {s.say(f'step 4: already done: {db2_ident(a.tablespace)} is gone')}\n"
         "  END IF;\n"
-        "END"
+        "END",
     )
     s.check(
         f"post-check: {a.new_tablespace} is a temporary table space in {a.target.name} and {a.tablespace} is gone",
@@ -169,8 +170,9 @@ def temp_steps(s: Db2Script, a: MoveTempTablespace) -> None:
             f"NOT EXISTS (SELECT 1 FROM SYSCAT.TABLESPACES WHERE TBSPACE = {new} AND DATATYPE IN ('T', 'U') AND SGNAME = {group}) "
             f"OR {exists.format(old)}"
         ),
+        post=True,
     )
-    s.statement(
+    s.window(
         "BEGIN\n"
         f"  {s.say(f'finished: temporary table space {db2_ident(a.new_tablespace)} is in {db2_ident(a.target.name)}')}\n"
         "END"

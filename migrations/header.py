@@ -72,7 +72,8 @@ def header_lines(
     """`move` is what this script does; `forward` is the recommendation (the same move, or the
     move this rollback undoes)."""
     w = forward.why
-    title = "FORWARD" if direction == "forward" else "ROLLBACK"
+    # "check": the DB2 check-only run of the forward move (db2_frame; its .check.db2 file)
+    title = {"forward": "FORWARD", "check": "CHECK ONLY (changes nothing)"}.get(direction, "ROLLBACK")
     lines = [
         "=" * 96,
         f"tierwise {dialect_title} migration script: {title}",

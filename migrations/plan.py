@@ -344,7 +344,7 @@ class Options:
 
 @dataclass(frozen=True, slots=True)
 class Script:
-    direction: Literal["forward", "rollback"]
+    direction: Literal["forward", "rollback", "check"]  # check: a DB2 check-only run (.check.db2)
     text: str
     manual_step: bool = False  # stops half-way for an operator action, then runs again
     restart_required: bool = False

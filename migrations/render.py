@@ -28,6 +28,17 @@ def render_script(
     raise PlanError(f"unknown dialect {dialect!r} (tsql or db2)")
 
 
+def render_check(move: Move, dialect: Dialect, options: Options, generated_at: datetime) -> Script | None:
+    """The check-only run of `move`'s forward script: DB2 writes it as a file of its own (the
+    `.check.db2` beside the forward and rollback scripts: the same checks, none of the steps);
+    None for T-SQL, whose scripts take TW_CHECK_ONLY themselves."""
+    if dialect != "db2":
+        return None
+    action = move.action
+    restart = isinstance(action, MoveDb2Log)
+    return Script("check", db2.render(move, "check", move, options, generated_at), False, restart, move.notes)
+
+
 def render_pair(
     move: Move, dialect: Dialect, options: Options, generated_at: datetime
 ) -> tuple[Script, Script]:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from migrations import Move, Options, SetReadOnly, TierSpot, render_pair, select_moves
+from migrations import Move, Options, SetReadOnly, TierSpot, render_check, render_pair, select_moves
 from migrations.ilm import ilm_moves
 from policies.loader import load_policy
 
@@ -154,9 +154,15 @@ def case_move(case: Case) -> Move:
 
 
 def render_case(case: Case) -> dict[str, str]:
-    forward, rollback = render_pair(case_move(case), case.dialect, OPTIONS, GENERATED_AT)  # type: ignore[arg-type]
+    """The case's forward and rollback scripts, and for DB2 its check-only script (.check.db2)."""
+    move = case_move(case)
+    forward, rollback = render_pair(move, case.dialect, OPTIONS, GENERATED_AT)  # type: ignore[arg-type]
     ext = EXT[case.dialect]
-    return {f"{case.name}.forward{ext}": forward.text, f"{case.name}.rollback{ext}": rollback.text}
+    out = {f"{case.name}.forward{ext}": forward.text, f"{case.name}.rollback{ext}": rollback.text}
+    check = render_check(move, case.dialect, OPTIONS, GENERATED_AT)  # type: ignore[arg-type]
+    if check is not None:
+        out[f"{case.name}.check{ext}"] = check.text
+    return out
 
 
 def all_golden() -> dict[str, str]:

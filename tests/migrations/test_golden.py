@@ -120,10 +120,12 @@ def test_db2_scripts_keep_the_clp_contract(rendered: dict[str, str]) -> None:
         assert text.startswith("--#SET TERMINATOR @\n"), name
         db2_tokens(text)
         statements = db2_statements(text)
-        assert statements[:3] == [
+        # the session first (issue #30 N4, N5; the rules themselves: test_db2_session_rules.py)
+        assert statements[:4] == [
             "UPDATE COMMAND OPTIONS USING C ON S ON",
-            "SET SERVEROUTPUT ON",
             "CONNECT TO SALESDB",
+            "SET SERVEROUTPUT ON",
+            "SET CURRENT LOCK TIMEOUT = 60",
         ], name
         assert statements[-1] == "CONNECT RESET", name
         assert tool_lines(text)["directives"] == ["--#SET TERMINATOR @"], name

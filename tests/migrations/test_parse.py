@@ -101,7 +101,10 @@ DDL = [
     re.compile(rf"ALTER TABLESPACE {IDENT} REBALANCE"),
     # detach / copy / attach of a data partition (migrations/db2_partition.py)
     re.compile(rf"ALTER TABLE {IDENT}\.{IDENT} DETACH PARTITION {IDENT} INTO {IDENT}\.{IDENT}"),
-    re.compile(rf"CREATE TABLE {IDENT}\.{IDENT} LIKE {IDENT}\.{IDENT} IN {IDENT}"),
+    re.compile(rf"CREATE TABLE {IDENT}\.{IDENT} LIKE {IDENT}\.{IDENT} INCLUDING COLUMN DEFAULTS IN {IDENT}"),
+    # the copy table takes the table's value compression and append mode (LIKE leaves them out)
+    re.compile(rf"ALTER TABLE {IDENT}\.{IDENT} ACTIVATE VALUE COMPRESSION"),
+    re.compile(rf"ALTER TABLE {IDENT}\.{IDENT} APPEND ON"),
     re.compile(
         rf"ALTER TABLE {IDENT}\.{IDENT} ATTACH PARTITION {IDENT} STARTING FROM \((?:MINVALUE|{STR}|-?{NUM})\)"
         rf"(?: INCLUSIVE| EXCLUSIVE)? ENDING AT \((?:MAXVALUE|{STR}|-?{NUM})\)(?: INCLUSIVE| EXCLUSIVE)? "
@@ -175,7 +178,18 @@ CLP = [
     re.compile(r"SET SERVEROUTPUT ON"),
     re.compile(r"CONNECT TO [A-Za-z#$][A-Za-z0-9#$_]{0,7}"),
     re.compile(r"CONNECT RESET"),
+    # the session rules of issue #30 (test_db2_session_rules.py): the lock timeout, a unit of work
+    # with autocommit off and its COMMIT, stop-on-error off around a step the script repairs
+    re.compile(r"SET CURRENT LOCK TIMEOUT = \d+"),
+    re.compile(r"UPDATE COMMAND OPTIONS USING [CS] (?:ON|OFF)"),
+    re.compile(r"COMMIT"),
+    re.compile(rf"LOCK TABLE {IDENT}\.{IDENT} IN EXCLUSIVE MODE"),
 ]
+# the row compression of the copy table, its mode read from the catalog at run time
+RUNTIME_COMPRESS = re.compile(
+    rf"EXECUTE IMMEDIATE (?P<a>{STR}) \|\| CASE WHEN v_mode = 'A' THEN 'ADAPTIVE' ELSE 'STATIC' END;"
+)
+RUNTIME_COMPRESS_PART = re.compile(rf"ALTER TABLE {IDENT}\.{IDENT} COMPRESS YES ")
 
 
 # a row count run as dynamic SQL (migrations/db2_partition._count): a fixed SELECT COUNT_BIG(*)
@@ -254,6 +268,8 @@ def check_compound(stmt: str) -> None:
             for part, pattern in zip((m.group("a"), m.group("b")), RUNTIME_PARTS, strict=True):
                 assert pattern.fullmatch(part[1:-1].replace("''", "'")), part
             runtime_sql = True
+        elif compress := RUNTIME_COMPRESS.fullmatch(s):
+            assert RUNTIME_COMPRESS_PART.fullmatch(compress.group("a")[1:-1].replace("''", "'")), s
         elif grant := RUNTIME_GRANT.fullmatch(s):
             assert RUNTIME_GRANT_PART.fullmatch(grant.group("a")[1:-1].replace("''", "'")), s
         elif s.startswith("EXECUTE IMMEDIATE "):

@@ -36,6 +36,7 @@
 -- Run:
 --   db2 -td@ -vsf <this file>   (as the instance owner; it connects to SALESDB itself)
 --   Then, in a change window: db2 deactivate db <db> (all applications disconnected), db2 activate db <db>.
+--   A statement waits at most 60 s for a lock (SET CURRENT LOCK TIMEOUT); a lock timeout (SQL0911N reason 68) rolls back its unit of work and stops the script: run it again in a quieter moment.
 --   Read docs/running-scripts.md first.
 -- Safe to run twice: every step checks first and says 'already done' when there is nothing to do.
 -- ================================================================================================
@@ -45,12 +46,13 @@
 --   check 3: not a pureScale instance (SYSIBMADM.DB2_CF lists no cluster caching facility): unsupported here
 --   check 4: not an HADR database (the storage paths would have to exist on the standby too: review by hand)
 --   check 5: a full database backup of SALESDB (not a table space backup, not to /dev/null or NUL) finished successfully in the last 24 hours
---   check 6: no BACKUP of SALESDB is running (SYSPROC.MON_GET_UTILITY(-2), every member): an online backup pauses the rebalance and competes for the same containers and locks; wait for it or pause the backup job, then run the script again. Nothing was changed
+--   check 6: no BACKUP of SALESDB is running (SYSPROC.MON_GET_UTILITY(-2), every member): UPDATE DB CFG ... NEWLOGPATH is not among the operations IBM lists as able to run beside an online backup, and the reactivation that applies it would end the backup (IBM, Compatibility of online backup and other utilities); wait for it or pause the backup job, then run the script again. Nothing was changed
 --   check 7: the log is under /db2/fc1/log/ today, or already set to move to / moved to /db2/log/SALESDB/
---   check 8: post-check: SYSIBMADM.DBCFG shows newlogpath (pending) or logpath under /db2/log/SALESDB/
+--   check 8: post-check: SYSIBMADM.DBCFG shows newlogpath (pending) under /db2/log/SALESDB/, or logpath under it with nothing else pending
 UPDATE COMMAND OPTIONS USING C ON S ON@
-SET SERVEROUTPUT ON@
 CONNECT TO SALESDB@
+SET SERVEROUTPUT ON@
+SET CURRENT LOCK TIMEOUT = 60@
 -- check 1: connected to database SALESDB
 SELECT RAISE_ERROR('75001', 'tierwise check 1 failed: not connected to SALESDB') FROM SYSIBM.SYSDUMMY1 WHERE UPPER(CURRENT SERVER) <> UPPER('SALESDB') FETCH FIRST 1 ROW ONLY@
 -- check 2: instance db2inst1
@@ -61,15 +63,24 @@ SELECT RAISE_ERROR('75001', 'tierwise check 3 failed: pureScale instance: unsupp
 SELECT RAISE_ERROR('75001', 'tierwise check 4 failed: HADR database: unsupported here, review') FROM TABLE(MON_GET_HADR(NULL)) AS H WHERE H.HADR_ROLE <> 'STANDARD' FETCH FIRST 1 ROW ONLY@
 -- check 5: a full database backup of SALESDB (not a table space backup, not to /dev/null or NUL) finished successfully in the last 24 hours
 SELECT RAISE_ERROR('75001', 'tierwise check 5 failed: no full database backup in the last 24 hours') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSIBMADM.DB_HISTORY WHERE OPERATION = 'B' AND OBJECTTYPE = 'D' AND OPERATIONTYPE IN ('F', 'N') AND COALESCE(SQLCODE, 0) >= 0 AND COALESCE(LOCATION, '') NOT LIKE '/dev/null%' AND UPPER(COALESCE(LOCATION, '')) NOT IN ('NUL', 'NUL:') AND END_TIME >= VARCHAR_FORMAT(CURRENT TIMESTAMP - 24 HOURS, 'YYYYMMDDHH24MISS')) FETCH FIRST 1 ROW ONLY@
--- check 6: no BACKUP of SALESDB is running (SYSPROC.MON_GET_UTILITY(-2), every member): an online backup pauses the rebalance and competes for the same containers and locks; wait for it or pause the backup job, then run the script again. Nothing was changed
+-- check 6: no BACKUP of SALESDB is running (SYSPROC.MON_GET_UTILITY(-2), every member): UPDATE DB CFG ... NEWLOGPATH is not among the operations IBM lists as able to run beside an online backup, and the reactivation that applies it would end the backup (IBM, Compatibility of online backup and other utilities); wait for it or pause the backup job, then run the script again. Nothing was changed
 SELECT RAISE_ERROR('75001', 'tierwise check 6 failed: a BACKUP is running: wait, run again') FROM TABLE(MON_GET_UTILITY(-2)) AS U WHERE U.UTILITY_TYPE IN ('BACKUP') FETCH FIRST 1 ROW ONLY@
 -- check 7: the log is under /db2/fc1/log/ today, or already set to move to / moved to /db2/log/SALESDB/
-SELECT RAISE_ERROR('75001', 'tierwise check 7 failed: log path not as planned: advice out of date') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSIBMADM.DBCFG WHERE (NAME = 'logpath' AND (VALUE LIKE '/db2/fc1/log/%' OR VALUE LIKE '/db2/log/SALESDB/%')) OR (NAME = 'newlogpath' AND VALUE LIKE '/db2/log/SALESDB/%')) FETCH FIRST 1 ROW ONLY@
--- step 1: record the new log path /db2/log/SALESDB/ (running it again sets the same value again)
-CALL SYSPROC.ADMIN_CMD('UPDATE DB CFG USING NEWLOGPATH "/db2/log/SALESDB/"')@
--- check 8: post-check: SYSIBMADM.DBCFG shows newlogpath (pending) or logpath under /db2/log/SALESDB/
-SELECT RAISE_ERROR('75001', 'tierwise check 8 failed: post-check: new log path not recorded') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSIBMADM.DBCFG WHERE NAME IN ('newlogpath', 'logpath') AND VALUE LIKE '/db2/log/SALESDB/%') FETCH FIRST 1 ROW ONLY@
+SELECT RAISE_ERROR('75001', 'tierwise check 7 failed: log path not as planned: advice out of date') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSIBMADM.DBCFG WHERE NAME = 'logpath' AND ((RTRIM(VALUE) = '/db2/fc1/log' OR LEFT(VALUE, 13) IN ('/db2/fc1/log/', '/db2/fc1/log' || CHR(92))) OR (RTRIM(VALUE) = '/db2/log/SALESDB' OR LEFT(VALUE, 17) IN ('/db2/log/SALESDB/', '/db2/log/SALESDB' || CHR(92))))) AND NOT EXISTS (SELECT 1 FROM SYSIBMADM.DBCFG WHERE NAME = 'newlogpath' AND (RTRIM(VALUE) = '/db2/log/SALESDB' OR LEFT(VALUE, 17) IN ('/db2/log/SALESDB/', '/db2/log/SALESDB' || CHR(92)))) FETCH FIRST 1 ROW ONLY@
+-- step 1: record the new log path /db2/log/SALESDB/, unless the log is there already (SYSIBMADM.DBCFG logpath) or the move there is pending (newlogpath)
 BEGIN
-  CALL DBMS_OUTPUT.PUT_LINE('tierwise: ' || VARCHAR_FORMAT(CURRENT TIMESTAMP - CURRENT TIMEZONE, 'YYYY-MM-DD HH24:MI:SS') || ' UTC ' || 'finished: the log moves to /db2/log/SALESDB/ at the next activation of the database (RESTART NEEDED)');
+  IF EXISTS (SELECT 1 FROM SYSIBMADM.DBCFG WHERE NAME = 'logpath' AND (RTRIM(VALUE) = '/db2/log/SALESDB' OR LEFT(VALUE, 17) IN ('/db2/log/SALESDB/', '/db2/log/SALESDB' || CHR(92)))) AND NOT EXISTS (SELECT 1 FROM SYSIBMADM.DBCFG WHERE NAME = 'newlogpath' AND COALESCE(VALUE, '') <> '' AND NOT (RTRIM(VALUE) = '/db2/log/SALESDB' OR LEFT(VALUE, 17) IN ('/db2/log/SALESDB/', '/db2/log/SALESDB' || CHR(92)))) THEN
+    CALL DBMS_OUTPUT.PUT_LINE('tierwise: ' || VARCHAR_FORMAT(CURRENT TIMESTAMP - CURRENT TIMEZONE, 'YYYY-MM-DD HH24:MI:SS') || ' UTC ' || 'step 1: already done: the active log is under /db2/log/SALESDB/ (logpath); NEWLOGPATH not set again');
+  ELSEIF EXISTS (SELECT 1 FROM SYSIBMADM.DBCFG WHERE NAME = 'newlogpath' AND (RTRIM(VALUE) = '/db2/log/SALESDB' OR LEFT(VALUE, 17) IN ('/db2/log/SALESDB/', '/db2/log/SALESDB' || CHR(92)))) THEN
+    CALL DBMS_OUTPUT.PUT_LINE('tierwise: ' || VARCHAR_FORMAT(CURRENT TIMESTAMP - CURRENT TIMEZONE, 'YYYY-MM-DD HH24:MI:SS') || ' UTC ' || 'step 1: already done: NEWLOGPATH is /db2/log/SALESDB/, pending until the next activation');
+  ELSE
+    CALL DBMS_OUTPUT.PUT_LINE('tierwise: ' || VARCHAR_FORMAT(CURRENT TIMESTAMP - CURRENT TIMEZONE, 'YYYY-MM-DD HH24:MI:SS') || ' UTC ' || 'step 1: recording NEWLOGPATH /db2/log/SALESDB/');
+    CALL SYSPROC.ADMIN_CMD('UPDATE DB CFG USING NEWLOGPATH "/db2/log/SALESDB/"');
+  END IF;
+END@
+-- check 8: post-check: SYSIBMADM.DBCFG shows newlogpath (pending) under /db2/log/SALESDB/, or logpath under it with nothing else pending
+SELECT RAISE_ERROR('75001', 'tierwise check 8 failed: post-check: new log path not recorded') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSIBMADM.DBCFG WHERE NAME = 'newlogpath' AND (RTRIM(VALUE) = '/db2/log/SALESDB' OR LEFT(VALUE, 17) IN ('/db2/log/SALESDB/', '/db2/log/SALESDB' || CHR(92)))) AND NOT (EXISTS (SELECT 1 FROM SYSIBMADM.DBCFG WHERE NAME = 'logpath' AND (RTRIM(VALUE) = '/db2/log/SALESDB' OR LEFT(VALUE, 17) IN ('/db2/log/SALESDB/', '/db2/log/SALESDB' || CHR(92)))) AND NOT EXISTS (SELECT 1 FROM SYSIBMADM.DBCFG WHERE NAME = 'newlogpath' AND COALESCE(VALUE, '') <> '' AND NOT (RTRIM(VALUE) = '/db2/log/SALESDB' OR LEFT(VALUE, 17) IN ('/db2/log/SALESDB/', '/db2/log/SALESDB' || CHR(92))))) FETCH FIRST 1 ROW ONLY@
+BEGIN
+  CALL DBMS_OUTPUT.PUT_LINE('tierwise: ' || VARCHAR_FORMAT(CURRENT TIMESTAMP - CURRENT TIMEZONE, 'YYYY-MM-DD HH24:MI:SS') || ' UTC ' || 'finished: the log is (or moves at the next activation of the database) under /db2/log/SALESDB/');
 END@
 CONNECT RESET@

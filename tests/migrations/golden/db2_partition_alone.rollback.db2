@@ -34,6 +34,7 @@
 -- Plan:       sha256 81ee850c3c26b75c8e99a0be201323e19d1b22bc7b79fe1a6819dcfdd3e9d01d (the forward plan; the rollback shows the same)
 -- Run:
 --   db2 -td@ -vsf <this file>   (as the instance owner; it connects to SALESDB itself)
+--   A statement waits at most 60 s for a lock (SET CURRENT LOCK TIMEOUT); a lock timeout (SQL0911N reason 68) rolls back its unit of work and stops the script: run it again in a quieter moment.
 --   Read docs/running-scripts.md first.
 -- Safe to run twice: every step checks first and says 'already done' when there is nothing to do.
 -- ================================================================================================
@@ -43,7 +44,7 @@
 --   check 3: not a pureScale instance (SYSIBMADM.DB2_CF lists no cluster caching facility): unsupported here
 --   check 4: not an HADR database (the storage paths would have to exist on the standby too: review by hand)
 --   check 5: a full database backup of SALESDB (not a table space backup, not to /dev/null or NUL) finished successfully in the last 24 hours
---   check 6: no BACKUP of SALESDB is running (SYSPROC.MON_GET_UTILITY(-2), every member): an online backup pauses the rebalance and competes for the same containers and locks; wait for it or pause the backup job, then run the script again. Nothing was changed
+--   check 6: no BACKUP of SALESDB is running (SYSPROC.MON_GET_UTILITY(-2), every member): the rebalance this script starts moves every extent of the table space while the backup reads them, and ALTER TABLESPACE ... USING STOGROUP is not among the operations IBM lists as able to run beside an online backup (IBM, Compatibility of online backup and other utilities); wait for it or pause the backup job, then run the script again. Nothing was changed
 --   check 7: partition 3 of SALES.ORDERS is in table space TS_ORDERS_2024Q3
 --   check 8: table space TS_ORDERS_2024Q3 holds only this partition (else: unsupported here, review - see the header)
 --   check 9: table space TS_ORDERS_2024Q3 exists
@@ -55,8 +56,9 @@
 --   check 15: the paths of SG_HOT have room for TS_ORDERS_2024Q3 (10 % headroom; storage is striped over the paths)
 --   check 16: post-check: table space TS_ORDERS_2024Q3 uses storage group SG_HOT
 UPDATE COMMAND OPTIONS USING C ON S ON@
-SET SERVEROUTPUT ON@
 CONNECT TO SALESDB@
+SET SERVEROUTPUT ON@
+SET CURRENT LOCK TIMEOUT = 60@
 -- check 1: connected to database SALESDB
 SELECT RAISE_ERROR('75001', 'tierwise check 1 failed: not connected to SALESDB') FROM SYSIBM.SYSDUMMY1 WHERE UPPER(CURRENT SERVER) <> UPPER('SALESDB') FETCH FIRST 1 ROW ONLY@
 -- check 2: instance db2inst1
@@ -67,7 +69,7 @@ SELECT RAISE_ERROR('75001', 'tierwise check 3 failed: pureScale instance: unsupp
 SELECT RAISE_ERROR('75001', 'tierwise check 4 failed: HADR database: unsupported here, review') FROM TABLE(MON_GET_HADR(NULL)) AS H WHERE H.HADR_ROLE <> 'STANDARD' FETCH FIRST 1 ROW ONLY@
 -- check 5: a full database backup of SALESDB (not a table space backup, not to /dev/null or NUL) finished successfully in the last 24 hours
 SELECT RAISE_ERROR('75001', 'tierwise check 5 failed: no full database backup in the last 24 hours') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSIBMADM.DB_HISTORY WHERE OPERATION = 'B' AND OBJECTTYPE = 'D' AND OPERATIONTYPE IN ('F', 'N') AND COALESCE(SQLCODE, 0) >= 0 AND COALESCE(LOCATION, '') NOT LIKE '/dev/null%' AND UPPER(COALESCE(LOCATION, '')) NOT IN ('NUL', 'NUL:') AND END_TIME >= VARCHAR_FORMAT(CURRENT TIMESTAMP - 24 HOURS, 'YYYYMMDDHH24MISS')) FETCH FIRST 1 ROW ONLY@
--- check 6: no BACKUP of SALESDB is running (SYSPROC.MON_GET_UTILITY(-2), every member): an online backup pauses the rebalance and competes for the same containers and locks; wait for it or pause the backup job, then run the script again. Nothing was changed
+-- check 6: no BACKUP of SALESDB is running (SYSPROC.MON_GET_UTILITY(-2), every member): the rebalance this script starts moves every extent of the table space while the backup reads them, and ALTER TABLESPACE ... USING STOGROUP is not among the operations IBM lists as able to run beside an online backup (IBM, Compatibility of online backup and other utilities); wait for it or pause the backup job, then run the script again. Nothing was changed
 SELECT RAISE_ERROR('75001', 'tierwise check 6 failed: a BACKUP is running: wait, run again') FROM TABLE(MON_GET_UTILITY(-2)) AS U WHERE U.UTILITY_TYPE IN ('BACKUP') FETCH FIRST 1 ROW ONLY@
 -- check 7: partition 3 of SALES.ORDERS is in table space TS_ORDERS_2024Q3
 SELECT RAISE_ERROR('75001', 'tierwise check 7 failed: partition not in its planned table space') FROM SYSIBM.SYSDUMMY1 WHERE NOT EXISTS (SELECT 1 FROM SYSCAT.DATAPARTITIONS WHERE TABSCHEMA = 'SALES' AND TABNAME = 'ORDERS' AND DATAPARTITIONID = 3 AND TBSPACEID = (SELECT TBSPACEID FROM SYSCAT.TABLESPACES WHERE TBSPACE = 'TS_ORDERS_2024Q3')) FETCH FIRST 1 ROW ONLY@
