@@ -24,7 +24,7 @@ from datetime import datetime
 from migrations.header import Operations
 from migrations.plan import FileMove, Move, MoveFiles, Options
 from migrations.quoting import dirname, path_separator, tsql_ident, tsql_str
-from migrations.tsql_frame import Batches, gate, make_header
+from migrations.tsql_frame import Batches, make_header
 
 MB = 1024 * 1024
 TEMPDB = "N'tempdb'"
@@ -121,8 +121,8 @@ def start(
     at: datetime,
     operations: Operations | None = None,
 ) -> Batches:
-    """The script's header (with its Operations block) and SQLCMD-mode gate; the caller adds the
-    batches."""
+    """The script's header (with its Operations block); the caller adds the check batches and the
+    change section (the frame writes the gate and the check-only barrier)."""
     source = ", ".join(sorted({dirname(f.from_path) for f in action.files}))
     method, limits = _method(action)
     header = make_header(
@@ -138,9 +138,7 @@ def start(
         limits=limits,
         operations=operations,
     )
-    script = Batches(header)
-    script.add(gate())
-    return script
+    return Batches(header)
 
 
 # Permissions, from each statement's "Permissions" section (Microsoft Learn): ALTER DATABASE

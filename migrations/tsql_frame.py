@@ -18,8 +18,32 @@ How a script stops (domain.md §7):
   rest of the batch must not run whatever the tool). The last batch sets NOEXEC OFF again and
   says whether the script finished or stopped.
 - Names never contain line breaks or `$(` (quoting.check_name refuses them), so no generated line
-  can be a `GO`, a sqlcmd command or a variable; the gate's `$(TierwiseSqlcmdMode)` is the only
-  variable in a script.
+  can be a `GO`, a sqlcmd command or a variable; the only variables in a script are the gate's
+  `$(TierwiseSqlcmdMode)` and `$(TW_CHECK_ONLY)`.
+
+The check-only run (`sqlcmd -v TW_CHECK_ONLY=1`): a script is two sections. `Batches.check` adds a
+pre-check batch, `Batches.add` a batch of the change section; `Batches.text` writes the gate, every
+check batch, the barrier, then the change section. The barrier prints the plan and the estimated
+duration; with TW_CHECK_ONLY=1 it sets NOEXEC ON and RETURNs, so no batch of the change section
+runs (the same stop as a failed check), and the last batch says the check-only run passed. A
+writer cannot put a change before the barrier except by calling `check`, and the structural tests
+(tests/migrations/test_tsql_session_rules.py) refuse a change statement in a check batch.
+
+sqlcmd's variable precedence (Microsoft Learn, "sqlcmd - Use with scripting variables", lowest to
+highest: environment variables, `sqlcmd -v X=Y`, `:setvar X Y`) means a `:setvar TW_CHECK_ONLY 0`
+default in the script would override the `-v` of the command line. So the script declares no
+default: it reads `$(TW_CHECK_ONLY)` in its first SQL batch, and "if a script references a variable
+that isn't an environment variable or isn't defined by using setvar, an error message is returned
+and the execution of the script stops" (same page). Every run therefore says which run it is,
+`-v TW_CHECK_ONLY=1` or `-v TW_CHECK_ONLY=0`; a value other than 0 or 1 stops the gate.
+
+Session options: the gate sets the seven SET options that indexed views, indexes on computed
+columns and filtered indexes require (Microsoft Learn, "SET options that affect results" and
+CREATE INDEX, "Required SET options for filtered indexes": ANSI_NULLS, ANSI_PADDING,
+ANSI_WARNINGS, ARITHABORT, CONCAT_NULL_YIELDS_NULL and QUOTED_IDENTIFIER ON, NUMERIC_ROUNDABORT
+OFF). sqlcmd connects with QUOTED_IDENTIFIER OFF unless run with -I ("sqlcmd utility", -I), and a
+statement that maintains such an index fails with error 1934 under the wrong options. A SET at
+batch level lasts for the session, so it covers every later batch.
 
 """
 
@@ -33,6 +57,17 @@ from migrations.plan import Move, Options
 from migrations.quoting import comment_lines, tsql_str
 
 SQLCMD_VARIABLE = "TierwiseSqlcmdMode"
+CHECK_ONLY = "TW_CHECK_ONLY"  # sqlcmd -v TW_CHECK_ONLY=1: every pre-check, the plan, no change
+CHECK_ONLY_TABLE = "#tierwise_check_only"  # the barrier's note to the last batch: check-only, all passed
+SESSION_OPTIONS = (
+    "SET ANSI_NULLS ON;",
+    "SET ANSI_PADDING ON;",
+    "SET ANSI_WARNINGS ON;",
+    "SET ARITHABORT ON;",
+    "SET CONCAT_NULL_YIELDS_NULL ON;",
+    "SET QUOTED_IDENTIFIER ON;",
+    "SET NUMERIC_ROUNDABORT OFF;",
+)
 MIN_MAJOR_VERSION = 11  # SQL Server 2012: sys.databases.replica_id, sys.dm_exec_sessions.database_id
 CLOUD_EDITIONS = "5, 6, 8, 9, 11"  # Azure SQL Database, Synapse, Managed Instance, Edge, serverless
 
@@ -120,35 +155,50 @@ def step(n: int, total: int, title: str, body: list[str], hint: str = "", indent
     ]
 
 
+def _declared(lines: tuple[str | list[str], ...]) -> list[str]:
+    """One batch's lines, with the frame's variables it uses declared first."""
+    out: list[str] = []
+    for item in lines:
+        if isinstance(item, list):
+            out.extend(item)
+        else:
+            out.append(item)
+    used = [v for v in FRAME_VARIABLES if any(v in line for line in out)]
+    if used:
+        out.insert(0, "DECLARE " + ", ".join(f"{v} {FRAME_VARIABLES[v]}" for v in used) + ";")
+    return out
+
+
 @dataclass
 class Batches:
-    """A script under construction: header lines, then batches (each a list of lines)."""
+    """A script under construction: header lines, the pre-check batches (`check`), and the
+    change section (`add`), each batch a list of lines. `text` puts the gate first and the
+    check-only barrier between the two sections, so nothing added with `add` runs in a
+    check-only run."""
 
     header: list[str]
-    batches: list[list[str]] = field(default_factory=list)
+    batches: list[list[str]] = field(default_factory=list)  # the change section, in order
+    checks: list[list[str]] = field(default_factory=list)  # the pre-checks, before the barrier
+
+    def check(self, *lines: str | list[str]) -> None:
+        """A pre-check batch: reads, never changes; it runs in the check-only run too."""
+        self.checks.append(_declared(lines))
 
     def add(self, *lines: str | list[str]) -> None:
-        out: list[str] = []
-        for item in lines:
-            if isinstance(item, list):
-                out.extend(item)
-            else:
-                out.append(item)
-        used = [v for v in FRAME_VARIABLES if any(v in line for line in out)]
-        if used:
-            out.insert(0, "DECLARE " + ", ".join(f"{v} {FRAME_VARIABLES[v]}" for v in used) + ";")
-        self.batches.append(out)
+        """A batch of the change section: after the barrier, never reached by a check-only run."""
+        self.batches.append(_declared(lines))
 
     def text(self) -> str:
         parts = [*comment_lines(self.header, "tsql")]
         parts += [":on error exit", f':setvar {SQLCMD_VARIABLE} "on"', "GO"]
-        for b in self.batches:
+        for b in [_declared((gate(),)), *self.checks, _declared((barrier(self.header),)), *self.batches]:
             parts.extend(b)
             parts.append("GO")
         return "\n".join(parts) + "\n"
 
 
 def gate() -> list[str]:
+    """The first SQL batch: SQLCMD mode on, TW_CHECK_ONLY given as 0 or 1, the session options."""
     return [
         f"IF N'$({SQLCMD_VARIABLE})' <> N'on'",
         "BEGIN",
@@ -157,6 +207,71 @@ def gate() -> list[str]:
         "    SET NOEXEC ON;",
         "    RETURN;",
         "END;",
+        f"IF N'$({CHECK_ONLY})' NOT IN (N'0', N'1')",
+        "BEGIN",
+        "    RAISERROR(N'%s', 16, 1, N'tierwise: say which run this is: sqlcmd -v "
+        f"{CHECK_ONLY}=1 (check only: every pre-check, the plan, no change) or -v {CHECK_ONLY}=0 (the real run). "
+        "Nothing was changed.');",
+        "    SET NOEXEC ON;",
+        "    RETURN;",
+        "END;",
+        "-- the SET options indexed views, computed-column and filtered indexes require (error 1934 otherwise);",
+        "-- sqlcmd connects with QUOTED_IDENTIFIER OFF. Set here, they last for the session.",
+        *SESSION_OPTIONS,
+        f"IF N'$({CHECK_ONLY})' = N'1'",
+        "BEGIN",
+        say(
+            f"CHECK-ONLY RUN ({CHECK_ONLY}=1): every pre-check runs against this server, then the plan is printed; "
+            "nothing is changed.",
+            "    ",
+        ),
+        "END;",
+    ]
+
+
+def _plan_lines(header: list[str]) -> list[str]:
+    """What the barrier prints from the header: what moves, from and to, the method (one line),
+    each file, and the estimated duration."""
+    out: list[str] = []
+    method: list[str] = []
+    files: list[str] = []
+    section = ""
+    for line in [*header, ""]:
+        if section and line.startswith("  "):
+            if line.strip() == "Files:":
+                section = "files"
+            else:
+                (files if section == "files" else method).append(line.strip())
+            continue
+        if section:
+            out += ["plan: method: " + " ".join(method), *[f"plan: file {f}" for f in files]]
+            section = ""
+        if line.startswith(("Moves:", "Server:", "Database:", "From:", "To:")):
+            out.append("plan: " + " ".join(line.split()))
+        elif line.startswith("Method:"):
+            section = "method"
+        elif line.startswith("  Duration:"):
+            out.append("estimated duration: " + line.split(":", 1)[1].strip())
+    return out
+
+
+def barrier(header: list[str]) -> list[str]:
+    """Between the pre-checks and the changes: the plan and the estimated duration; in a
+    check-only run, the end of the run (NOEXEC ON, as a failed check stops, and a note for the
+    last batch)."""
+    return [
+        *[say(line) for line in _plan_lines(header)],
+        f"IF N'$({CHECK_ONLY})' = N'1'",
+        "BEGIN",
+        say(
+            f"check-only run: every pre-check above passed; nothing was changed and no step below runs ({CHECK_ONLY}=1).",
+            "    ",
+        ),
+        f"    IF OBJECT_ID(N'tempdb..{CHECK_ONLY_TABLE}') IS NULL CREATE TABLE {CHECK_ONLY_TABLE} (passed bit);",
+        "    SET NOEXEC ON;",
+        "    RETURN;",
+        "END;",
+        say("every pre-check passed: the changes start now."),
     ]
 
 
@@ -172,6 +287,15 @@ def finish(done: str) -> list[str]:
         "IF @tw_finished = 1",
         "BEGIN",
         say(done, "    "),
+        "END",
+        f"ELSE IF OBJECT_ID(N'tempdb..{CHECK_ONLY_TABLE}') IS NOT NULL",
+        "BEGIN",
+        say(
+            f"check-only run finished: every pre-check passed and nothing was changed. In the change window run "
+            f"this script with -v {CHECK_ONLY}=0.",
+            "    ",
+        ),
+        f"    DROP TABLE {CHECK_ONLY_TABLE};",
         "END",
         "ELSE",
         "BEGIN",
@@ -222,7 +346,10 @@ def make_header(
     operations: Operations | None = None,
 ) -> list[str]:
     run = [
-        f"sqlcmd -S {move.target.server} -E -b -f 65001 -i <this file>   (or SSMS: Query > SQLCMD Mode)",
+        f"1. check only (days before, in daylight; changes nothing): sqlcmd -S {move.target.server} -E -b -f 65001 "
+        f"-v {CHECK_ONLY}=1 -i <this file>",
+        f"2. in the change window: sqlcmd -S {move.target.server} -E -b -f 65001 -v {CHECK_ONLY}=0 -i <this file>",
+        f"   SSMS: Query > SQLCMD Mode, and a first line :setvar {CHECK_ONLY} 1 (or 0).",
         "Never run it with sqlcmd -x. Read docs/running-scripts.md first.",
         FS_NOTE,
     ]

@@ -25,7 +25,7 @@ from migrations.header import Operations
 from migrations.plan import AddPartition, Move, MovePartition, Options
 from migrations.quoting import tsql_ident, tsql_str
 from migrations.tsql_checks import backup_check, opening_checks
-from migrations.tsql_frame import Batches, fail, finish, gate, make_header, say
+from migrations.tsql_frame import Batches, fail, finish, make_header, say
 from migrations.tsql_partition import create_filegroup
 from migrations.tsql_partition_sql import TYPE_AND_STYLE
 
@@ -147,8 +147,7 @@ def render_add_partition(
         operations=_operations(a),
     )
     script = Batches(header)
-    script.add(gate())
-    script.add(
+    script.check(
         *opening_checks(move, f"{direction}: {what}"),
         backup_check(move, options),
     )
@@ -164,7 +163,7 @@ def render_add_partition(
             create_target=a.create_filegroup,
         )
         create_filegroup(script, move, holder, options)
-    script.add(*_pre_checks(move, a))
+    script.check(*_pre_checks(move, a, creating=a.create_filegroup is not None and not a.remove))
     script.add(*(_merge(move, a) if a.remove else _split(move, a)))
     script.add(*_post_checks(move, a))
     done = (
@@ -176,9 +175,10 @@ def render_add_partition(
     return script.text()
 
 
-def _pre_checks(move: Move, a: AddPartition) -> list[str]:
+def _pre_checks(move: Move, a: AddPartition, *, creating: bool = False) -> list[str]:
     """Before anything changes: the table on the scheme, the function serving it alone and RANGE
-    RIGHT, the boundary convertible; for the split, the leading edge and a writable filegroup."""
+    RIGHT, the boundary convertible; for the split, the leading edge and a writable filegroup
+    (`creating`: step 1 creates it, after these checks), and no row in the range it re-maps."""
     qdb, table, scheme, function = _names(move, a)
     pre = [
         f"USE {qdb};",
@@ -253,11 +253,46 @@ def _pre_checks(move: Move, a: AddPartition) -> list[str]:
         "WHERE dds.partition_scheme_id = @scheme_id AND dds.destination_id = @partition;",
     ]
     if not a.remove:
-        pre += _leading_edge_checks(a)
-    return pre
+        pre += _leading_edge_checks(a, creating)
+    return pre + _rows_pre_check(a)
 
 
-def _leading_edge_checks(a: AddPartition) -> list[str]:
+def _rows_pre_check(a: AddPartition) -> list[str]:
+    """The step's row count as a pre-check (the step counts again, then once more inside its
+    transaction): the split needs no row at or above the boundary, the merge an empty partition."""
+    if a.remove:
+        return [
+            "DECLARE @rows bigint;",
+            "IF @exists = 1",
+            "BEGIN",
+            COUNT_PARTITION,
+            COUNT_ARGS,
+            *fail(
+                "@rows IS NULL OR @rows > 0",
+                f"{tsql_str(f'tierwise: pre-check failed: the partition starting at {a.boundary} holds ')} + "
+                "COALESCE(CAST(@rows AS nvarchar(20)), N'an unknown number of') + N' rows; MERGE would move them: review. "
+                "Nothing was changed.'",
+                "    ",
+            ),
+            "END;",
+        ]
+    return [
+        "DECLARE @rows bigint;",
+        "IF @exists = 0",
+        "BEGIN",
+        COUNT_RANGE,
+        "    EXEC sys.sp_executesql @sql, N'@t nvarchar(4000), @rows bigint OUTPUT', @t = @boundary_text, @rows = @rows OUTPUT;",
+        *fail(
+            "@rows IS NULL OR @rows > 0",
+            f"{tsql_str('tierwise: pre-check failed: ')} + COALESCE(CAST(@rows AS nvarchar(20)), N'an unknown number of') + "
+            f"{tsql_str(f' rows are already at or above {a.boundary}; the split would move them: run it before the period starts, or review. Nothing was changed.')}",
+            "    ",
+        ),
+        "END;",
+    ]
+
+
+def _leading_edge_checks(a: AddPartition, creating: bool = False) -> list[str]:
     """The split only: no boundary above the new one, an existing boundary on the planned
     filegroup, the filegroup with files and writable; a NEXT USED set by someone else is said."""
     function = tsql_ident(a.function)
@@ -275,8 +310,13 @@ def _leading_edge_checks(a: AddPartition) -> list[str]:
             f" + QUOTENAME(@partition_fg) + {tsql_str(f', not on {tsql_ident(a.filegroup)}: review. Nothing was changed.')}",
         ),
         *fail(
-            "@exists = 0 AND (FILEGROUP_ID(@fg) IS NULL OR NOT EXISTS (SELECT 1 FROM sys.database_files "
-            "WHERE data_space_id = FILEGROUP_ID(@fg)))",
+            (
+                "@exists = 0 AND FILEGROUP_ID(@fg) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM sys.database_files "
+                "WHERE data_space_id = FILEGROUP_ID(@fg))"
+                if creating  # step 1 creates the filegroup with its file after these checks
+                else "@exists = 0 AND (FILEGROUP_ID(@fg) IS NULL OR NOT EXISTS (SELECT 1 FROM sys.database_files "
+                "WHERE data_space_id = FILEGROUP_ID(@fg)))"
+            ),
             tsql_str(
                 f"tierwise: pre-check failed: filegroup {tsql_ident(a.filegroup)} does not exist or has no files. "
                 "Nothing was changed."

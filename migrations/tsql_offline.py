@@ -124,9 +124,11 @@ def _offline_operations(move: Move, action: MoveFiles, direction: str, options: 
     )
 
 
-def _marker_table() -> list[str]:
+def _marker_table(ldb: str, any_from: str) -> list[str]:
+    """Run 1: the run marker table in msdb, created when absent (a change: after the barrier)."""
     return [
-        f"IF OBJECT_ID({MARKER_LIT}, N'U') IS NULL",
+        "USE [master];",
+        f"IF {_state(ldb)} = N'ONLINE' AND ({any_from}) AND OBJECT_ID({MARKER_LIT}, N'U') IS NULL",
         "BEGIN",
         say(f"creating {MARKER} (run markers of offline moves; one row per file)", "    "),
         f"    CREATE TABLE {MARKER} (",
@@ -195,8 +197,12 @@ def render_offline(
     script = start(move, action, direction, forward, options, at, operations=operations)
     ldb = tsql_str(move.target.database)
     any_from = any_old(ldb, action.files)
-    script.add(*_where_now(move, action, direction))
-    script.add(*_run1_checks_batch(move, action, options))
+    script.check(*_where_now(move, action, direction))
+    script.check(*_run1_checks_batch(move, action, options))
+    # run 2's checks of the copies, as pre-checks too: a check-only run between the two runs
+    # verifies the copies before the real run 2 uses them
+    script.check(_run2_gate(move, action, direction, forward, _state(ldb), any_from))
+    script.add(*_marker_table(ldb, any_from))
     script.add(*_take_offline(move, action, direction, forward))
     script.add(_run2_gate(move, action, direction, forward, _state(ldb), any_from))
     script.add(*_point_at_copies(move, action))
@@ -253,7 +259,7 @@ def _where_now(move: Move, action: MoveFiles, direction: str) -> list[str]:
 
 def _run1_checks_batch(move: Move, action: MoveFiles, options: Options) -> list[str]:
     """Run 1, while the database is online on the old files: no snapshot, backup or DBCC, a recent
-    backup, the target directory, no stale copy there, free space; the run marker table."""
+    backup, the target directory, no stale copy there, free space."""
     ldb = tsql_str(move.target.database)
     qdb = tsql_ident(move.target.database)
     target = target_dir(action.files)
@@ -299,7 +305,6 @@ def _run1_checks_batch(move: Move, action: MoveFiles, options: Options) -> list[
             options.headroom_pct,
             f"the copies of the files of {qdb}",
         ),
-        *_marker_table(),
     ]
 
 

@@ -109,9 +109,9 @@ def render_online(
     move: Move, action: MoveFiles, direction: str, forward: Move, options: Options, at: datetime
 ) -> str:
     script = start(move, action, direction, forward, options, at, operations(move, action, direction))
-    script.add(*_server_checks(move, action, direction, options))
-    script.add(*_file_checks(move, action, options))
-    script.add(*_target_checks(move, action, options))
+    script.check(*_server_checks(move, action, direction, options))
+    script.check(*_file_checks(move, action, options))
+    script.check(*_target_checks(move, action, options))
     fg = action.filegroup or "PRIMARY"
     total = 3 * len(action.files)
     for i, f in enumerate(action.files, start=1):

@@ -46,7 +46,7 @@ from migrations.tsql_checks import (
     snapshot_check,
     volume_of_filegroup,
 )
-from migrations.tsql_frame import Batches, fail, fail_if_msg, finish, gate, make_header, say
+from migrations.tsql_frame import Batches, fail, fail_if_msg, finish, make_header, say
 from migrations.tsql_partition_sql import DISCOVER, MOVE, TYPE_AND_STYLE
 
 MB = 1024 * 1024
@@ -206,14 +206,13 @@ def render_partition(
 ) -> str:
     table = f"{tsql_ident(a.schema)}.{tsql_ident(a.table)}"
     script = Batches(_header(move, a, direction, forward, options, at))
-    script.add(gate())
-    script.add(
+    script.check(
         *opening_checks(
             move, f"{direction}: {_what(move, a)}: tier {move.from_tier or 'unknown'} -> {move.to_tier}"
         ),
         backup_check(move, options),
     )
-    script.add(
+    script.check(
         f"USE {tsql_ident(move.target.database)};",
         "SET NOCOUNT ON;",
         "DECLARE @msg nvarchar(2048);",
@@ -224,6 +223,11 @@ def render_partition(
     )
     if a.create_target is not None:
         create_filegroup(script, move, a, options)
+    # the move's own checks (room in the filegroup and in the log) as pre-checks too; the move's
+    # batch repeats them right before it starts
+    script.check(*_move_checks(move, a, options, creating=a.create_target is not None))
+    if a.remove_source is not None:
+        _remove_filegroup_checks(script, move, a)
     script.add(*_move(move, a, options))
     script.add(*_post_checks(move, a))
     if a.remove_source is not None:
@@ -293,24 +297,29 @@ def _where_now(a: MovePartition, done: str) -> list[str]:
     ]
 
 
-def _move(move: Move, a: MovePartition, options: Options) -> list[str]:
-    """Step 2: the checks again in the batch that moves, room in the filegroup and the log, then the
-    move in one transaction (tsql_partition_sql.MOVE)."""
+def _move_checks(move: Move, a: MovePartition, options: Options, *, creating: bool = False) -> list[str]:
+    """The move's checks: where the partition is, the table's shape, the target filegroup with
+    files, room in it and in the log. `creating`: the pre-check run before step 1 creates the
+    filegroup (its new file's free space is checked with the filegroup's own checks)."""
     table = f"{tsql_ident(a.schema)}.{tsql_ident(a.table)}"
     qdb = tsql_ident(move.target.database)
+    missing = (
+        "FILEGROUP_ID(@target_fg) IS NULL OR NOT EXISTS (SELECT 1 FROM sys.database_files "
+        "WHERE data_space_id = FILEGROUP_ID(@target_fg))"
+    )
+    if creating:
+        missing = "FILEGROUP_ID(@target_fg) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM sys.database_files WHERE data_space_id = FILEGROUP_ID(@target_fg))"
     return [
         f"USE {qdb};",
         "SET NOCOUNT ON;",
         "SET XACT_ABORT ON;",
-        "SET ANSI_NULLS ON;",
-        "SET QUOTED_IDENTIFIER ON;",
         f"SET LOCK_TIMEOUT {LOCK_TIMEOUT_MS};",
         "DECLARE @msg nvarchar(2048);",
         *_where_now(
             a, f"step 2: already done: partition {a.partition_number} is on {tsql_ident(a.target_filegroup)}"
         ),
         *fail(
-            "FILEGROUP_ID(@target_fg) IS NULL OR NOT EXISTS (SELECT 1 FROM sys.database_files WHERE data_space_id = FILEGROUP_ID(@target_fg))",
+            missing,
             tsql_str(
                 f"tierwise: pre-check failed: filegroup {tsql_ident(a.target_filegroup)} does not exist or has no files. Nothing was changed."
             ),
@@ -327,6 +336,14 @@ def _move(move: Move, a: MovePartition, options: Options) -> list[str]:
                 "CASE WHEN @need_mb > @fg_free_mb THEN @need_mb - @fg_free_mb ELSE 0 END",
             ),
         ),
+    ]
+
+
+def _move(move: Move, a: MovePartition, options: Options) -> list[str]:
+    """Step 2: the checks again in the batch that moves, then the move in one transaction
+    (tsql_partition_sql.MOVE)."""
+    return [
+        *_move_checks(move, a, options),
         MOVE.format(
             type_and_style=TYPE_AND_STYLE,
             switch_minutes=SWITCH_WAIT_MINUTES,
@@ -454,7 +471,7 @@ def create_filegroup(script: Batches, move: Move, a: MovePartition, options: Opt
     qdb, qfg, lfg = tsql_ident(db), tsql_ident(a.target_filegroup), tsql_str(a.target_filegroup)
     directory = dirname(f.path)
     size = max(options.min_file_mb, -(-f.size_bytes // MB))
-    script.add(
+    script.check(
         f"USE {qdb};",
         "DECLARE @msg nvarchar(2048);",
         f"IF EXISTS (SELECT 1 FROM sys.database_files WHERE data_space_id = FILEGROUP_ID({lfg}))",
@@ -475,10 +492,16 @@ def create_filegroup(script: Batches, move: Move, a: MovePartition, options: Opt
         *busy_checks(move),
         *directory_check(directory, "target"),
         *free_space_check(directory, str(size), options.headroom_pct, f"the new file of {qfg}"),
-        say(f"step 1: creating filegroup {qfg} with file {f.path}"),
     )
     script.add(
         f"USE {qdb};",
+        "DECLARE @msg nvarchar(2048);",
+        f"IF EXISTS (SELECT 1 FROM sys.database_files WHERE data_space_id = FILEGROUP_ID({lfg}))",
+        "    RETURN;",
+        # right before ADD FILE: a BACKUP started since the pre-checks would make one of them fail
+        *server_state_check(),
+        *busy_checks(move),
+        say(f"step 1: creating filegroup {qfg} with file {f.path}"),
         f"IF FILEGROUP_ID({lfg}) IS NULL",
         "BEGIN",
         f"    ALTER DATABASE {qdb} ADD FILEGROUP {qfg};",
@@ -491,6 +514,24 @@ def create_filegroup(script: Batches, move: Move, a: MovePartition, options: Opt
         f"    ALTER DATABASE {qdb} ADD FILE (NAME = {tsql_str(f.name)}, FILENAME = {tsql_str(f.path)}, SIZE = {size}MB, "
         f"FILEGROWTH = {options.file_growth_mb}MB) TO FILEGROUP {qfg};",
         "END;",
+    )
+
+
+def _remove_filegroup_checks(script: Batches, move: Move, a: MovePartition) -> None:
+    """Rollback, as pre-checks: what step 3 (removing the filegroup the forward script created)
+    needs, checked before the partition moves back, so a check-only run finds a missing
+    permission, a snapshot or a running backup in daylight. Step 3 checks them again."""
+    fg = a.source_filegroup
+    lfg = tsql_str(fg)
+    tail = "Nothing was changed."
+    script.check(
+        f"USE {tsql_ident(move.target.database)};",
+        "DECLARE @msg nvarchar(2048);",
+        f"IF FILEGROUP_ID({lfg}) IS NULL",
+        "    RETURN;",
+        *server_state_check(tail),
+        *busy_checks(move, tail),
+        *snapshot_check(move, tail),
     )
 
 

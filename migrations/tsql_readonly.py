@@ -8,7 +8,7 @@ from migrations.header import Operations
 from migrations.plan import Move, Options, SetReadOnly
 from migrations.quoting import tsql_ident, tsql_str
 from migrations.tsql_checks import opening_checks, server_state_check
-from migrations.tsql_frame import Batches, fail, finish, gate, make_header, say
+from migrations.tsql_frame import Batches, fail, finish, make_header, say, say_expr
 
 
 def render_read_only(
@@ -42,8 +42,9 @@ def render_read_only(
         operations=_operations(qdb, label, action, direction),
     )
     script = Batches(header)
-    script.add(gate())
-    script.add(*_pre_checks(move, action, direction))
+    script.check(*_pre_checks(move, action, direction))
+    # with a check-only run days before the window, "no other session" is worth knowing early too
+    script.check(*_exclusive_access(move, action, warn=True))
     script.add(*_mark(move, action))
     script.add(*_post_check(move, action))
     script.add(finish(f"finished: {label} is {mode}."))
@@ -81,14 +82,16 @@ def _pre_checks(move: Move, action: SetReadOnly, direction: str) -> list[str]:
     ]
 
 
-def _mark(move: Move, action: SetReadOnly) -> list[str]:
-    """Step 1: MODIFY FILEGROUP, only while no other session uses the database.
+def _exclusive_access(move: Move, action: SetReadOnly, *, warn: bool = False) -> list[str]:
+    """No other session uses the database, unless the filegroup is in the planned mode already.
+    `warn`: the pre-check version, which says how many use it now and goes on (a check-only run
+    in daylight finds the applications connected; the step itself refuses while they are).
 
     "Other sessions" are those whose current database it is and those holding a DATABASE lock on
     it (sys.dm_tran_locks): a BACKUP or DBCC CHECKDB of it started from master runs in master and
     is found only by its lock. Both DMVs show only this session without VIEW SERVER STATE, so
     that is checked first (server_state_check), or the count would pass blind."""
-    qdb, _, mode, flag, label, fg_flag = _names(move, action)
+    _, _, mode, flag, label, fg_flag = _names(move, action)
     ldb = tsql_str(move.target.database)
     return [
         "USE [master];",
@@ -104,12 +107,35 @@ def _mark(move: Move, action: SetReadOnly) -> list[str]:
         "    UNION",
         f"    SELECT request_session_id FROM sys.dm_tran_locks WHERE resource_type = N'DATABASE' AND resource_database_id = DB_ID({ldb})",
         ") AS u (session_id) WHERE session_id <> @@SPID;",
-        *fail(
-            "@others > 0",
-            f"{tsql_str(f'tierwise: pre-check failed: {mode} needs exclusive access, but ')} + CAST(@others AS nvarchar(10)) + "
-            "N' other session(s) use the database (a BACKUP or DBCC of it counts, even one started from master); "
-            "stop them or let the backup finish, and run again. Nothing was changed.'",
+        *(
+            [
+                "IF @others > 0",
+                "BEGIN",
+                say_expr(
+                    f"{tsql_str(f'warning: {mode} needs exclusive access; ')} + CAST(@others AS nvarchar(10)) + "
+                    "N' other session(s) use the database now. Step 1 refuses while any does: stop the applications "
+                    "(and let backups finish) before the window.'",
+                    "    ",
+                ),
+                "END;",
+            ]
+            if warn
+            else fail(
+                "@others > 0",
+                f"{tsql_str(f'tierwise: pre-check failed: {mode} needs exclusive access, but ')} + CAST(@others AS nvarchar(10)) + "
+                "N' other session(s) use the database (a BACKUP or DBCC of it counts, even one started from master); "
+                "stop them or let the backup finish, and run again. Nothing was changed.'",
+            )
         ),
+    ]
+
+
+def _mark(move: Move, action: SetReadOnly) -> list[str]:
+    """Step 1: MODIFY FILEGROUP, only while no other session uses the database (checked again
+    right before it: the pre-check ran earlier, a check-only run days earlier)."""
+    qdb, _, mode, flag, label, fg_flag = _names(move, action)
+    return [
+        *_exclusive_access(move, action),
         say(f"step 1: marking {label} {mode}"),
         f"IF {fg_flag} <> {flag}",
         f"    ALTER DATABASE {qdb} MODIFY FILEGROUP {tsql_ident(action.filegroup)} {mode};",

@@ -127,8 +127,8 @@ def render_restart(
     move: Move, action: MoveFiles, direction: str, forward: Move, options: Options, at: datetime
 ) -> str:
     script = start(move, action, direction, forward, options, at, operations=_tempdb_operations(action))
-    script.add(*_checks(move, action, direction))
-    script.add(*_room(action, options))
+    script.check(*_checks(move, action, direction))
+    script.check(*_room(action, options))
     for i, f in enumerate(action.files, start=1):
         at_target = file_at(TEMPDB, f, f.to_path)
         script.add(

@@ -48,7 +48,9 @@ def test_tsql_scripts_keep_the_client_tool_contract(rendered: dict[str, str]) ->
         tsql_tokens(text)  # every quote and comment is closed
         lines = tool_lines(text)
         assert lines["sqlcmd"] == [":on error exit", ':setvar TierwiseSqlcmdMode "on"'], name
-        assert lines["variables"] == ["$(TierwiseSqlcmdMode)"], name
+        # the gate's SQLCMD-mode variable and the check-only switch, nothing else (no default for
+        # TW_CHECK_ONLY: a :setvar would override sqlcmd -v, see tsql_frame)
+        assert set(lines["variables"]) == {"$(TierwiseSqlcmdMode)", "$(TW_CHECK_ONLY)"}, name
         assert all(g == "GO" for g in lines["go"]), name
         assert text.count("\nGO\n") == len(tsql_batches(text)), name
         batches = tsql_batches(text)

@@ -8,7 +8,7 @@ import re
 
 from migrations.plan import Options
 from migrations.tsql_checks import backup_check
-from migrations.tsql_frame import Batches, fail, say, step
+from migrations.tsql_frame import Batches, fail, finish, say, step
 from tests.migrations.golden_cases import CASES, case_move, render_case
 from tests.migrations.sqltokens import tsql_batches
 
@@ -93,3 +93,94 @@ def test_backup_check_warn_mode_does_not_stop() -> None:
     text = "\n".join(backup_check(move, Options(backup_check="warn")))
     assert "RAISERROR(N'%s', 16" not in text
     assert "N'pre-check failed', N'warning'" in text and "WITH NOWAIT" in text
+
+
+# -- the check-only run (issue #30): sqlcmd -v TW_CHECK_ONLY=1 ------------------------------------
+
+
+def _script() -> Batches:
+    script = Batches(
+        [
+            "Moves:      filegroup [FG] of database [Sales]",
+            "From:       tier fc: F:\\fc\\",
+            "To:         tier sata: S:\\sata\\",
+            "Method:",
+            "  online: ADD FILE, EMPTYFILE,",
+            "  REMOVE FILE.",
+            "  Files:",
+            "    [f]: F:\\fc\\f.ndf -> S:\\sata\\f.ndf",
+            "Operations:",
+            "  Duration:    about 9 min at ~200 MB/s",
+        ]
+    )
+    script.add("ALTER DATABASE [Sales] REMOVE FILE [f];")  # a change, added first on purpose
+    script.check("SELECT 1 AS pre_check;")
+    return script
+
+
+def test_changes_sit_after_the_barrier_whatever_order_they_were_added_in() -> None:
+    """Batches.check batches run before the barrier, Batches.add batches after it; the gate is
+    always first. A writer cannot put a change where a check-only run reaches it by calling add."""
+    batches = tsql_batches(_script().text())
+    gate = next(i for i, b in enumerate(batches) if "$(TierwiseSqlcmdMode)" in b)
+    check = next(i for i, b in enumerate(batches) if "pre_check" in b)
+    barrier = next(i for i, b in enumerate(batches) if "check-only run: every pre-check above passed" in b)
+    change = next(i for i, b in enumerate(batches) if "REMOVE FILE [f]" in b)
+    assert gate < check < barrier < change
+
+
+def test_gate_wants_tw_check_only_said_and_declares_no_default() -> None:
+    """sqlcmd's precedence (Microsoft Learn, "sqlcmd - Use with scripting variables": environment,
+    then -v, then :setvar, lowest to highest) lets a :setvar default override -v TW_CHECK_ONLY=1:
+    so no :setvar; an undefined variable stops sqlcmd before the batch runs ("an error message is
+    returned and the execution of the script stops"), and any value but 0 or 1 stops the gate."""
+    text = _script().text()
+    assert not [ln for ln in text.split("\n") if ln.startswith(":setvar TW_CHECK_ONLY")]
+    gate = tsql_batches(text)[1]
+    i = gate.index("IF N'$(TW_CHECK_ONLY)' NOT IN (N'0', N'1')")
+    block = gate[i : gate.index("END;", i)]
+    assert "RAISERROR(N'%s', 16, 1," in block and "SET NOEXEC ON;" in block and "RETURN;" in block
+    assert "-v TW_CHECK_ONLY=1" in block and "-v TW_CHECK_ONLY=0" in block
+
+
+def test_barrier_prints_the_plan_and_duration_then_ends_a_check_only_run() -> None:
+    batches = tsql_batches(_script().text())
+    (barrier,) = [b for b in batches if "check-only run: every pre-check above passed" in b]
+    for line in (
+        "plan: Moves: filegroup [FG] of database [Sales]",
+        "plan: From: tier fc: F:\\fc\\",
+        "plan: To: tier sata: S:\\sata\\",
+        "plan: method: online: ADD FILE, EMPTYFILE, REMOVE FILE.",
+        "plan: file [f]: F:\\fc\\f.ndf -> S:\\sata\\f.ndf",
+        "estimated duration: about 9 min at ~200 MB/s",
+    ):
+        assert f"N'{line}'" in barrier, line
+    i = barrier.index("IF N'$(TW_CHECK_ONLY)' = N'1'")
+    block = barrier[i : barrier.index("END;", i)]
+    # the same stop as a failed check (NOEXEC, then RETURN), and a note for the last batch
+    assert block.index("CREATE TABLE #tierwise_check_only") < block.index("SET NOEXEC ON;")
+    assert block.split("\n")[-2].strip() == "RETURN;"
+    assert barrier.index("plan: Moves:") < i
+
+
+def test_last_batch_says_a_check_only_run_passed_rather_than_stopped() -> None:
+    text = _script().text()
+    script = _script()
+    script.add(finish("finished: moved."))
+    last = tsql_batches(script.text())[-1]
+    noexec_off = last.index("SET NOEXEC OFF;")
+    check_only = last.index("ELSE IF OBJECT_ID(N'tempdb..#tierwise_check_only') IS NOT NULL")
+    stopped = last.index("STOPPED: a check or step above failed")
+    assert noexec_off < check_only < stopped
+    assert "check-only run finished: every pre-check passed and nothing was changed" in last
+    assert "DROP TABLE #tierwise_check_only;" in last  # the next part of a month file is judged on its own
+    assert "TW_CHECK_ONLY" in text
+
+
+def test_every_golden_says_how_to_run_the_check_only_run_first() -> None:
+    for case in TSQL:
+        for name, text in render_case(case).items():
+            head = text.split(":on error exit")[0]
+            first = head.index("1. check only")
+            assert "-v TW_CHECK_ONLY=1 -i <this file>" in head[first:], name
+            assert head.index("-v TW_CHECK_ONLY=1") < head.index("-v TW_CHECK_ONLY=0"), name

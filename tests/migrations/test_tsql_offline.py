@@ -55,8 +55,11 @@ IDS = [n for n, _, _ in OFFLINE]
 
 
 def _batch(text: str, needle: str) -> str:
+    """The one batch holding `needle`; the run-2 gate is written twice, identical: as a pre-check
+    (a check-only run between the runs verifies the copies) and after step 1."""
     hits = [b for b in tsql_batches(text) if needle in b]
-    assert len(hits) == 1, f"{needle!r} in {len(hits)} batches"
+    assert hits and all(h == hits[0] for h in hits), f"{needle!r} in {len(hits)} different batches"
+    assert len(hits) <= 2
     return hits[0]
 
 
@@ -108,9 +111,10 @@ def test_run1_records_the_marker_after_offline_and_the_end_clears_it(
     batches = tsql_batches(text)
     create = _index(batches, f"CREATE TABLE {MARKER} (")
     step1 = _index(batches, "SET OFFLINE WITH ROLLBACK IMMEDIATE;")
-    gate = _index(batches, GATE)
+    gates = [i for i, b in enumerate(batches) if GATE in b]
     online = _index(batches, "\n    ALTER DATABASE [Sales] SET ONLINE;")
-    assert create < step1 < gate < online
+    # the run-2 gate as a pre-check, then (after step 1) the one that stops run 1 at its manual step
+    assert gates[0] < create < step1 < gates[1] < online
     b = batches[step1]
     direction = name.rsplit(".", 1)[1]
     # stale markers go while the database is online; the new one only once it is OFFLINE
@@ -129,13 +133,19 @@ def test_run1_records_the_marker_after_offline_and_the_end_clears_it(
 @pytest.mark.parametrize(("name", "text", "move"), OFFLINE, ids=IDS)
 def test_run1_stops_on_snapshots_and_running_backup_or_dbcc(name: str, text: str, move: Move) -> None:
     batches = tsql_batches(text)
-    run1 = batches[_index(batches, "CREATE TABLE")]
+    run1 = batches[_index(batches, "run 1: checking snapshots")]
     snap = run1.index("WHERE source_database_id = DB_ID(N'Sales')")
     busy = run1.index("r.command LIKE N'BACKUP%' OR r.command LIKE N'DBCC%'")
     assert "resource_type = N'DATABASE' AND l.resource_database_id = DB_ID(N'Sales')" in run1
-    assert snap < busy < run1.index("CREATE TABLE")
+    assert snap < busy
     assert "error 5094" in run1 and "would kill it" in run1
-    assert _index(batches, "CREATE TABLE") < _index(batches, "SET OFFLINE WITH ROLLBACK IMMEDIATE;")
+    # run 1's checks are pre-checks; the marker table is created after them, in the change section
+    assert "CREATE TABLE" not in run1
+    assert (
+        _index(batches, "run 1: checking snapshots")
+        < _index(batches, "CREATE TABLE")
+        < _index(batches, "SET OFFLINE WITH ROLLBACK IMMEDIATE;")
+    )
     # availability groups and mirroring: every run, in the first batch after the gate
     assert "replica_id IS NOT NULL" in batches[2] and "sys.database_mirroring" in batches[2]
 
@@ -145,7 +155,7 @@ def test_stale_copy_probe_only_for_files_still_at_the_old_path(name: str, text: 
     """Run 1 refuses a file at the new path, but only for files the catalog still has at the old
     one (a half-finished earlier run may have moved some already)."""
     own = move if name.endswith(".forward") else move.inverse()
-    run1 = tsql_batches(text)[_index(tsql_batches(text), "CREATE TABLE")]
+    run1 = tsql_batches(text)[_index(tsql_batches(text), "run 1: checking snapshots")]
     files = own.action.files  # type: ignore[union-attr]
     starts = [m.start() for m in re.finditer(r"already exists\. A file there now", run1)]
     assert len(starts) == len(files)

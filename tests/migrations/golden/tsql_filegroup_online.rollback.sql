@@ -37,7 +37,9 @@
 -- Generated:  2024-05-02T06:00:00Z
 -- Plan:       sha256 242d5e3971f645e680fd57772782b6c1ee7d58ab41672671ea2b03009941d44d (the forward plan; the rollback shows the same)
 -- Run:
---   sqlcmd -S SQLPROD01 -E -b -f 65001 -i <this file>   (or SSMS: Query > SQLCMD Mode)
+--   1. check only (days before, in daylight; changes nothing): sqlcmd -S SQLPROD01 -E -b -f 65001 -v TW_CHECK_ONLY=1 -i <this file>
+--   2. in the change window: sqlcmd -S SQLPROD01 -E -b -f 65001 -v TW_CHECK_ONLY=0 -i <this file>
+--      SSMS: Query > SQLCMD Mode, and a first line :setvar TW_CHECK_ONLY 1 (or 0).
 --   Never run it with sqlcmd -x. Read docs/running-scripts.md first.
 --   File-system checks use sys.dm_os_file_exists (SQL Server 2017+) and sys.dm_os_volume_stats / sys.dm_os_enumerate_fixed_drives (2019+); xp_fileexist / xp_fixeddrives only on older versions. The script prints which one it used.
 -- Safe to run twice: every step checks first and says 'already done' when there is nothing to do.
@@ -45,11 +47,32 @@
 :on error exit
 :setvar TierwiseSqlcmdMode "on"
 GO
+DECLARE @tw_say nvarchar(2048);
 IF N'$(TierwiseSqlcmdMode)' <> N'on'
 BEGIN
     RAISERROR(N'%s', 16, 1, N'tierwise: run this script with sqlcmd -b, or in SSMS with Query > SQLCMD Mode switched on; never with sqlcmd -x. Nothing was changed.');
     SET NOEXEC ON;
     RETURN;
+END;
+IF N'$(TW_CHECK_ONLY)' NOT IN (N'0', N'1')
+BEGIN
+    RAISERROR(N'%s', 16, 1, N'tierwise: say which run this is: sqlcmd -v TW_CHECK_ONLY=1 (check only: every pre-check, the plan, no change) or -v TW_CHECK_ONLY=0 (the real run). Nothing was changed.');
+    SET NOEXEC ON;
+    RETURN;
+END;
+-- the SET options indexed views, computed-column and filtered indexes require (error 1934 otherwise);
+-- sqlcmd connects with QUOTED_IDENTIFIER OFF. Set here, they last for the session.
+SET ANSI_NULLS ON;
+SET ANSI_PADDING ON;
+SET ANSI_WARNINGS ON;
+SET ARITHABORT ON;
+SET CONCAT_NULL_YIELDS_NULL ON;
+SET QUOTED_IDENTIFIER ON;
+SET NUMERIC_ROUNDABORT OFF;
+IF N'$(TW_CHECK_ONLY)' = N'1'
+BEGIN
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'CHECK-ONLY RUN (TW_CHECK_ONLY=1): every pre-check runs against this server, then the plan is printed; nothing is changed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 END;
 GO
 DECLARE @tw_say nvarchar(2048);
@@ -421,6 +444,34 @@ BEGIN
     RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 END;
 GO
+DECLARE @tw_say nvarchar(2048);
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'plan: Moves: filegroup [FG_ORDERS_2024] of database [Sales] (1 file(s))';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'plan: Server: SQLPROD01';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'plan: Database: Sales';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'plan: From: tier fc: F:\fc\';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'plan: To: tier flash: E:\data\';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'plan: method: online: for each file, ADD FILE on the target to the same filegroup (same growth and maximum size as the old file), DBCC SHRINKFILE (EMPTYFILE) moves its pages to the filegroup''s other files, then REMOVE FILE. The database stays online, but NOT without blocking: see Operations.';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'plan: file [Orders, 2024 "hot"_fc]: F:\fc\Sales_Orders_2024.ndf -> E:\data\Sales_Orders_2024.ndf (new logical name [Orders, 2024 "hot"])';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'estimated duration: about 9 min at ~200 MB/s for 100.0 GB of files, up to 34 min at ~50 MB/s on a busy server (EMPTYFILE speed varies; only used pages move), plus zeroing the new files when instant file initialization is off (the script says which).';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+IF N'$(TW_CHECK_ONLY)' = N'1'
+BEGIN
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'check-only run: every pre-check above passed; nothing was changed and no step below runs (TW_CHECK_ONLY=1).';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    IF OBJECT_ID(N'tempdb..#tierwise_check_only') IS NULL CREATE TABLE #tierwise_check_only (passed bit);
+    SET NOEXEC ON;
+    RETURN;
+END;
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'every pre-check passed: the changes start now.';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+GO
 DECLARE @tw_say nvarchar(2048), @tw_t0 datetime2(3), @tw_err nvarchar(2048);
 USE [Sales];
 DECLARE @msg nvarchar(2048), @growth nvarchar(40), @maxsize nvarchar(40), @sql nvarchar(max);
@@ -663,6 +714,12 @@ IF @tw_finished = 1
 BEGIN
     SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'finished: filegroup [FG_ORDERS_2024] of database [Sales] (1 file(s)) is on tier flash.';
     RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+END
+ELSE IF OBJECT_ID(N'tempdb..#tierwise_check_only') IS NOT NULL
+BEGIN
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'check-only run finished: every pre-check passed and nothing was changed. In the change window run this script with -v TW_CHECK_ONLY=0.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    DROP TABLE #tierwise_check_only;
 END
 ELSE
 BEGIN

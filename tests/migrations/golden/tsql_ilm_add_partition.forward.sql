@@ -32,7 +32,9 @@
 -- Generated:  2024-05-02T06:00:00Z
 -- Plan:       sha256 afe2cd138bb02c6dc0cbbb1968d74a1b0ef9907000035a6de0947bfb431338d4 (the forward plan; the rollback shows the same)
 -- Run:
---   sqlcmd -S SQLPROD01 -E -b -f 65001 -i <this file>   (or SSMS: Query > SQLCMD Mode)
+--   1. check only (days before, in daylight; changes nothing): sqlcmd -S SQLPROD01 -E -b -f 65001 -v TW_CHECK_ONLY=1 -i <this file>
+--   2. in the change window: sqlcmd -S SQLPROD01 -E -b -f 65001 -v TW_CHECK_ONLY=0 -i <this file>
+--      SSMS: Query > SQLCMD Mode, and a first line :setvar TW_CHECK_ONLY 1 (or 0).
 --   Never run it with sqlcmd -x. Read docs/running-scripts.md first.
 --   File-system checks use sys.dm_os_file_exists (SQL Server 2017+) and sys.dm_os_volume_stats / sys.dm_os_enumerate_fixed_drives (2019+); xp_fileexist / xp_fixeddrives only on older versions. The script prints which one it used.
 -- Safe to run twice: every step checks first and says 'already done' when there is nothing to do.
@@ -40,11 +42,32 @@
 :on error exit
 :setvar TierwiseSqlcmdMode "on"
 GO
+DECLARE @tw_say nvarchar(2048);
 IF N'$(TierwiseSqlcmdMode)' <> N'on'
 BEGIN
     RAISERROR(N'%s', 16, 1, N'tierwise: run this script with sqlcmd -b, or in SSMS with Query > SQLCMD Mode switched on; never with sqlcmd -x. Nothing was changed.');
     SET NOEXEC ON;
     RETURN;
+END;
+IF N'$(TW_CHECK_ONLY)' NOT IN (N'0', N'1')
+BEGIN
+    RAISERROR(N'%s', 16, 1, N'tierwise: say which run this is: sqlcmd -v TW_CHECK_ONLY=1 (check only: every pre-check, the plan, no change) or -v TW_CHECK_ONLY=0 (the real run). Nothing was changed.');
+    SET NOEXEC ON;
+    RETURN;
+END;
+-- the SET options indexed views, computed-column and filtered indexes require (error 1934 otherwise);
+-- sqlcmd connects with QUOTED_IDENTIFIER OFF. Set here, they last for the session.
+SET ANSI_NULLS ON;
+SET ANSI_PADDING ON;
+SET ANSI_WARNINGS ON;
+SET ARITHABORT ON;
+SET CONCAT_NULL_YIELDS_NULL ON;
+SET QUOTED_IDENTIFIER ON;
+SET NUMERIC_ROUNDABORT OFF;
+IF N'$(TW_CHECK_ONLY)' = N'1'
+BEGIN
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'CHECK-ONLY RUN (TW_CHECK_ONLY=1): every pre-check runs against this server, then the plan is printed; nothing is changed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 END;
 GO
 DECLARE @tw_say nvarchar(2048);
@@ -274,6 +297,47 @@ BEGIN
     SET @msg = N'tierwise: warning: the scheme''s NEXT USED filegroup is ' + QUOTENAME(@next_used) + N'; this script sets it to [FG_ORDERS_2024].';
     RAISERROR(N'%s', 0, 1, @msg) WITH NOWAIT;
 END;
+DECLARE @rows bigint;
+IF @exists = 0
+BEGIN
+    SET @sql = N'DECLARE @v ' + @type + N' = CONVERT(' + @type + N', @t, ' + CAST(@style AS nvarchar(5)) + N'); SELECT @rows = COUNT_BIG(*) FROM ' + QUOTENAME(@schema) + N'.' + QUOTENAME(@table) + N' WHERE ' + QUOTENAME(@column) + N' >= @v;';
+    EXEC sys.sp_executesql @sql, N'@t nvarchar(4000), @rows bigint OUTPUT', @t = @boundary_text, @rows = @rows OUTPUT;
+    IF @rows IS NULL OR @rows > 0
+    BEGIN
+        SET @msg = N'tierwise: pre-check failed: ' + COALESCE(CAST(@rows AS nvarchar(20)), N'an unknown number of') + N' rows are already at or above 2024-07-01; the split would move them: run it before the period starts, or review. Nothing was changed.';
+        SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+        RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+        RAISERROR(N'%s', 16, 1, @msg);
+        SET NOEXEC ON;
+        RETURN;
+    END;
+END;
+GO
+DECLARE @tw_say nvarchar(2048);
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'plan: Moves: [dbo].[Orders] in database [Sales]: create the partition starting at 2024-07-01 (function [pf_OrderDate], scheme [ps_OrderDate])';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'plan: Server: SQLPROD01';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'plan: Database: Sales';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'plan: From: tier unknown: (the open last partition)';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'plan: To: tier flash: filegroup [FG_ORDERS_2024]';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'plan: method: ALTER PARTITION SCHEME [ps_OrderDate] NEXT USED [FG_ORDERS_2024]; ALTER PARTITION FUNCTION [pf_OrderDate]() SPLIT RANGE (<2024-07-01 as the function''s type>);';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'estimated duration: seconds: NEXT USED + SPLIT of an empty range is metadata only; before it the script counts the rows at or above the boundary (an index seek when the partitioning column leads an index, else a scan of the last partition, without holding locks).';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+IF N'$(TW_CHECK_ONLY)' = N'1'
+BEGIN
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'check-only run: every pre-check above passed; nothing was changed and no step below runs (TW_CHECK_ONLY=1).';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    IF OBJECT_ID(N'tempdb..#tierwise_check_only') IS NULL CREATE TABLE #tierwise_check_only (passed bit);
+    SET NOEXEC ON;
+    RETURN;
+END;
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'every pre-check passed: the changes start now.';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 GO
 DECLARE @tw_say nvarchar(2048);
 USE [Sales];
@@ -443,6 +507,12 @@ IF @tw_finished = 1
 BEGIN
     SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'finished: [dbo].[Orders] has a partition from 2024-07-01 on [FG_ORDERS_2024].';
     RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+END
+ELSE IF OBJECT_ID(N'tempdb..#tierwise_check_only') IS NOT NULL
+BEGIN
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'check-only run finished: every pre-check passed and nothing was changed. In the change window run this script with -v TW_CHECK_ONLY=0.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    DROP TABLE #tierwise_check_only;
 END
 ELSE
 BEGIN

@@ -40,7 +40,9 @@
 -- Generated:  2024-05-02T06:00:00Z
 -- Plan:       sha256 2be42b579116d4c6852296dddcfcd7879829575c4862b1b7b2d48ca05d530506 (the forward plan; the rollback shows the same)
 -- Run:
---   sqlcmd -S SQLPROD01 -E -b -f 65001 -i <this file>   (or SSMS: Query > SQLCMD Mode)
+--   1. check only (days before, in daylight; changes nothing): sqlcmd -S SQLPROD01 -E -b -f 65001 -v TW_CHECK_ONLY=1 -i <this file>
+--   2. in the change window: sqlcmd -S SQLPROD01 -E -b -f 65001 -v TW_CHECK_ONLY=0 -i <this file>
+--      SSMS: Query > SQLCMD Mode, and a first line :setvar TW_CHECK_ONLY 1 (or 0).
 --   Never run it with sqlcmd -x. Read docs/running-scripts.md first.
 --   File-system checks use sys.dm_os_file_exists (SQL Server 2017+) and sys.dm_os_volume_stats / sys.dm_os_enumerate_fixed_drives (2019+); xp_fileexist / xp_fixeddrives only on older versions. The script prints which one it used.
 -- Safe to run twice: every step checks first and says 'already done' when there is nothing to do.
@@ -48,11 +50,32 @@
 :on error exit
 :setvar TierwiseSqlcmdMode "on"
 GO
+DECLARE @tw_say nvarchar(2048);
 IF N'$(TierwiseSqlcmdMode)' <> N'on'
 BEGIN
     RAISERROR(N'%s', 16, 1, N'tierwise: run this script with sqlcmd -b, or in SSMS with Query > SQLCMD Mode switched on; never with sqlcmd -x. Nothing was changed.');
     SET NOEXEC ON;
     RETURN;
+END;
+IF N'$(TW_CHECK_ONLY)' NOT IN (N'0', N'1')
+BEGIN
+    RAISERROR(N'%s', 16, 1, N'tierwise: say which run this is: sqlcmd -v TW_CHECK_ONLY=1 (check only: every pre-check, the plan, no change) or -v TW_CHECK_ONLY=0 (the real run). Nothing was changed.');
+    SET NOEXEC ON;
+    RETURN;
+END;
+-- the SET options indexed views, computed-column and filtered indexes require (error 1934 otherwise);
+-- sqlcmd connects with QUOTED_IDENTIFIER OFF. Set here, they last for the session.
+SET ANSI_NULLS ON;
+SET ANSI_PADDING ON;
+SET ANSI_WARNINGS ON;
+SET ARITHABORT ON;
+SET CONCAT_NULL_YIELDS_NULL ON;
+SET QUOTED_IDENTIFIER ON;
+SET NUMERIC_ROUNDABORT OFF;
+IF N'$(TW_CHECK_ONLY)' = N'1'
+BEGIN
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'CHECK-ONLY RUN (TW_CHECK_ONLY=1): every pre-check runs against this server, then the plan is printed; nothing is changed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 END;
 GO
 DECLARE @tw_say nvarchar(2048);
@@ -286,7 +309,111 @@ BEGIN
     SET NOEXEC ON;
     RETURN;
 END;
-IF OBJECT_ID(N'msdb.dbo.tierwise_offline_run', N'U') IS NULL
+GO
+DECLARE @tw_say nvarchar(2048);
+USE [master];
+DECLARE @msg nvarchar(2048), @missing int = 0, @marked datetime, @marked_files int;
+DECLARE @fe_probe TABLE (file_exists int, is_directory int, parent_exists int), @copy_exists bit;
+IF (SELECT state_desc FROM sys.databases WHERE name = N'Sales') IN (N'OFFLINE', N'RECOVERY_PENDING') AND (EXISTS (SELECT 1 FROM sys.master_files WHERE database_id = DB_ID(N'Sales') AND name = N'Sales_log' AND LOWER(physical_name) = LOWER(N'L:\log\Sales_log.ldf')))
+BEGIN
+    IF OBJECT_ID(N'msdb.dbo.tierwise_offline_run', N'U') IS NOT NULL
+        SELECT @marked = MIN(m.taken_offline_at), @marked_files = COUNT(*) FROM msdb.dbo.tierwise_offline_run AS m
+        WHERE m.database_name = N'Sales' AND m.plan_sha256 = N'2be42b579116d4c6852296dddcfcd7879829575c4862b1b7b2d48ca05d530506' AND m.direction = N'forward';
+    IF @marked IS NULL
+    BEGIN
+        SET @msg = N'tierwise: run 2 refused: [Sales] is ' + (SELECT state_desc FROM sys.databases WHERE name = N'Sales') + N', but not taken offline by run 1 of this forward script (no forward run marker for plan sha256 2be42b579116... in msdb.dbo.tierwise_offline_run): it was taken offline by someone else, or by the rollback script, so a file at the new path may be a stale copy and none is used. Bring it online (ALTER DATABASE [Sales] SET ONLINE: it opens its current files) and run this script again, or finish first whatever took it offline (the rollback script: run it again). Nothing was changed.';
+        SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+        RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+        RAISERROR(N'%s', 16, 1, @msg);
+        SET NOEXEC ON;
+        RETURN;
+    END;
+    IF @marked_files <> 1 OR EXISTS (SELECT 1 FROM msdb.dbo.tierwise_offline_run AS m INNER JOIN sys.master_files AS mf ON mf.database_id = DB_ID(N'Sales') AND mf.name COLLATE DATABASE_DEFAULT = m.file_name COLLATE DATABASE_DEFAULT WHERE m.database_name = N'Sales' AND m.plan_sha256 = N'2be42b579116d4c6852296dddcfcd7879829575c4862b1b7b2d48ca05d530506' AND m.direction = N'forward' AND (mf.size <> m.size_pages OR NOT (mf.physical_name COLLATE DATABASE_DEFAULT = m.physical_name COLLATE DATABASE_DEFAULT OR (m.file_name = N'Sales_log' AND LOWER(mf.physical_name) = LOWER(N'F:\fc\Sales_log.ldf')))))
+    BEGIN
+        SET @msg = N'tierwise: run 2 refused: the files of [Sales] are not as run 1 recorded them in msdb.dbo.tierwise_offline_run (a size or a path changed, or a file is missing): it was online or changed in between, and copies made before are out of date. Bring it online (ALTER DATABASE [Sales] SET ONLINE), delete the copies in F:\fc\ and run this script again. Nothing was changed.';
+        SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+        RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+        RAISERROR(N'%s', 16, 1, @msg);
+        SET NOEXEC ON;
+        RETURN;
+    END;
+    IF EXISTS (SELECT 1 FROM msdb.dbo.backupset WHERE database_name = N'Sales' AND backup_start_date > @marked)
+    BEGIN
+        SET @msg = N'tierwise: run 2 refused: a backup of [Sales] started after run 1 took it offline, so it was online in between and copies made before are out of date. Bring it online (ALTER DATABASE [Sales] SET ONLINE), delete the copies in F:\fc\ and run this script again. Nothing was changed.';
+        SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+        RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+        RAISERROR(N'%s', 16, 1, @msg);
+        SET NOEXEC ON;
+        RETURN;
+    END;
+    SET @copy_exists = NULL;
+    IF CAST(PARSENAME(CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), 4) AS int) >= 14
+        EXEC sys.sp_executesql N'SELECT @e = CAST(file_exists AS bit) FROM sys.dm_os_file_exists(@p);',
+            N'@p nvarchar(4000), @e bit OUTPUT', @p = N'F:\fc\Sales_log.ldf', @e = @copy_exists OUTPUT;
+    ELSE
+    BEGIN
+        DELETE FROM @fe_probe;
+        INSERT INTO @fe_probe EXEC master.dbo.xp_fileexist N'F:\fc\Sales_log.ldf';
+        SELECT @copy_exists = CAST(MAX(file_exists) AS bit) FROM @fe_probe;
+    END;
+    IF COALESCE(@copy_exists, 0) = 0 SET @missing = @missing + 1;
+    IF @missing > 0
+    BEGIN
+        SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'======================== MANUAL STEP ========================';
+        RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+        SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'[Sales] is offline. Copy (do not move) these files with their ACLs (the SQL Server service account needs full control of the copies), and check each copy''s size:';
+        RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+        SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'    copy  L:\log\Sales_log.ldf';
+        RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+        SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'      to  F:\fc\Sales_log.ldf';
+        RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+        SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'      PowerShell: Copy-Item -LiteralPath ''L:\log\Sales_log.ldf'' -Destination ''F:\fc\Sales_log.ldf''';
+        RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+        SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'        its ACL:  Get-Acl -LiteralPath ''L:\log\Sales_log.ldf'' | Set-Acl -LiteralPath ''F:\fc\Sales_log.ldf''   (elevated PowerShell)';
+        RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+        SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'        check:    (Get-Item -LiteralPath ''L:\log\Sales_log.ldf'').Length -eq (Get-Item -LiteralPath ''F:\fc\Sales_log.ldf'').Length   -> True';
+        RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+        SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'Then run this same script again. To give up instead, run the rollback script.';
+        RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+        SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'=============================================================';
+        RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+        RAISERROR(N'%s', 16, 1, N'tierwise: MANUAL STEP: [Sales] is offline; copy the files listed above to F:\fc\, then run this script again.');
+        SET NOEXEC ON;
+        RETURN;
+    END;
+END;
+GO
+DECLARE @tw_say nvarchar(2048);
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'plan: Moves: log file [Sales_log] of database [Sales]';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'plan: Server: SQLPROD01';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'plan: Database: Sales';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'plan: From: tier flash: L:\log\';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'plan: To: tier fc: F:\fc\';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'plan: method: offline, in two runs of this same script: run 1: pre-checks, SET OFFLINE WITH ROLLBACK IMMEDIATE, records a run marker in msdb, prints what to copy where, stops. MANUAL STEP: copy (do not move) the files and their ACLs, then run the script again. run 2: accepts the copies only under run 1''s marker of this same direction (database offline since, files where the marker recorded them), MODIFY FILE (catalog), SET ONLINE and clears the marker, post-check.';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'plan: file [Sales_log]: L:\log\Sales_log.ldf -> F:\fc\Sales_log.ldf';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'estimated duration: [Sales] is DOWN from run 1 to the end of run 2: about 1 min to copy 10.0 GB at ~200 MB/s (copy speed varies with the storage), plus a minute for the checks and the recovery at SET ONLINE; each run itself takes seconds.';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+IF N'$(TW_CHECK_ONLY)' = N'1'
+BEGIN
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'check-only run: every pre-check above passed; nothing was changed and no step below runs (TW_CHECK_ONLY=1).';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    IF OBJECT_ID(N'tempdb..#tierwise_check_only') IS NULL CREATE TABLE #tierwise_check_only (passed bit);
+    SET NOEXEC ON;
+    RETURN;
+END;
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'every pre-check passed: the changes start now.';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+GO
+DECLARE @tw_say nvarchar(2048);
+USE [master];
+IF (SELECT state_desc FROM sys.databases WHERE name = N'Sales') = N'ONLINE' AND (EXISTS (SELECT 1 FROM sys.master_files WHERE database_id = DB_ID(N'Sales') AND name = N'Sales_log' AND LOWER(physical_name) = LOWER(N'L:\log\Sales_log.ldf'))) AND OBJECT_ID(N'msdb.dbo.tierwise_offline_run', N'U') IS NULL
 BEGIN
     SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'creating msdb.dbo.tierwise_offline_run (run markers of offline moves; one row per file)';
     RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
@@ -450,6 +577,12 @@ IF @tw_finished = 1
 BEGIN
     SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'finished: log file [Sales_log] of database [Sales] is on tier fc.';
     RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+END
+ELSE IF OBJECT_ID(N'tempdb..#tierwise_check_only') IS NOT NULL
+BEGIN
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'check-only run finished: every pre-check passed and nothing was changed. In the change window run this script with -v TW_CHECK_ONLY=0.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    DROP TABLE #tierwise_check_only;
 END
 ELSE
 BEGIN

@@ -36,7 +36,9 @@
 -- Generated:  2024-05-02T06:00:00Z
 -- Plan:       sha256 bd5b979cffd0226984058abbfebee86ffd1cb4503cb8041b6848987832352372 (the forward plan; the rollback shows the same)
 -- Run:
---   sqlcmd -S SQLPROD01 -E -b -f 65001 -i <this file>   (or SSMS: Query > SQLCMD Mode)
+--   1. check only (days before, in daylight; changes nothing): sqlcmd -S SQLPROD01 -E -b -f 65001 -v TW_CHECK_ONLY=1 -i <this file>
+--   2. in the change window: sqlcmd -S SQLPROD01 -E -b -f 65001 -v TW_CHECK_ONLY=0 -i <this file>
+--      SSMS: Query > SQLCMD Mode, and a first line :setvar TW_CHECK_ONLY 1 (or 0).
 --   Never run it with sqlcmd -x. Read docs/running-scripts.md first.
 --   File-system checks use sys.dm_os_file_exists (SQL Server 2017+) and sys.dm_os_volume_stats / sys.dm_os_enumerate_fixed_drives (2019+); xp_fileexist / xp_fixeddrives only on older versions. The script prints which one it used.
 -- Safe to run twice: every step checks first and says 'already done' when there is nothing to do.
@@ -44,11 +46,32 @@
 :on error exit
 :setvar TierwiseSqlcmdMode "on"
 GO
+DECLARE @tw_say nvarchar(2048);
 IF N'$(TierwiseSqlcmdMode)' <> N'on'
 BEGIN
     RAISERROR(N'%s', 16, 1, N'tierwise: run this script with sqlcmd -b, or in SSMS with Query > SQLCMD Mode switched on; never with sqlcmd -x. Nothing was changed.');
     SET NOEXEC ON;
     RETURN;
+END;
+IF N'$(TW_CHECK_ONLY)' NOT IN (N'0', N'1')
+BEGIN
+    RAISERROR(N'%s', 16, 1, N'tierwise: say which run this is: sqlcmd -v TW_CHECK_ONLY=1 (check only: every pre-check, the plan, no change) or -v TW_CHECK_ONLY=0 (the real run). Nothing was changed.');
+    SET NOEXEC ON;
+    RETURN;
+END;
+-- the SET options indexed views, computed-column and filtered indexes require (error 1934 otherwise);
+-- sqlcmd connects with QUOTED_IDENTIFIER OFF. Set here, they last for the session.
+SET ANSI_NULLS ON;
+SET ANSI_PADDING ON;
+SET ANSI_WARNINGS ON;
+SET ARITHABORT ON;
+SET CONCAT_NULL_YIELDS_NULL ON;
+SET QUOTED_IDENTIFIER ON;
+SET NUMERIC_ROUNDABORT OFF;
+IF N'$(TW_CHECK_ONLY)' = N'1'
+BEGIN
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'CHECK-ONLY RUN (TW_CHECK_ONLY=1): every pre-check runs against this server, then the plan is printed; nothing is changed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 END;
 GO
 DECLARE @tw_say nvarchar(2048);
@@ -339,8 +362,356 @@ DECLARE @tw_say nvarchar(2048);
 USE [Sales];
 SET NOCOUNT ON;
 SET XACT_ABORT ON;
-SET ANSI_NULLS ON;
-SET QUOTED_IDENTIFIER ON;
+SET LOCK_TIMEOUT 30000;
+DECLARE @msg nvarchar(2048);
+DECLARE @schema sysname = N'dbo', @table sysname = N'Orders',
+    @scheme sysname = N'ps_OrderDate', @function sysname = N'pf_OrderDate',
+    @source_fg sysname = N'FG_ORDERS_2024_fc', @target_fg sysname = N'FG_ORDERS_2024',
+    @n int = 3;
+DECLARE @qtable nvarchar(300) = QUOTENAME(@schema) + N'.' + QUOTENAME(@table);
+DECLARE @object_id int = OBJECT_ID(@qtable, N'U');
+DECLARE @scheme_id int, @function_id int, @fanout int, @right bit, @current_fg sysname;
+DECLARE @boundary_id int, @low_id int, @high_id int, @column sysname, @nullable bit;
+SELECT @scheme_id = ps.data_space_id, @function_id = pf.function_id, @fanout = pf.fanout,
+    @right = CAST(pf.boundary_value_on_right AS bit)
+FROM sys.partition_schemes AS ps
+JOIN sys.partition_functions AS pf ON pf.function_id = ps.function_id
+WHERE ps.name = @scheme AND pf.name = @function;
+SELECT @current_fg = fg.name
+FROM sys.destination_data_spaces AS dds
+JOIN sys.filegroups AS fg ON fg.data_space_id = dds.data_space_id
+WHERE dds.partition_scheme_id = @scheme_id AND dds.destination_id = @n;
+SET @low_id = CASE WHEN @n > 1 THEN @n - 1 END;
+SET @high_id = CASE WHEN @n < @fanout THEN @n END;
+SET @boundary_id = CASE WHEN @right = 1 THEN @low_id ELSE @high_id END;
+SELECT @column = c.name, @nullable = c.is_nullable
+FROM sys.index_columns AS ic
+JOIN sys.columns AS c ON c.object_id = ic.object_id AND c.column_id = ic.column_id
+WHERE ic.object_id = @object_id AND ic.index_id = 1 AND ic.partition_ordinal = 1;
+IF @object_id IS NULL
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: table [dbo].[Orders] does not exist; the advice is out of date. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF @scheme_id IS NULL
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: partition scheme [ps_OrderDate] on function [pf_OrderDate] does not exist; the advice is out of date. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF @n > @fanout
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders] has no partition 3; the advice is out of date. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF @current_fg NOT IN (@source_fg, @target_fg)
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: partition 3 of [dbo].[Orders] is on filegroup ' + QUOTENAME(@current_fg) + N', not on ' + QUOTENAME(@source_fg) + N' as planned; the advice is out of date. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF @current_fg = @target_fg
+BEGIN
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'step 2: already done: partition 3 is on [FG_ORDERS_2024]';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RETURN;
+END;
+IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE object_id = @object_id AND index_id = 1 AND type = 1 AND data_space_id = @scheme_id)
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: it is a heap or its clustered index is not a rowstore index on [ps_OrderDate]; unsupported here: review (move this partition by hand). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF EXISTS (SELECT 1 FROM sys.indexes WHERE object_id = @object_id AND index_id > 0 AND (type NOT IN (1, 2) OR data_space_id <> @scheme_id OR has_filter = 1 OR is_disabled = 1 OR is_hypothetical = 1))
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: it has a columnstore, XML, spatial, filtered, disabled or non-aligned index; unsupported here: review (move this partition by hand). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF EXISTS (SELECT 1 FROM sys.columns WHERE object_id = @object_id AND (is_computed = 1 OR is_sparse = 1 OR is_column_set = 1 OR is_filestream = 1 OR is_rowguidcol = 1))
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: it has computed, sparse, FILESTREAM or ROWGUIDCOL columns (SELECT INTO does not copy these column properties to the staging table, and the switch requires them on both sides); unsupported here: review (move this partition by hand). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF EXISTS (SELECT 1 FROM sys.foreign_keys WHERE parent_object_id = @object_id OR referenced_object_id = @object_id)
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: it has or is referenced by foreign keys; unsupported here: review (move this partition by hand). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF EXISTS (SELECT 1 FROM sys.sql_expression_dependencies WHERE referenced_id = @object_id AND is_schema_bound_reference = 1)
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: schema-bound views or functions reference it; unsupported here: review (move this partition by hand). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF EXISTS (SELECT 1 FROM sys.indexes WHERE data_space_id = @scheme_id AND object_id <> @object_id) OR EXISTS (SELECT 1 FROM sys.partition_schemes WHERE function_id = @function_id AND data_space_id <> @scheme_id)
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: the scheme [ps_OrderDate] or function [pf_OrderDate] is shared with other tables, whose data a MERGE/SPLIT would move; unsupported here: review (move this partition by hand). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF @boundary_id IS NULL
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: partition 3 is the first partition of a RANGE RIGHT function or the last of a RANGE LEFT one; re-mapping it would move a neighbouring partition''s data; unsupported here: review (move this partition by hand). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF @column IS NULL
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: the partitioning column cannot be found on the clustered index; unsupported here: review (move this partition by hand). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF COALESCE(OBJECTPROPERTY(@object_id, 'TableTemporalType'), 0) <> 0
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: it is a system-versioned temporal table or its history table, where SWITCH is restricted; unsupported here: review (move this partition by hand). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF EXISTS (SELECT 1 FROM sys.tables WHERE object_id = @object_id AND is_tracked_by_cdc = 1)
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: change data capture tracks it: the switch is refused (@allow_partition_switch = 0) or its rows are not captured; unsupported here: review (move this partition by hand). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF EXISTS (SELECT 1 FROM sys.change_tracking_tables WHERE object_id = @object_id)
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: change tracking is enabled on it, and SWITCH is refused on such tables; unsupported here: review (move this partition by hand). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF EXISTS (SELECT 1 FROM sys.tables WHERE object_id = @object_id AND (is_replicated = 1 OR is_merge_published = 1 OR is_sync_tran_subscribed = 1))
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: it is published or subscribed for replication, which does not carry ALTER PARTITION FUNCTION/SCHEME to subscribers; unsupported here: review (move this partition by hand). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF EXISTS (SELECT 1 FROM sys.fulltext_indexes WHERE object_id = @object_id)
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: it has a full-text index, which is not partitioned and would have to follow the switched rows; unsupported here: review (move this partition by hand). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF EXISTS (SELECT 1 FROM sys.columns AS c JOIN sys.types AS t ON t.user_type_id = c.system_type_id WHERE c.object_id = @object_id AND (c.max_length = -1 OR t.name IN (N'text', N'ntext', N'image')))
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: it has LOB columns (max types, xml, text, ntext, image), whose data SELECT INTO and a rebuild onto a filegroup leave on the default filegroup, so the switch would fail; unsupported here: review (move this partition by hand). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF EXISTS (SELECT 1 FROM sys.tables WHERE object_id = @object_id AND uses_ansi_nulls = 0)
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: it was created with ANSI_NULLS OFF; the staging table would not match it; unsupported here: review (move this partition by hand). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF EXISTS (SELECT 1 FROM sys.filegroups WHERE name IN (@source_fg, @target_fg) AND is_read_only = 1)
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [FG_ORDERS_2024_fc] or [FG_ORDERS_2024] is READ_ONLY; make it READ_WRITE first. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF FILEGROUP_ID(@target_fg) IS NULL OR NOT EXISTS (SELECT 1 FROM sys.database_files WHERE data_space_id = FILEGROUP_ID(@target_fg))
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: filegroup [FG_ORDERS_2024] does not exist or has no files. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+DECLARE @need_mb bigint, @room_mb bigint, @fg_free_mb bigint;
+SELECT @need_mb = COALESCE(SUM(au.total_pages), 0) / 128 FROM sys.partitions AS p
+JOIN sys.allocation_units AS au ON au.container_id = CASE WHEN au.type = 2 THEN p.partition_id ELSE p.hobt_id END
+WHERE p.object_id = @object_id AND p.partition_number = @n;
+SELECT @fg_free_mb = SUM(CAST(df.size AS bigint) - COALESCE(FILEPROPERTY(df.name, 'SpaceUsed'), 0)) / 128,
+    @room_mb = SUM(CAST(df.size AS bigint) - COALESCE(FILEPROPERTY(df.name, 'SpaceUsed'), 0)) / 128
+    + MIN(vs.available_bytes) / 1048576
+FROM sys.database_files AS df
+CROSS APPLY sys.dm_os_volume_stats(DB_ID(), df.file_id) AS vs
+WHERE df.data_space_id = FILEGROUP_ID(@target_fg);
+IF @room_mb < @need_mb
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: the partition needs ' + CAST(@need_mb AS nvarchar(20)) + N' MB but filegroup ' + QUOTENAME(@target_fg) + N' and its volume have ' + CAST(@room_mb AS nvarchar(20)) + N' MB. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+DECLARE @log_need_mb bigint, @log_free_mb bigint, @log_grow_mb bigint, @recovery nvarchar(60);
+SET @log_need_mb = CEILING((SELECT COALESCE(SUM(au.used_pages), 0) / 128 FROM sys.partitions AS p JOIN sys.allocation_units AS au ON au.container_id = CASE WHEN au.type = 2 THEN p.partition_id ELSE p.hobt_id END WHERE p.object_id = @object_id AND p.partition_number = @n) * 1.10);
+SELECT @recovery = recovery_model_desc FROM sys.databases WHERE database_id = DB_ID();
+SELECT @log_free_mb = (total_log_size_in_bytes - used_log_space_in_bytes) / 1048576 FROM sys.dm_db_log_space_usage;
+DECLARE @log_shared_volume nvarchar(256), @log_reserved_mb bigint;
+SET @log_reserved_mb = CEILING((CASE WHEN @need_mb > @fg_free_mb THEN @need_mb - @fg_free_mb ELSE 0 END) * 1.10);
+SELECT TOP (1) @log_shared_volume = vs.volume_id
+FROM sys.database_files AS df CROSS APPLY sys.dm_os_volume_stats(DB_ID(), df.file_id) AS vs
+WHERE df.data_space_id = FILEGROUP_ID(@target_fg) ORDER BY df.file_id;
+-- per volume: what its log files may still grow by, at most the volume's free space (counted once)
+SELECT @log_grow_mb = COALESCE(SUM(CASE WHEN v.free_mb - CASE WHEN v.volume_id = @log_shared_volume THEN @log_reserved_mb ELSE 0 END < 0 THEN 0
+    WHEN v.grow_mb < v.free_mb - CASE WHEN v.volume_id = @log_shared_volume THEN @log_reserved_mb ELSE 0 END THEN v.grow_mb
+    ELSE v.free_mb - CASE WHEN v.volume_id = @log_shared_volume THEN @log_reserved_mb ELSE 0 END END), 0)
+FROM (SELECT vs.volume_id, MIN(vs.available_bytes) / 1048576 AS free_mb,
+        SUM(CASE WHEN df.growth = 0 THEN 0 WHEN df.max_size = -1 THEN vs.available_bytes / 1048576
+            ELSE (CAST(df.max_size AS bigint) - df.size) / 128 END) AS grow_mb
+    FROM sys.database_files AS df CROSS APPLY sys.dm_os_volume_stats(DB_ID(), df.file_id) AS vs
+    WHERE df.type = 1 GROUP BY vs.volume_id) AS v;
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'log: moving partition 3 of [dbo].[Orders] writes about ' + CAST(@log_need_mb AS nvarchar(20)) + N' MB of log; recovery model ' + @recovery + N', ' + CAST(@log_free_mb AS nvarchar(20)) + N' MB free in the log, which can grow by ' + CAST(@log_grow_mb AS nvarchar(20)) + N' MB.';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+IF @recovery <> N'SIMPLE' AND @log_free_mb + @log_grow_mb < @log_need_mb
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: moving partition 3 of [dbo].[Orders] is fully logged: about ' + CAST(@log_need_mb AS nvarchar(20)) + N' MB of log (10 % headroom included), which stays in the log until the next log backup (' + @recovery + N' recovery, log backups paused for the move), but the log has ' + CAST(@log_free_mb AS nvarchar(20)) + N' MB free and can grow by only ' + CAST(@log_grow_mb AS nvarchar(20)) + N' MB (set aside: the room the moved data needs on a volume it shares with the log). Grow the log first. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+GO
+DECLARE @tw_say nvarchar(2048);
+USE [Sales];
+DECLARE @msg nvarchar(2048);
+IF FILEGROUP_ID(N'FG_ORDERS_2024_fc') IS NULL
+    RETURN;
+IF HAS_PERMS_BY_NAME(NULL, NULL, N'VIEW SERVER STATE') = 0
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: this login lacks VIEW SERVER STATE, so the script cannot see a running BACKUP or DBCC of the database. Grant it or run as sysadmin. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+SELECT TOP (1) @msg = N'tierwise: pre-check failed: ' + r.command + N' (session ' + CAST(r.session_id AS nvarchar(10))
+    + N') is running on [Sales]. ADD FILE, DBCC SHRINKFILE and REMOVE FILE cannot run during a database or log backup (each waits for the other, then one fails). Pause the backup jobs of [Sales] (log backups too) while this script runs, and run it again after the backup. Nothing was changed.'
+FROM sys.dm_exec_requests AS r
+WHERE UPPER(r.command) LIKE N'BACKUP%' AND (r.database_id = DB_ID(N'Sales') OR EXISTS (SELECT 1 FROM sys.dm_tran_locks AS l WHERE l.request_session_id = r.session_id AND l.resource_type = N'DATABASE' AND l.resource_database_id = DB_ID(N'Sales')));
+IF @msg IS NOT NULL
+BEGIN
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+SELECT TOP (1) @msg = N'tierwise: pre-check failed: ' + r.command + N' (session ' + CAST(r.session_id AS nvarchar(10))
+    + N') is running on [Sales]: a DBCC CHECKDB or another shrink competes with this move for the same pages and locks. Run this script after it finished. Nothing was changed.'
+FROM sys.dm_exec_requests AS r
+WHERE UPPER(r.command) LIKE N'DBCC%' AND r.session_id <> @@SPID AND (r.database_id = DB_ID(N'Sales') OR EXISTS (SELECT 1 FROM sys.dm_tran_locks AS l WHERE l.request_session_id = r.session_id AND l.resource_type = N'DATABASE' AND l.resource_database_id = DB_ID(N'Sales')));
+IF @msg IS NOT NULL
+BEGIN
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+SELECT TOP (1) @msg = N'tierwise: pre-check failed: database snapshot ' + QUOTENAME(s.name)
+    + N' of [Sales] exists; files cannot be removed from a database that has snapshots, and every moved page would be copied into them. Drop the snapshots first. Nothing was changed.'
+FROM sys.databases AS s WHERE s.source_database_id = DB_ID(N'Sales');
+IF @msg IS NOT NULL
+BEGIN
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+GO
+DECLARE @tw_say nvarchar(2048);
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'plan: Moves: partition 3 of [dbo].[Orders] in database [Sales] (all its aligned indexes), range 2024-01-01 .. 2024-04-01';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'plan: Server: SQLPROD01';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'plan: Database: Sales';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'plan: From: tier fc: filegroup [FG_ORDERS_2024_fc]';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'plan: To: tier flash: filegroup [FG_ORDERS_2024]';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'plan: method: switch the partition out to a staging table, rebuild it onto the target filegroup, MERGE/NEXT USED/SPLIT the empty range onto the target, CHECK constraint, switch back - in ONE transaction (all or nothing); the exact row count is checked after the commit, when the table is no longer locked. Index definitions, the partitioning column and boundary values are read from the catalog at run time.';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'estimated duration: under a minute for 0.8 GB at ~100 MB/s (offline rebuild of the partition and each nonclustered index onto the target; copy speed varies), plus up to 5 min waiting for the lock.';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+IF N'$(TW_CHECK_ONLY)' = N'1'
+BEGIN
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'check-only run: every pre-check above passed; nothing was changed and no step below runs (TW_CHECK_ONLY=1).';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    IF OBJECT_ID(N'tempdb..#tierwise_check_only') IS NULL CREATE TABLE #tierwise_check_only (passed bit);
+    SET NOEXEC ON;
+    RETURN;
+END;
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'every pre-check passed: the changes start now.';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+GO
+DECLARE @tw_say nvarchar(2048);
+USE [Sales];
+SET NOCOUNT ON;
+SET XACT_ABORT ON;
 SET LOCK_TIMEOUT 30000;
 DECLARE @msg nvarchar(2048);
 DECLARE @schema sysname = N'dbo', @table sysname = N'Orders',
@@ -968,6 +1339,12 @@ IF @tw_finished = 1
 BEGIN
     SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'finished: partition 3 of [dbo].[Orders] is on tier flash.';
     RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+END
+ELSE IF OBJECT_ID(N'tempdb..#tierwise_check_only') IS NOT NULL
+BEGIN
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'check-only run finished: every pre-check passed and nothing was changed. In the change window run this script with -v TW_CHECK_ONLY=0.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    DROP TABLE #tierwise_check_only;
 END
 ELSE
 BEGIN

@@ -33,7 +33,9 @@
 -- Generated:  2024-05-02T06:00:00Z
 -- Plan:       sha256 733ded9f3ba80b6d4f69f142bab7ad35c3790876e30a5e7c0ad116f2aec317dd (the forward plan; the rollback shows the same)
 -- Run:
---   sqlcmd -S SQLPROD01 -E -b -f 65001 -i <this file>   (or SSMS: Query > SQLCMD Mode)
+--   1. check only (days before, in daylight; changes nothing): sqlcmd -S SQLPROD01 -E -b -f 65001 -v TW_CHECK_ONLY=1 -i <this file>
+--   2. in the change window: sqlcmd -S SQLPROD01 -E -b -f 65001 -v TW_CHECK_ONLY=0 -i <this file>
+--      SSMS: Query > SQLCMD Mode, and a first line :setvar TW_CHECK_ONLY 1 (or 0).
 --   Never run it with sqlcmd -x. Read docs/running-scripts.md first.
 --   File-system checks use sys.dm_os_file_exists (SQL Server 2017+) and sys.dm_os_volume_stats / sys.dm_os_enumerate_fixed_drives (2019+); xp_fileexist / xp_fixeddrives only on older versions. The script prints which one it used.
 -- Safe to run twice: every step checks first and says 'already done' when there is nothing to do.
@@ -41,11 +43,32 @@
 :on error exit
 :setvar TierwiseSqlcmdMode "on"
 GO
+DECLARE @tw_say nvarchar(2048);
 IF N'$(TierwiseSqlcmdMode)' <> N'on'
 BEGIN
     RAISERROR(N'%s', 16, 1, N'tierwise: run this script with sqlcmd -b, or in SSMS with Query > SQLCMD Mode switched on; never with sqlcmd -x. Nothing was changed.');
     SET NOEXEC ON;
     RETURN;
+END;
+IF N'$(TW_CHECK_ONLY)' NOT IN (N'0', N'1')
+BEGIN
+    RAISERROR(N'%s', 16, 1, N'tierwise: say which run this is: sqlcmd -v TW_CHECK_ONLY=1 (check only: every pre-check, the plan, no change) or -v TW_CHECK_ONLY=0 (the real run). Nothing was changed.');
+    SET NOEXEC ON;
+    RETURN;
+END;
+-- the SET options indexed views, computed-column and filtered indexes require (error 1934 otherwise);
+-- sqlcmd connects with QUOTED_IDENTIFIER OFF. Set here, they last for the session.
+SET ANSI_NULLS ON;
+SET ANSI_PADDING ON;
+SET ANSI_WARNINGS ON;
+SET ARITHABORT ON;
+SET CONCAT_NULL_YIELDS_NULL ON;
+SET QUOTED_IDENTIFIER ON;
+SET NUMERIC_ROUNDABORT OFF;
+IF N'$(TW_CHECK_ONLY)' = N'1'
+BEGIN
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'CHECK-ONLY RUN (TW_CHECK_ONLY=1): every pre-check runs against this server, then the plan is printed; nothing is changed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 END;
 GO
 DECLARE @tw_say nvarchar(2048);
@@ -191,6 +214,34 @@ BEGIN
 END;
 GO
 DECLARE @tw_say nvarchar(2048);
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'plan: Moves: the tempdb files [tempdev]';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'plan: Server: SQLPROD01';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'plan: Database: tempdb';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'plan: From: tier flash: T:\tempdb\';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'plan: To: tier fc: F:\fc\';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'plan: method: restart: MODIFY FILE for each tempdb file. TAKES EFFECT AT THE NEXT RESTART of the SQL Server service; until then tempdb keeps using its current files. Nothing is copied (tempdb is rebuilt at start).';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'plan: file [tempdev]: T:\tempdb\tempdb.mdf -> F:\fc\tempdb.mdf';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'estimated duration: Seconds now (catalog changes). The move happens at the next restart of the SQL Server service, which recreates these tempdb files (8.0 GB) at their configured size: data files in seconds with instant file initialization, a log file is zeroed (minutes for a large one).';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+IF N'$(TW_CHECK_ONLY)' = N'1'
+BEGIN
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'check-only run: every pre-check above passed; nothing was changed and no step below runs (TW_CHECK_ONLY=1).';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    IF OBJECT_ID(N'tempdb..#tierwise_check_only') IS NULL CREATE TABLE #tierwise_check_only (passed bit);
+    SET NOEXEC ON;
+    RETURN;
+END;
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'every pre-check passed: the changes start now.';
+RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+GO
+DECLARE @tw_say nvarchar(2048);
 USE [master];
 IF EXISTS (SELECT 1 FROM sys.master_files WHERE database_id = DB_ID(N'tempdb') AND name = N'tempdev' AND LOWER(physical_name) = LOWER(N'F:\fc\tempdb.mdf'))
 BEGIN
@@ -245,6 +296,12 @@ IF @tw_finished = 1
 BEGIN
     SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'finished: tempdb is configured on tier fc (takes effect at restart).';
     RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+END
+ELSE IF OBJECT_ID(N'tempdb..#tierwise_check_only') IS NOT NULL
+BEGIN
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'check-only run finished: every pre-check passed and nothing was changed. In the change window run this script with -v TW_CHECK_ONLY=0.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    DROP TABLE #tierwise_check_only;
 END
 ELSE
 BEGIN
