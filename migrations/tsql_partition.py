@@ -23,7 +23,9 @@ tables, the first partition of a RANGE RIGHT function / last of a RANGE LEFT one
 would move a neighbour's data), and the table features the partition-switching requirements
 (Microsoft Learn "Transferring Data Efficiently by Using Partition Switching"; "Replicate
 Partitioned Tables and Indexes") or this recipe do not allow: system-versioned temporal tables,
-change data capture, change tracking, replication, full-text indexes, ANSI_NULLS OFF.
+change data capture, change tracking, replication, full-text indexes, ANSI_NULLS OFF, columns
+created with ANSI_PADDING OFF. A table created with QUOTED_IDENTIFIER OFF is moved: its staging
+table is created under the same setting (SWITCH compares both tables' settings).
 """
 
 from __future__ import annotations
@@ -163,7 +165,10 @@ def _feature_checks(unsupported: Callable[[str, str], list[str]]) -> list[str]:
     FUNCTION / SCHEME; merge replication does not support SWITCH); sp_cdc_enable_table
     (@allow_partition_switch; switched rows are not captured); change tracking refuses SWITCH;
     system-versioned temporal tables restrict SWITCH (OBJECTPROPERTY TableTemporalType is NULL
-    before SQL Server 2016, where no temporal table can exist)."""
+    before SQL Server 2016, where no temporal table can exist). The settings SWITCH compares: the
+    table's ANSI_NULLS (refused when OFF: deprecated, and it would change the range constraint's
+    meaning), its QUOTED_IDENTIFIER (matched: tsql_partition_sql.MOVE creates the staging table
+    under it) and each column's ANSI_PADDING (refused when OFF)."""
     return [
         *unsupported(
             "COALESCE(OBJECTPROPERTY(@object_id, 'TableTemporalType'), 0) <> 0",
@@ -197,6 +202,16 @@ def _feature_checks(unsupported: Callable[[str, str], list[str]]) -> list[str]:
         *unsupported(
             "EXISTS (SELECT 1 FROM sys.tables WHERE object_id = @object_id AND uses_ansi_nulls = 0)",
             "it was created with ANSI_NULLS OFF; the staging table would not match it",
+        ),
+        # SWITCH compares each column's ANSI_PADDING ("does not have the same ANSI trimming
+        # semantics"); SELECT INTO gives the staging columns this session's ON. Only char, varchar,
+        # binary and varbinary carry the setting (sys.columns.is_ansi_padded).
+        *unsupported(
+            "EXISTS (SELECT 1 FROM sys.columns WHERE object_id = @object_id AND is_ansi_padded = 0 "
+            "AND system_type_id IN (165, 167, 173, 175))",
+            "a char, varchar, binary or varbinary column was created with ANSI_PADDING OFF "
+            "(sys.columns.is_ansi_padded = 0); the staging table's columns would be padded and the switch "
+            "would refuse them",
         ),
     ]
 
@@ -275,7 +290,9 @@ def _header(
             "Refused (unsupported here: review): heaps, columnstore/XML/spatial/filtered indexes, computed, sparse, "
             "ROWGUIDCOL or LOB columns, foreign keys, schema-bound views, schemes/functions shared with other tables, "
             "the first (RANGE RIGHT) or last (RANGE LEFT) partition, temporal, CDC, change-tracked, replicated or "
-            "full-text indexed tables.",
+            "full-text indexed tables, tables created with ANSI_NULLS OFF or with columns created with ANSI_PADDING OFF.",
+            "A table created with QUOTED_IDENTIFIER OFF is moved: its staging table is created under the same "
+            "setting (SWITCH needs both tables' ANSI_NULLS and QUOTED_IDENTIFIER settings equal).",
         ],
         operations=_operations(forward, a),
     )

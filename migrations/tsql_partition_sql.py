@@ -13,6 +13,14 @@ Choices that rest on Microsoft Learn pages:
   sys.partitions.data_compression_desc per index into @ix), BEFORE the switch-in, so the staging
   table (built with the same values) and the target partition match. Rebuilding the staging table
   to the neighbour's compression instead would silently change the partition's compression.
+- "Transferring Data Efficiently by Using Partition Switching" (table and index structure
+  requirements): "the two tables must have the same ANSI_NULLS and QUOTED_IDENTIFIER settings". A
+  table records the QUOTED_IDENTIFIER setting it was created with (OBJECTPROPERTY, IsQuotedIdentOn:
+  "table ... Specifies that the quoted identifier setting for the object is ON"), and sqlcmd's
+  session runs with it ON (the frame's gate), so a table created with it OFF could never be
+  switched back: MOVE creates the staging table in a dynamic batch that first sets
+  QUOTED_IDENTIFIER to the table's own setting (a SET in sp_executesql's batch ends with it). Its
+  SELECT INTO names every object through QUOTENAME, so the setting changes nothing else there.
 - "ALTER TABLE (Transact-SQL)", WAIT_AT_LOW_PRIORITY (SQL Server 2014+): the switch-out waits for
   its Sch-M lock in a low-priority queue, so readers and writers are not queued behind it;
   ABORT_AFTER_WAIT = SELF gives up after MAX_DURATION. On SQL Server 2012 (no such option) a short
@@ -173,7 +181,11 @@ SET @msg = N'tierwise: step 2: moving partition ' + CAST(@n AS nvarchar(10)) + N
 RAISERROR(N'%s', 0, 1, @msg) WITH NOWAIT;
 BEGIN TRY
     BEGIN TRANSACTION;
-    SET @sql = N'SELECT TOP (0) * INTO ' + @qstage + N' FROM ' + @qtable + N';';
+    -- the staging table is created under the table's own QUOTED_IDENTIFIER setting (SWITCH needs the
+    -- same on both tables; a table records the setting it was created with): a SET in the dynamic
+    -- batch lasts for that batch only
+    SET @sql = CASE WHEN OBJECTPROPERTY(@object_id, 'IsQuotedIdentOn') = 0 THEN N'SET QUOTED_IDENTIFIER OFF; ' ELSE N'' END
+        + N'SELECT TOP (0) * INTO ' + @qstage + N' FROM ' + @qtable + N';';
     EXEC sys.sp_executesql @sql;
     SET @index_id = 0;
     WHILE 1 = 1

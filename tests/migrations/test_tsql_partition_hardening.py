@@ -149,6 +149,7 @@ FEATURES = {
     "lob": "(c.max_length = -1 OR t.name IN (N'text', N'ntext', N'image'))",
     "ansi_nulls": "uses_ansi_nulls = 0",
     "rowguidcol": "OR is_rowguidcol = 1",
+    "ansi_padding": "is_ansi_padded = 0 AND system_type_id IN (165, 167, 173, 175)",
 }
 
 
@@ -422,3 +423,52 @@ def test_log_room_counts_each_volume_once_and_sets_aside_the_filegroup_growth(na
     grow = at(b, "SELECT @log_grow_mb = ")
     assert capacity < reserve < volume < grow < at(b, "BEGIN TRANSACTION")
     assert "WHERE df.type = 1 GROUP BY vs.volume_id) AS v;" in b[grow:]
+
+
+# -- 5. the session's SET options (issue #30, N6) -------------------------------------------------
+
+
+def test_staging_table_is_created_under_the_tables_own_quoted_identifier_setting() -> None:
+    """N6: "the two tables must have the same ANSI_NULLS and QUOTED_IDENTIFIER settings"
+    (Microsoft Learn, "Transferring Data Efficiently by Using Partition Switching", table and index
+    structure requirements). The session runs with QUOTED_IDENTIFIER ON (the gate sets it; sqlcmd
+    connects with it OFF), so a staging table made by SELECT INTO got ON, and a table created with
+    it OFF (OBJECTPROPERTY IsQuotedIdentOn = 0, "table ... quoted identifier setting for the object
+    is ON") could never be switched back. The SELECT INTO now runs in a dynamic batch that sets the
+    table's own setting first, inside the move's transaction, before the switch-out."""
+    for name, text in PARTITION_SCRIPTS:
+        b = move_batch(text)
+        create = at(b, "N'SELECT TOP (0) * INTO ' + @qstage")
+        qi = at(
+            b,
+            "CASE WHEN OBJECTPROPERTY(@object_id, 'IsQuotedIdentOn') = 0 THEN N'SET QUOTED_IDENTIFIER OFF; '",
+        )
+        assert at(b, "BEGIN TRANSACTION;") < qi < create < at(b, "SWITCH PARTITION"), name
+        # the same dynamic batch: the SET and the SELECT INTO are one @sql, executed once
+        assert "ELSE N'' END\n        + N'SELECT TOP (0) * INTO '" in b, name
+
+
+def test_every_script_sets_the_options_indexed_views_and_filtered_indexes_require() -> None:
+    """N6: indexed views, indexes on computed columns and filtered indexes need ANSI_NULLS,
+    ANSI_PADDING, ANSI_WARNINGS, ARITHABORT, CONCAT_NULL_YIELDS_NULL and QUOTED_IDENTIFIER ON and
+    NUMERIC_ROUNDABORT OFF whenever their data is changed or they are built (Microsoft Learn, "SET
+    options that affect results"; CREATE INDEX, "Required SET options for filtered indexes"; error
+    1934 otherwise). sqlcmd connects with QUOTED_IDENTIFIER OFF ("sqlcmd utility", -I), so every
+    script sets the seven in its gate, before its first pre-check."""
+    wanted = [
+        "SET ANSI_NULLS ON;",
+        "SET ANSI_PADDING ON;",
+        "SET ANSI_WARNINGS ON;",
+        "SET ARITHABORT ON;",
+        "SET CONCAT_NULL_YIELDS_NULL ON;",
+        "SET QUOTED_IDENTIFIER ON;",
+        "SET NUMERIC_ROUNDABORT OFF;",
+    ]
+    for case in CASES:
+        if case.dialect != "tsql":
+            continue
+        for name, text in render_case(case).items():
+            gate = tsql_batches(text)[1]
+            assert "$(TierwiseSqlcmdMode)" in gate, name
+            lines = [ln.strip() for ln in gate.split("\n")]
+            assert all(w in lines for w in wanted), name

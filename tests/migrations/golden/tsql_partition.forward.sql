@@ -23,7 +23,8 @@
 --   - The rebuild is fully logged inside the transaction (FULL recovery): the log needs room for about the partition's size; checked first under FULL / BULK_LOGGED (free log space plus what the log files can still grow, against the partition's used pages plus headroom).
 --   - No ONLINE rebuild (Enterprise only, and pointless on a staging table).
 --   - Each index's data compression is kept: after MERGE/SPLIT the empty partition is rebuilt to it before the switch-in.
---   - Refused (unsupported here: review): heaps, columnstore/XML/spatial/filtered indexes, computed, sparse, ROWGUIDCOL or LOB columns, foreign keys, schema-bound views, schemes/functions shared with other tables, the first (RANGE RIGHT) or last (RANGE LEFT) partition, temporal, CDC, change-tracked, replicated or full-text indexed tables.
+--   - Refused (unsupported here: review): heaps, columnstore/XML/spatial/filtered indexes, computed, sparse, ROWGUIDCOL or LOB columns, foreign keys, schema-bound views, schemes/functions shared with other tables, the first (RANGE RIGHT) or last (RANGE LEFT) partition, temporal, CDC, change-tracked, replicated or full-text indexed tables, tables created with ANSI_NULLS OFF or with columns created with ANSI_PADDING OFF.
+--   - A table created with QUOTED_IDENTIFIER OFF is moved: its staging table is created under the same setting (SWITCH needs both tables' ANSI_NULLS and QUOTED_IDENTIFIER settings equal).
 -- Operations:
 --   Duration:    under a minute for 0.8 GB at ~100 MB/s (offline rebuild of the partition and each nonclustered index onto the target; copy speed varies), plus up to 5 min waiting for the lock.
 --   Log volume:  about 0.8 GB plus its nonclustered indexes, in ONE transaction: under FULL recovery the rebuild is fully logged and the log cannot be truncated until the commit (under SIMPLE or BULK_LOGGED the index builds are minimally logged); SWITCH, MERGE and SPLIT of the empty range are metadata only.
@@ -341,6 +342,15 @@ END;
 IF EXISTS (SELECT 1 FROM sys.tables WHERE object_id = @object_id AND uses_ansi_nulls = 0)
 BEGIN
     SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: it was created with ANSI_NULLS OFF; the staging table would not match it; unsupported here: review (move this partition by hand). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF EXISTS (SELECT 1 FROM sys.columns WHERE object_id = @object_id AND is_ansi_padded = 0 AND system_type_id IN (165, 167, 173, 175))
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: a char, varchar, binary or varbinary column was created with ANSI_PADDING OFF (sys.columns.is_ansi_padded = 0); the staging table''s columns would be padded and the switch would refuse them; unsupported here: review (move this partition by hand). Nothing was changed.';
     SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
     RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
@@ -705,6 +715,15 @@ BEGIN
     SET NOEXEC ON;
     RETURN;
 END;
+IF EXISTS (SELECT 1 FROM sys.columns WHERE object_id = @object_id AND is_ansi_padded = 0 AND system_type_id IN (165, 167, 173, 175))
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: a char, varchar, binary or varbinary column was created with ANSI_PADDING OFF (sys.columns.is_ansi_padded = 0); the staging table''s columns would be padded and the switch would refuse them; unsupported here: review (move this partition by hand). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
 IF EXISTS (SELECT 1 FROM sys.filegroups WHERE name IN (@source_fg, @target_fg) AND is_read_only = 1)
 BEGIN
     SET @msg = N'tierwise: pre-check failed: [FG_ORDERS_2024] or [FG_ORDERS_2024_fc] is READ_ONLY; make it READ_WRITE first. Nothing was changed.';
@@ -1056,6 +1075,15 @@ BEGIN
     SET NOEXEC ON;
     RETURN;
 END;
+IF EXISTS (SELECT 1 FROM sys.columns WHERE object_id = @object_id AND is_ansi_padded = 0 AND system_type_id IN (165, 167, 173, 175))
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: [dbo].[Orders]: a char, varchar, binary or varbinary column was created with ANSI_PADDING OFF (sys.columns.is_ansi_padded = 0); the staging table''s columns would be padded and the switch would refuse them; unsupported here: review (move this partition by hand). Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
 IF EXISTS (SELECT 1 FROM sys.filegroups WHERE name IN (@source_fg, @target_fg) AND is_read_only = 1)
 BEGIN
     SET @msg = N'tierwise: pre-check failed: [FG_ORDERS_2024] or [FG_ORDERS_2024_fc] is READ_ONLY; make it READ_WRITE first. Nothing was changed.';
@@ -1239,7 +1267,11 @@ SET @msg = N'tierwise: step 2: moving partition ' + CAST(@n AS nvarchar(10)) + N
 RAISERROR(N'%s', 0, 1, @msg) WITH NOWAIT;
 BEGIN TRY
     BEGIN TRANSACTION;
-    SET @sql = N'SELECT TOP (0) * INTO ' + @qstage + N' FROM ' + @qtable + N';';
+    -- the staging table is created under the table's own QUOTED_IDENTIFIER setting (SWITCH needs the
+    -- same on both tables; a table records the setting it was created with): a SET in the dynamic
+    -- batch lasts for that batch only
+    SET @sql = CASE WHEN OBJECTPROPERTY(@object_id, 'IsQuotedIdentOn') = 0 THEN N'SET QUOTED_IDENTIFIER OFF; ' ELSE N'' END
+        + N'SELECT TOP (0) * INTO ' + @qstage + N' FROM ' + @qtable + N';';
     EXEC sys.sp_executesql @sql;
     SET @index_id = 0;
     WHILE 1 = 1
