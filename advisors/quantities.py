@@ -18,8 +18,9 @@ in one form and the explanation beside it in another. The rules, for a DBA (docs
 - **Rates** (I/O per second, IOPS, MB/s, heat): one decimal below 100, whole from there, with
   thousands separators ("2.5 I/O/s", "2,850 IOPS").
 - **Percentages** (of a share 0..1): one decimal below 10 %, whole from there ("3.4 %", "87 %");
-  a change in percent is signed ("+12 %", "-3.4 %").
-- **Counts**: whole, thousands separators.
+  a change in percent is signed and whole ("+12 %", "-3 %").
+- **Counts**: whole, thousands separators. A raw **figure** whose name says its unit (the advice's
+  `numbers`): four significant digits below 1, one decimal from there.
 - **Money**: the policy's `currency`. A three-letter code goes before the amount with a space
   ("USD 4,500"), a symbol goes before it without one ("$4,500"); whole units from 100, cents below.
 
@@ -126,10 +127,11 @@ def pct(share: float | None, missing: str = MISSING) -> str:
 
 
 def change_pct(percent: float | None, missing: str = MISSING) -> str:
-    """A change already in percent, signed: "+12 %", "-3.4 %", "0 %"."""
+    """A change already in percent, signed and whole (a change is judged against intervals of
+    several percent): "+12 %", "-3 %", "0 %", "<1 %"."""
     if not _known(percent):
         return missing
-    text = _digits(percent, below=10)
+    text = _digits(percent, digits=0)
     return f"{'+' if percent > 0 and text[0] != '<' else ''}{text} %"
 
 
@@ -138,6 +140,16 @@ def count(n: float | None, missing: str = MISSING) -> str:
     if not _known(n):
         return missing
     return f"{round(n):,}"
+
+
+def figure(v: float | None, missing: str = MISSING) -> str:
+    """A raw figure whose name says its unit (the advice's `numbers`, a ratio): four significant
+    digits below 1, one decimal from there: "0.04432", "5,699.6"."""
+    if not _known(v):
+        return missing
+    if isinstance(v, int):
+        return f"{v:,}"
+    return f"{v:,.4g}" if abs(v) < 1 else f"{v:,.1f}"
 
 
 def valid_currency(currency: str) -> bool:

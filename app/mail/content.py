@@ -120,6 +120,7 @@ class ReportContent:
     next_window: str | None = None  # the coming change window's label (docs/change-windows.md)
     next_window_moves: tuple[str, ...] = field(default_factory=tuple)  # what fits in it, in DBA words
     coverage: tuple[Coverage, ...] = field(default_factory=tuple)  # per target in scope, by name
+    currency: str = "USD"  # the policy's: how cost_freed reads
 
     def coverage_label(self) -> str:
         """What the rates rest on, for the headline: one target's (or every target's, when they
@@ -248,6 +249,7 @@ def gather(
         next_window=windows.next_window.label if windows.next_window else None,
         next_window_moves=tuple(p.reason for p in windows.next_window.moves) if windows.next_window else (),
         coverage=rates.coverage,
+        currency=policy.currency,
     )
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any, Literal
 from urllib.parse import urlencode
 
@@ -11,6 +13,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from advisors import quantities as q
 from app.errors import NotFound
 from app.http.auth import (
     CurrentUser,
@@ -55,6 +58,7 @@ from app.store.targets import statuses
 from app.store.unit_objects import unit_objects
 from app.store.users import authenticate
 from app.store.workbench import start_here
+from app.textfmt import fixed
 from app.web.templating import render
 
 router = APIRouter()
@@ -119,16 +123,19 @@ def fleet(
     with state.store.session() as s:
         rows = statuses(s)
         counts = open_counts(s, now=now)
-        start = start_here(s, current_policy(s, state.settings.policy_file), now=now)
+        policy = current_policy(s, state.settings.policy_file)
+        start = start_here(s, policy, now=now)
         run = advice_run(s)
     targets = [{"status": r, "state": r.state(now), "open": counts.get(r.id, 0)} for r in rows]
-    return render(request, "fleet.html", user, targets=targets, start=start, run=run)
+    return render(
+        request, "fleet.html", user, targets=targets, start=start, run=run, currency=policy.currency
+    )
 
 
 STATUS_CHOICES = [*(str(x) for x in Status), SUPPRESSED]
 COLUMNS = (  # the list's sortable headers: (sort key, heading, numeric)
     ("object", "Object", False), ("move", "Move", False), ("profile", "Profile", False),
-    ("size", "Size", True), ("saving", "I/O wait ms/s now → after", True), ("status", "Status", False),
+    ("size", "Size", True), ("saving", "I/O wait now → after", True), ("status", "Status", False),
 )  # fmt: skip
 
 
@@ -228,40 +235,31 @@ def recommendations(
     )
 
 
-# The measured figures of a recommendation, in DBA words with their units: (label, unit, digits).
-FIGURES = {
-    "read_iops": ("Reads", "per second", 1), "write_iops": ("Writes", "per second", 1),
-    "avg_read_ms": ("Average read latency", "ms", 2), "avg_write_ms": ("Average write latency", "ms", 2),
-    "avg_read_bytes": ("Average read size", "KB", 1), "avg_write_bytes": ("Average write size", "KB", 1),
-    "read_pct": ("Reads of all I/O", "%", 1), "read_mb_s": ("Read throughput", "MB/s", 2),
-    "write_mb_s": ("Write throughput", "MB/s", 2), "read_miss_ratio": ("Read-miss ratio", "%", 1),
-    "prefetch_share": ("Prefetch (read-ahead) share", "%", 1), "singleton_share": ("Singleton lookups", "%", 1),
-    "est_cache_hit_share": ("Estimated array-cache hits", "%", 1),
-    "heat": ("Heat", "I/O per GB-hour", 1), "heat_ratio": ("Heat against the database average", "×", 2),
-    "trend_pct_per_day": ("Trend", "% per day", 1), "hours": ("Hours measured", "h", 1),
-    "instance_read_miss_ratio": ("Instance read-miss ratio", "%", 1),
+# The measured figures of a recommendation, in DBA words, each read as its quantity (advisors.quantities).
+FIGURES: dict[str, tuple[str, Callable[[float], str]]] = {
+    "read_iops": ("Reads", partial(q.rate, unit="reads/s")), "write_iops": ("Writes", partial(q.rate, unit="writes/s")),
+    "avg_read_ms": ("Average read latency", q.latency), "avg_write_ms": ("Average write latency", q.latency),
+    "avg_read_bytes": ("Average read size", q.size), "avg_write_bytes": ("Average write size", q.size),
+    "read_pct": ("Reads of all I/O", lambda v: q.pct(v / 100)), "read_mb_s": ("Read throughput", partial(q.rate, unit="MB/s")),
+    "write_mb_s": ("Write throughput", partial(q.rate, unit="MB/s")), "read_miss_ratio": ("Read-miss ratio", q.pct),
+    "prefetch_share": ("Prefetch (read-ahead) share", q.pct), "singleton_share": ("Singleton lookups", q.pct),
+    "est_cache_hit_share": ("Estimated array-cache hits", q.pct),
+    "heat": ("Heat", partial(q.rate, unit="I/O per GB-hour")),
+    "heat_ratio": ("Heat against the database average", lambda v: f"{fixed(v, 2)} ×"),
+    "trend_pct_per_day": ("Trend", lambda v: f"{q.change_pct(v)} per day"),
+    "hours": ("Hours measured", lambda v: f"{fixed(v, 1)} h"),
+    "instance_read_miss_ratio": ("Instance read-miss ratio", q.pct),
 }  # fmt: skip
-SHARES = {
-    "read_miss_ratio",
-    "prefetch_share",
-    "singleton_share",
-    "est_cache_hit_share",
-    "instance_read_miss_ratio",
-}
 
 
 def figures(metrics: dict[str, Any]) -> list[tuple[str, str]]:
-    """The evidence's metrics as (label, "value unit") rows; unknown ones keep their own name."""
+    """The evidence's metrics as (label, value with its unit) rows; unknown ones keep their own name."""
     out = []
     for key, value in metrics.items():
         if key == "io_per_s_by_hour_of_day" or isinstance(value, list | dict):
             continue
-        label, unit, digits = FIGURES.get(key, (key.replace("_", " "), "", 2))
-        if value is None:
-            out.append((label, "–"))
-            continue
-        v = float(value) * (100 if key in SHARES else 1) / (1024 if key.endswith("_bytes") else 1)
-        out.append((label, f"{v:,.{digits}f} {unit}".strip()))
+        label, text = FIGURES.get(key, (key.replace("_", " "), q.figure))
+        out.append((label, "–" if value is None else text(float(value))))
     return out
 
 
@@ -287,7 +285,8 @@ def recommendation_detail(
         found: dict[str, Any] = {"id": rec_id}
         add_verifications(s, [found])
         members = unit_objects(s, rec)  # the unit's files (a filegroup's, tempdb's), its table space, ...
-        impact = recommendation_impact(rec, current_policy(s, state.settings.policy_file))
+        policy = current_policy(s, state.settings.policy_file)
+        impact = recommendation_impact(rec, policy)
         scripts = list(s.scalars(select(ScriptRecord).where(ScriptRecord.recommendation_id == rec_id)
                                  .order_by(ScriptRecord.direction.desc())))  # fmt: skip
         sup = active_for(s, now).get((rec.target_id, rec.key))
@@ -302,7 +301,7 @@ def recommendation_detail(
                   executable=can_review and executable(rec), suppression=sup,
                   suppression_text=describe(sup) if sup else None, target_name=target_name,
                   can_suppress=can_review and sup is None and rec.status in SUPPRESSIBLE,
-                  today=now.strftime("%Y-%m-%dT%H:%M"))  # fmt: skip
+                  today=now.strftime("%Y-%m-%dT%H:%M"), currency=policy.currency)  # fmt: skip
 
 
 @router.post("/recommendations/review")

@@ -18,18 +18,13 @@ from app.freshness import stale_notes
 from app.http.auth import CurrentUser, csrf_token
 from app.http.state import app_state
 from app.textfmt import filters
-from app.web.charts import fmt_num
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 templates = Jinja2Templates(directory=str(TEMPLATE_DIR))
 
-
-def fmt_table_num(v: float | None) -> str:
-    """fmt_num for tables, where a trickle reads better as "<0.01" than as 0.00098."""
-    return "<0.01" if v is not None and 0 < abs(v) < 0.01 else fmt_num(v)
-
-
-FILTERS = {**filters(), "num": fmt_table_num}  # the shared filters, and the pages' compact table number
+# The shared filters (app.textfmt): one per quantity (io_wait, latency, gb, bytes, rate, pct, money,
+# ...), never a number formatted by hand in a template (tests/web/test_quantity_filters.py).
+FILTERS = filters()
 templates.env.filters.update(FILTERS)
 
 # What `render` gives every page (base.html reads these).
@@ -61,6 +56,7 @@ PAGE_CONTEXTS: dict[str, dict[str, str]] = {
     "fleet.html": {
         "targets": "app.store.targets.statuses rows",
         "start": "app.store.workbench.StartHere: what the open moves save, flash used/free, GB freed, problems",
+        "currency": "the policy's currency, for the money filter (what the moves to cheaper tiers free)",
         "run": "app.store.advice_run.AdviceRun: whether the advice has caught up with the last policy change",
     },
     "_advice_run.html": {"run": "app.store.advice_run.AdviceRun (the page refreshes while it runs)"},
@@ -97,6 +93,7 @@ PAGE_CONTEXTS: dict[str, dict[str, str]] = {
         "scripts": "its generated scripts",
         "saving": "the I/O wait the move saves, ms per second",
         "gb_freed": "GB and cost a demotion frees, or None",
+        "currency": "the policy's currency, for the money filter",
         "refused": "why its scripts were refused, or None",
         "executable": "the user may mark it executed now",
         "suppression": "the Suppression that covers it, or None",

@@ -36,7 +36,7 @@ def test_io_wait_is_ms_per_s_below_1000_and_s_per_s_from_there(ms_per_s: float, 
 
 @pytest.mark.parametrize("v", NOT_A_FIGURE)
 def test_an_unknown_figure_reads_as_missing_in_every_quantity(v: float | None) -> None:
-    for f in (q.io_wait, q.io_wait_per, q.latency, q.size, q.gb, q.rate, q.pct, q.change_pct, q.count):
+    for f in (q.io_wait, q.io_wait_per, q.latency, q.size, q.gb, q.rate, q.pct, q.change_pct, q.count, q.figure):
         assert f(v) == "–", f.__name__
         assert f(v, missing="n/a") == "n/a", f.__name__
     assert q.money(v, "USD") == "–"
@@ -115,7 +115,15 @@ def test_percentages_of_a_share() -> None:
 
 
 def test_a_change_in_percent_is_signed() -> None:
-    assert [q.change_pct(v) for v in (12, -3.4, 0, 0.02)] == ["+12 %", "-3.4 %", "0 %", "<0.1 %"]
+    assert [q.change_pct(v) for v in (12, -3.4, 0, 0.2, -0.2, 1234.5)] == [
+        "+12 %", "-3 %", "0 %", "<1 %", ">-1 %", "+1,234 %"
+    ]  # fmt: skip
+
+
+def test_raw_figures() -> None:
+    assert [q.figure(v) for v in (0.044321, 5699.5616, 12, 0.0, -0.5452)] == [
+        "0.04432", "5,699.6", "12", "0", "-0.5452"
+    ]  # fmt: skip
 
 
 def test_counts() -> None:

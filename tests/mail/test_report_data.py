@@ -62,9 +62,11 @@ def test_one_hour_at_a_known_rate_reads_that_rate(store: Store, tmp_path: Path) 
     assert content.write_iops == pytest.approx(WRITES_PER_S)  # type: ignore[attr-defined]
     assert content.avg_read_ms == pytest.approx(2.0)  # type: ignore[attr-defined]
     for part in (text, html):
-        assert "2,267.0" in part and "41.0" in part and "94.4" not in part
+        assert "2,267 reads/s" in part and "41.0 writes/s" in part and "94.4" not in part
+        assert "2.0 ms" in part and "1.0 ms" in part  # the average read and write
         assert "1 h of data" in part
         assert "1 hour of data: figures are a sample" in part
+    assert "average read 2.0 ms   average write 1.0 ms" in text
 
 
 def test_gaps_state_the_hours_covered(store: Store, tmp_path: Path) -> None:
@@ -85,7 +87,7 @@ def test_old_data_is_reported_on_its_own_day_and_says_so(store: Store, tmp_path:
     assert content.read_iops == pytest.approx(READS_PER_S)  # type: ignore[attr-defined]
     for part in (text, html):
         assert "data up to 2026-10-20 09:00 UTC, 33 days old" in part
-        assert "2,267.0" in part
+        assert "2,267 reads/s" in part
 
 
 def test_a_long_history_has_no_sample_note(store: Store, tmp_path: Path) -> None:

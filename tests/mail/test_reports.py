@@ -13,6 +13,8 @@ import pytest
 from aiosmtpd.controller import Controller
 from sqlalchemy import select
 
+from advisors.quantities import gb as size_gb
+from advisors.quantities import io_wait, money
 from app.demo import ensure_demo_fleet
 from app.evaluate import evaluate
 from app.mail.content import Scope, gather
@@ -116,7 +118,7 @@ def test_numbers_in_the_mail_equal_the_advisors(demo_store: Store, settings: Set
     assert content.predicted_saving_ms_per_s == pytest.approx(saving)
     text = msg.get_body(preferencelist=("plain",)).get_content()  # type: ignore[union-attr]
     assert f"open {len(live)}," in text
-    assert f"{saving:,.1f} ms of I/O wait per second" in text
+    assert f"if open and approved moves are made: {io_wait(saving)} of I/O wait" in text
     best = max(live, key=lambda r: (r.io_ms_per_s_now or 0) - (r.io_ms_per_s_after or 0))
     assert f"#{best.id} {best.server}" in text and best.evidence["reasons"][0] in text
     # moves to cheaper tiers are worth the GB and cost they free, not "saves 0.0 ms/s"
@@ -125,7 +127,9 @@ def test_numbers_in_the_mail_equal_the_advisors(demo_store: Store, settings: Set
     gb = sum(r.evidence["decision"]["numbers"]["gb_freed"] for r in down)
     cost = sum(r.evidence["decision"]["numbers"]["cost_freed"] for r in down)
     assert (content.gb_freed, content.cost_freed) == (pytest.approx(gb), pytest.approx(cost))
-    assert f"moves to cheaper tiers free: {gb:,.1f} GB of dearer storage" in text
+    assert (
+        f"moves to cheaper tiers free: {size_gb(gb)} of dearer storage, worth {money(cost, 'USD')} at" in text
+    )
 
 
 def test_refused_then_accepted_is_delivered_once(demo_store: Store, settings: Settings) -> None:

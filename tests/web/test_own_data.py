@@ -147,7 +147,9 @@ def test_the_unmatched_drive_is_the_first_thing_a_dba_sees(own: Own) -> None:
     assert locations[0] == BUSIEST_UNMAPPED
     assert set(locations[1:]) == {UNMAPPED_DIR + db + "\\" for db in ("msdb", "master", "model")}
     first = rows[0]
-    assert ">CRM</a>" in first and ">SQLCRM01</a>" in first and ">90.0<" in first and ">2,850.0<" in first
+    assert (
+        ">CRM</a>" in first and ">SQLCRM01</a>" in first and ">90.0 GB<" in first and ">2,850 I/O/s<" in first
+    )
     assert 'href="/policies#unknown-locations">Map it to a tier' in first
     attention = start[start.index('id="start-attention"') :]
     assert "4 locations match no tier" in attention and "No failing target" not in attention

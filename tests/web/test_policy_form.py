@@ -138,7 +138,7 @@ def test_the_form_shows_every_tier_and_its_values(app_client: TestClient) -> Non
     page = app_client.get("/policies").text
     assert "comments are not kept" in page and 'id="unknown-locations"' in page and "<h2>History</h2>" in page
     assert '<script src="/static/policy-form.js" defer></script>' in page
-    assert "2,400 GB of host writes a day" in page  # what follows from the flash tier's figures
+    assert "2.3 TB of host writes a day" in page  # what follows from the flash tier's figures (2,400 GB)
 
 
 def test_a_form_save_changes_exactly_the_edited_fields(app_client: TestClient) -> None:

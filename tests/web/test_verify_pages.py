@@ -83,7 +83,7 @@ def test_regression_offers_the_rollback_script(app_client: TestClient, web_setti
     assert 'data-status="regressed"' in page
     assert f'href="/scripts/{rollback["id"]}">rollback script</a>' in page
     assert "regression: latency +50 % (95 % interval +41 % to +59 %, 7 days)" in page
-    assert "latency +50 % (95 % interval +41 to +59 %, 7 days, controlled)" in page
+    assert "latency +50 % (95 % interval +41 % to +59 %, 7 days, controlled)" in page
     assert "confidence" not in page.lower()
     assert "0 of 1</strong> verified moves achieved at least 80 %" in page
     assert app_client.get(f"/scripts/{rollback['id']}/download").status_code == 200
@@ -175,7 +175,7 @@ def test_outside_band_offers_no_rollback_and_every_status_filters(
     page = app_client.get("/recommendations", params={"status": "executed"}).text
     assert 'data-status="outside_band"' in page and verdict.replace("'", "&#39;") in page
     assert "rollback script" not in page
-    assert "flash: this object is 17 % of its I/O; others' reads -5 % (-9 to -1)" in page
+    assert "flash: this object is 17 % of its I/O; others' reads -5 % (-9 % to -1 %)" in page
     for status in ("improved", "no_effect", "within_band", "outside_band", "not_moved", "waiting"):
         r = app_client.get("/api/verifications", params={"status": status})
         assert r.status_code == 200, (status, r.text)

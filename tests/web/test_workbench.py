@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
+from advisors.quantities import gb, io_wait
 from app.settings import Settings
 from app.store.db import Store
 from app.store.models import Recommendation
@@ -39,14 +40,17 @@ def test_start_here_adds_up_what_the_recommendations_say(app_client: TestClient)
     )  # type: ignore[arg-type]
     html = client.get("/").text
     block = html[html.index('id="start-here"') : html.index("</section>")]
-    assert f"{saving:,.0f} <span" in block  # ms/s of I/O wait, the report's arithmetic
-    assert re.search(r"<strong>\d+ %</strong> of today's [\d,]+ ms/s", block)
-    assert re.search(r"reads [\d.]+ → [\d.]+ ms per read", block)
+    assert f"{io_wait(saving)} <span" in block  # the I/O wait saved, the report's arithmetic
+    assert re.search(r"<strong>[\d.]+ %</strong> of the window's [\d,.]+ (ms/s|s/s);", block)
+    assert re.search(r"reads [\d.]+ ms → [\d.]+ ms per read", block)
     assert f"Review {len(items)} open moves" in block
     assert re.search(
-        r"flash used</div>\s*<div class=\"value\">[\d,]+ <span class=\"unit\">of 1,400 GB", block
+        rf"flash used</div>\s*<div class=\"value\">[\d,.]+ [GT]B <span class=\"unit\">of {gb(1400)}</span>",
+        block,
+    )  # 1,400 GB reads 1.4 TB
+    assert re.search(
+        r'"unit">of fc</span></div>\s*<div class="muted small">worth USD [\d,.]+ at the policy', block
     )
-    assert re.search(r'GB of fc</span></div>\s*<div class="muted small">worth [\d,]+ at the policy', block)
     assert "No failing target, no regression, no unmatched location." in block
 
 
@@ -118,9 +122,10 @@ def test_detail_reads_like_the_object_page_with_only_valid_actions(app_client: T
     charts = re.search(r'<a href="(/objects/\d+)#charts">its I/O charts</a>', html)
     assert charts and 'id="charts"' in client.get(charts.group(1)).text
     assert re.search(rf'<a href="/targets/\d+">demo:{re.escape(rec["server"])}</a>', html)
-    assert re.search(rf"[\d,]+\.\d ms/s now → [\d,]+\.\d ms/s on {rec['to_tier']}", html)
+    now, after = (io_wait(float(rec[k])) for k in ("io_ms_per_s_now", "io_ms_per_s_after"))  # type: ignore[arg-type]
+    assert f"{now} now → {after} on {rec['to_tier']}" in html  # the API's figures, in the one I/O-wait form
     assert re.search(r"<th>Average read latency</th><td class=\"num\">[\d.]+ ms</td>", html)
-    assert re.search(r"<th>Reads</th><td class=\"num\">[\d,.]+ per second</td>", html)
+    assert re.search(r"<th>Reads</th><td class=\"num\">[\d,.]+ reads/s</td>", html)
     buttons = re.findall(r'name="action" value="(\w+)"', html)
     assert buttons == ["approve", "reject", "defer"]
     token = csrf_of(html)

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import copy
 import html
-import re
 from datetime import UTC, datetime
 from typing import Any
 
 import yaml
 from fastapi.testclient import TestClient
 
+from advisors.quantities import gb, io_wait
 from app.evaluate import evaluate
 from app.store.db import Store
 from app.store.policies import current_policy
@@ -72,6 +72,11 @@ def test_start_here_per_pool_adds_up_to_the_fleet(app_client: TestClient) -> Non
     block = page[page.index('id="start-here"') : page.index("</section>")]
     assert "Per storage pool" in block and 'id="start-flash"' not in block
     pool_card = block[block.index('id="pool-db2-array"') :]
-    assert re.search(r"<td>flash</td><td class=\"num\">[\d,]+ <span class=\"muted small\">of 500 ", pool_card)
+    flash = next(t for t in by_name["db2-array"].tiers if t.tier == "flash")
+    assert (
+        f'<td>flash</td><td class="num">{gb(flash.used_gb)} <span class="muted small">of 500 GB ('
+        in pool_card
+    )
     for m in by_name["db2-array"].top_moves:
         assert f'href="/recommendations/{m.id}"' in pool_card
+        assert f"{m.from_tier} → {m.to_tier}, {io_wait(m.saving_ms_per_s)}</span>" in pool_card
