@@ -1,7 +1,8 @@
 """`tierwise script`: forward and rollback scripts for the recommended moves in an advice file.
 
 `register(app)` adds the command to a typer application. It reads the JSON printed by
-`tierwise advise`, writes one forward and one rollback script per move plus `plan.json` (run
+`tierwise advise`, writes one forward and one rollback script per move (for DB2 also a
+check-only `.check.db2`: the same checks, none of the steps, run first) plus `plan.json` (run
 order, sha256 of each file) into an empty or new directory, and prints the paths. Bad input is a
 message on stderr naming the file and the object, exit code 2, and nothing written.
 """
@@ -30,6 +31,7 @@ from migrations import (
     Selection,
     Skipped,
     Unsupported,
+    render_check,
     render_pair,
     select_moves,
 )
@@ -116,21 +118,24 @@ def read_advice(path: Path) -> Any:
 
 def build(
     moves: tuple[Move, ...], dialect: Dialect, options: Options, now: datetime, policy: Policy
-) -> tuple[list[tuple[Move, Script, Script]], list[Skipped]]:
-    pairs: list[tuple[Move, Script, Script]] = []
+) -> tuple[list[tuple[Move, Script, Script, Script | None]], list[Skipped]]:
+    """Each move's forward and rollback scripts and (DB2) its check-only script."""
+    pairs: list[tuple[Move, Script, Script, Script | None]] = []
     skipped: list[Skipped] = []
     for move in moves:
         try:  # each move's offline copy at the policy's copy rate for its tiers
-            forward, rollback = render_pair(move, dialect, script_options(policy, move, options), now)
+            move_options = script_options(policy, move, options)
+            forward, rollback = render_pair(move, dialect, move_options, now)
+            check = render_check(move, dialect, move_options, now)
         except Unsupported as exc:
             skipped.append(Skipped(move.target.server, move.key, f"unsupported here: review: {exc}"))
             continue
-        pairs.append((move, forward, rollback))
+        pairs.append((move, forward, rollback, check))
     return pairs, skipped
 
 
 def _entry(
-    order: int, move: Move, forward: Script, rollback: Script, dialect: str
+    order: int, move: Move, forward: Script, rollback: Script, dialect: str, check: Script | None = None
 ) -> tuple[dict[str, Any], dict[str, bytes]]:
     files: dict[str, bytes] = {}
     entry: dict[str, Any] = {
@@ -149,7 +154,7 @@ def _entry(
         "restart_required": forward.restart_required,
         "notes": list(forward.notes),
     }
-    for script in (forward, rollback):
+    for script in (forward, rollback, *([check] if check is not None else [])):
         name = file_name(order, move, script.direction, dialect)
         data = script.text.encode("utf-8")
         files[name] = data
@@ -241,8 +246,8 @@ def script_command(
         _fail(str(exc))
     files: dict[str, bytes] = {}
     entries = []
-    for order, (move, forward, rollback) in enumerate(pairs, start=1):
-        entry, written = _entry(order, move, forward, rollback, dialect)
+    for order, (move, forward, rollback, check) in enumerate(pairs, start=1):
+        entry, written = _entry(order, move, forward, rollback, dialect, check)
         entries.append(entry)
         files.update(written)
     skipped = [*selection.skipped, *unsupported]
@@ -252,7 +257,12 @@ def script_command(
         "dialect": dialect,
         "advice": {"path": str(advice), "sha256": hashlib.sha256(advice.read_bytes()).hexdigest()},
         "policy": policy.name,
-        "run": "run the forward scripts in `order`; roll back in the reverse order; see docs/running-scripts.md",
+        "run": (
+            "run each move's check-only script (`check`: changes nothing) days before the window; then "
+            if dialect == "db2"
+            else ""
+        )
+        + "run the forward scripts in `order`; roll back in the reverse order; see docs/running-scripts.md",
         "scripts": entries,
         "skipped": [{"server": s.server, "key": s.key, "reason": s.reason} for s in skipped],
     }
@@ -270,6 +280,10 @@ def script_command(
         if e["restart_required"]:
             extra.append("takes effect at the next restart")
         note = f"  ({'; '.join(extra)})" if extra else ""
+        if "check" in e:
+            typer.echo(
+                f"{out / e['check']['path']}  (check only: changes nothing; run it first, days before the window)"
+            )
         typer.echo(f"{out / e['forward']['path']}{note}")
         typer.echo(f"{out / e['rollback']['path']}")
     typer.echo(f"{out / 'plan.json'}")

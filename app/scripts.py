@@ -13,7 +13,16 @@ from sqlalchemy.orm import Session
 from app.mail.render import Attachment
 from app.script_spots import file_name, object_pool, pool_spots, script_options
 from app.store.models import Recommendation, ScriptRecord
-from migrations import AdviceError, Dialect, Move, PlanError, read_advised, render_pair, select_advised
+from migrations import (
+    AdviceError,
+    Dialect,
+    Move,
+    PlanError,
+    read_advised,
+    render_check,
+    render_pair,
+    select_advised,
+)
 from policies.model import Policy
 
 DIALECT: dict[str, Dialect] = {"sqlserver": "tsql", "db2": "db2"}
@@ -38,7 +47,8 @@ def planned_move(rec: Recommendation, policy: Policy) -> Move:
 def ensure_scripts(
     session: Session, rec: Recommendation, policy: Policy, *, now: datetime
 ) -> list[ScriptRecord]:
-    """The stored forward and rollback scripts of a recommendation, generating them if missing.
+    """The stored forward and rollback scripts of a recommendation (and for DB2 its check-only
+    script, direction "check": the same checks, none of the steps), generating them if missing.
     When no safe script can be written the reason is kept on the recommendation instead."""
     existing = list(session.scalars(select(ScriptRecord).where(ScriptRecord.recommendation_id == rec.id)))
     if existing:
@@ -46,12 +56,14 @@ def ensure_scripts(
     dialect = DIALECT[rec.engine]
     try:
         move = planned_move(rec, policy)
-        forward, rollback = render_pair(move, dialect, script_options(policy, move), now)
+        options = script_options(policy, move)
+        forward, rollback = render_pair(move, dialect, options, now)
+        check = render_check(move, dialect, options, now)
     except (AdviceError, PlanError) as exc:
         rec.script_error = str(exc)
         return []
     out = []
-    for script in (forward, rollback):
+    for script in (forward, rollback, *([check] if check is not None else [])):
         data = script.text.encode("utf-8")
         row = ScriptRecord(
             recommendation_id=rec.id,

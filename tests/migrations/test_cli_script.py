@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -338,7 +339,8 @@ def test_db2_log_path_per_tier(cli: typer.Typer, tmp_path: Path) -> None:
     assert entry["action"] == "MoveDb2Log" and entry["restart_required"] is True
     assert "takes effect at the next restart" in r.stdout
     text = (out / entry["forward"]["path"]).read_text(encoding="utf-8")
-    assert "CALL SYSPROC.ADMIN_CMD('UPDATE DB CFG USING NEWLOGPATH \"/db2/fc1/log/\"')@" in text
+    # set only when the log is not there yet (issue #30 N12): a CALL inside the step's compound
+    assert "    CALL SYSPROC.ADMIN_CMD('UPDATE DB CFG USING NEWLOGPATH \"/db2/fc1/log/\"');\n" in text
     back = (out / entry["rollback"]["path"]).read_text(encoding="utf-8")
     assert (
         'NEWLOGPATH "/db2/log/SALESDB/"' in back
@@ -348,6 +350,45 @@ def test_db2_log_path_per_tier(cli: typer.Typer, tmp_path: Path) -> None:
     for bad in ("fc", "ssd=/x"):
         r = run(cli, *args, "--out", str(tmp_path / "bad"), "--db2-log-path", bad)
         assert r.exit_code == 2 and "--db2-log-path" in r.output and not (tmp_path / "bad").exists()
+
+
+def test_db2_writes_a_check_only_script_beside_each_move(cli: typer.Typer, tmp_path: Path) -> None:
+    """Issue #30: a `.check.db2` per move, in plan.json with its sha256, printed first; the same
+    numbered checks as the forward script, and none of its steps. T-SQL writes none (its scripts
+    take TW_CHECK_ONLY themselves)."""
+    out = tmp_path / "db2"
+    r = run(cli, "--advice", str(FIXTURES / "advice_db2.json"), "--dialect", "db2", "--out", str(out),
+            "--policy", str(POLICY))  # fmt: skip
+    assert r.exit_code == 0, r.output
+    plan = json.loads((out / "plan.json").read_text(encoding="utf-8"))
+    assert plan["scripts"] and "check-only script" in plan["run"]
+    lines = r.stdout.splitlines()
+    for entry in plan["scripts"]:
+        check = entry["check"]["path"]
+        assert (
+            check.endswith(".check.db2") and check.replace(".check.", ".forward.") == entry["forward"]["path"]
+        )
+        data = (out / check).read_bytes()
+        assert hashlib.sha256(data).hexdigest() == entry["check"]["sha256"]
+        text = data.decode("utf-8")
+        forward = (out / entry["forward"]["path"]).read_text(encoding="utf-8")
+        assert "migration script: CHECK ONLY (changes nothing)" in text
+        assert "EXECUTE IMMEDIATE" not in text and "EXECUTE IMMEDIATE" in forward
+        assert re.findall(r"^--   check (\d+):", text, re.M) == re.findall(
+            r"^--   check (\d+):", forward, re.M
+        )
+        # printed just before its forward script, with what it is for
+        at = next(i for i, ln in enumerate(lines) if ln.startswith(str(out / entry["forward"]["path"])))
+        before = lines[at - 1]
+        assert before == f"{out / check}  (check only: changes nothing; run it first, days before the window)"
+    tsql = tmp_path / "tsql"
+    r = run(cli, "--advice", str(FIXTURES / "advice_sqlserver.json"), "--dialect", "tsql", "--out", str(tsql),
+            "--policy", str(POLICY))  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert not list(tsql.glob("*.check.*"))
+    assert all(
+        "check" not in e for e in json.loads((tsql / "plan.json").read_text(encoding="utf-8"))["scripts"]
+    )
 
 
 def _rename_csv(src: Path, dest: Path, renames: dict[str, str]) -> Path:
