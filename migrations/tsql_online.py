@@ -375,26 +375,47 @@ def _add_file(
     ]
 
 
-# The allocation pages an emptied data file keeps: the first extent (file header, PFS, GAM, SGAM,
-# DCM, BCM pages) and one more extent per PFS interval of 8,088 pages (a PFS page each, and every
-# 511,232 pages a GAM/SGAM/DCM/BCM; Microsoft Learn, "Pages and extents architecture guide").
-# FILEPROPERTY(name, 'SpaceUsed') at or below this: nothing of a table or index is left in it.
-EMPTIED_PAGES = "8 * CEILING(size / 8088.0)"
+# What an emptied data file still holds (Microsoft Learn, "Pages and extents architecture guide"):
+# its allocation pages - the first extent (file header, PFS, GAM, SGAM, DCM, BCM), a PFS page every
+# 8,088 pages and a GAM, SGAM, DCM and BCM page every 511,232 pages (63,904 extents), each such
+# page in an extent of its own - and nothing of a table or index. Two counts, per file:
+# - pages of tables and indexes in uniform extents, exact: sys.dm_db_file_space_usage
+#   (user_object_reserved_page_count, internal_object_reserved_page_count,
+#   version_store_reserved_page_count; every database from SQL Server 2012): must be 0;
+# - FILEPROPERTY(name, 'SpaceUsed'), which counts whole extents: at most the extents that hold the
+#   allocation pages, 8 * (PFS intervals + GAM intervals - 1) (the first GAM interval's pages share
+#   the first extent). The old bound, 8 per PFS interval, left out the GAM intervals and was the
+#   only count: it let a file with data in uniform extents pass as empty while those extents fit
+#   in the slack (issue #30, N10). What the two counts cannot see is a few pages of small objects
+#   in mixed extents; REMOVE FILE itself refuses those (error 5042), and the messages say "not
+#   fully emptied" rather than "empty".
+ALLOCATION_PAGES = "8 * (CEILING(df.size / 8088.0) + CEILING(df.size / 511232.0) - 1)"
+OBJECT_PAGES = (
+    "(SELECT COALESCE(SUM(su.user_object_reserved_page_count + su.internal_object_reserved_page_count "
+    "+ su.version_store_reserved_page_count), 0) FROM sys.dm_db_file_space_usage AS su WHERE su.file_id = df.file_id)"
+)
+
+
+def not_emptied(from_name: str) -> str:
+    """The planned old file still holds pages of tables or indexes (run in the database)."""
+    return (
+        f"EXISTS (SELECT 1 FROM sys.database_files AS df WHERE df.name = {tsql_str(from_name)} "
+        f"AND ({OBJECT_PAGES} > 0 OR FILEPROPERTY(df.name, 'SpaceUsed') > {ALLOCATION_PAGES}))"
+    )
 
 
 def _still_used(from_name: str) -> list[str]:
-    """After EMPTYFILE: fail the step unless the file is empty. A WAIT_AT_LOW_PRIORITY shrink that
-    times out with ABORT_AFTER_WAIT = SELF exits without an error (Microsoft Learn, DBCC
+    """After EMPTYFILE: fail the step unless the file is emptied. A WAIT_AT_LOW_PRIORITY shrink
+    that times out with ABORT_AFTER_WAIT = SELF exits without an error (Microsoft Learn, DBCC
     SHRINKFILE, "WAIT_AT_LOW_PRIORITY with shrink operations"), so "done" would be false.
-    FILEPROPERTY reads the current database (this batch's USE)."""
-    lname = tsql_str(from_name)
+    FILEPROPERTY and sys.dm_db_file_space_usage read the current database (this batch's USE)."""
     return [
-        "    -- the shrink may have given way to other sessions without an error: is the file empty?",
-        f"    IF EXISTS (SELECT 1 FROM sys.database_files WHERE name = {lname}",
-        f"        AND FILEPROPERTY(name, 'SpaceUsed') > {EMPTIED_PAGES})",
+        "    -- the shrink may have given way to other sessions without an error: is the file emptied?",
+        f"    IF {not_emptied(from_name)}",
         "        RAISERROR(N'%s', 16, 1, "
         + tsql_str(
-            f"file {tsql_ident(from_name)} not empty yet (the shrink gave way to other sessions): run the script again"
+            f"file {tsql_ident(from_name)} not fully emptied yet: pages of tables or indexes are still in it "
+            "(the shrink gave way to other sessions): run the script again"
         )
         + ");",
     ]
@@ -470,12 +491,12 @@ def _remove_file(move: Move, n: int, total: int, from_name: str, from_path: str)
         *_done_if_gone(from_name, n, total),
         *busy_checks(move, LATER),
         *fail(
-            f"EXISTS (SELECT 1 FROM sys.database_files WHERE name = {tsql_str(from_name)} "
-            f"AND FILEPROPERTY(name, 'SpaceUsed') > {EMPTIED_PAGES})",
+            not_emptied(from_name),
             tsql_str(
-                f"tierwise: pre-check failed: file {qname} of {qdb} still holds data pages, so REMOVE FILE would fail "
-                "with error 5042 (not empty): the EMPTYFILE before this step did not finish (cancelled, or it gave way "
-                f"at low priority, error 49516). Run the script again: it empties the file first. {LATER}"
+                f"tierwise: pre-check failed: file {qname} of {qdb} is not fully emptied: pages of tables or indexes "
+                "are still in it (sys.dm_db_file_space_usage, or more used extents than its allocation pages), so "
+                "REMOVE FILE would fail with error 5042 (not empty): the EMPTYFILE before this step did not finish "
+                f"(cancelled, or it gave way at low priority, error 49516). Run the script again: it empties the file first. {LATER}"
             ),
         ),
         *step(

@@ -3,6 +3,7 @@ before the change it protects; the rollback re-opens an emptied file before movi
 
 from __future__ import annotations
 
+import math
 import re
 
 import pytest
@@ -145,19 +146,57 @@ def test_hostile_names_stay_quoted_in_the_dynamic_sql() -> None:
 def test_emptyfile_step_is_done_only_when_the_file_is_empty(scripts: dict[str, str]) -> None:
     """DBA review (#15): a WAIT_AT_LOW_PRIORITY shrink that gives way exits without an error, and
     the step printed "done" on a file still full. After the shrink, inside the step (so its CATCH
-    prints the error line and stops), FILEPROPERTY SpaceUsed must be at or below the allocation
-    pages of an emptied file, else the step fails with "not empty yet"."""
+    prints the error line and stops), the file must hold no page of a table or index, else the
+    step fails with "not fully emptied yet"."""
     for name, text in _both(scripts):
         batches = _batches(text)
         for b in [x for x in batches if "EMPTYFILE) WITH" in x]:
             shrink = b.index("EMPTYFILE) WITH NO_INFOMSGS;")
-            check = b.index("AND FILEPROPERTY(name, 'SpaceUsed') > 8 * CEILING(size / 8088.0))", shrink)
-            refuse = b.index(
-                "not empty yet (the shrink gave way to other sessions): run the script again", check
+            check = b.index(
+                "FROM sys.dm_db_file_space_usage AS su WHERE su.file_id = df.file_id) > 0", shrink
             )
+            refuse = b.index("not fully emptied yet: pages of tables or indexes are still in it", check)
             done = b.index(" done: emptying file", refuse)
             assert b.index("BEGIN TRY") < shrink < check < refuse < done < b.index("BEGIN CATCH"), name
-            assert b.startswith("USE [") or "\nUSE [" in b[:shrink]  # FILEPROPERTY reads this database
+            assert b.startswith("USE [") or "\nUSE [" in b[:shrink]  # both counts read this database
+
+
+def _allocation_extent_pages(size: int) -> int:
+    """Independent model of an emptied data file's allocation pages (Microsoft Learn, "Pages and
+    extents architecture guide"): the file header, PFS, GAM, SGAM, DCM and BCM pages of the first
+    extent, a PFS page every 8,088 pages, a GAM/SGAM/DCM/BCM page every 511,232 pages (at +0, +1,
+    +6, +7), each counted as the whole extent (8 pages) that holds it."""
+    pages = {0, 1, 2, 3, 6, 7}
+    pages |= set(range(8088, size, 8088))
+    for start in range(511232, size, 511232):
+        pages |= {start, start + 1, start + 6, start + 7}
+    return 8 * len({p // 8 for p in pages})
+
+
+def test_emptied_means_no_table_pages_and_no_extent_beyond_the_allocation_pages(
+    scripts: dict[str, str],
+) -> None:
+    """N10 (issue #30): `SpaceUsed > 8 * CEILING(size / 8088.0)` was the only test of "empty": it
+    left out the GAM intervals, and counted by extent it let about 101 MB of a 100 GB file's data
+    pass. Now: no page of a table or index in a uniform extent of the file (sys.dm_db_file_space_usage:
+    user_object_reserved_page_count, "pages allocated from uniform extents for user objects", plus
+    the internal-object and version-store counts), and no used extent beyond the exact count of the
+    extents that hold the allocation pages. Both the step after EMPTYFILE and the check before
+    REMOVE FILE use it, and both say "not fully emptied" (5042 is "not empty")."""
+    from migrations.tsql_online import ALLOCATION_PAGES
+
+    for size in (1024, 8088, 8089, 511232, 511233, 100 * 1024**3 // 8192, 400 * 1024**3 // 8192):
+        expr = ALLOCATION_PAGES.replace("CEILING(", "math.ceil(").replace("df.size", str(size))
+        assert eval(expr, {"math": math}) == _allocation_extent_pages(size), size
+    for name, text in _both(scripts):
+        for b in [x for x in _batches(text) if "EMPTYFILE) WITH" in x or "REMOVE FILE [" in x]:
+            assert "su.user_object_reserved_page_count + su.internal_object_reserved_page_count" in b, name
+            assert "+ su.version_store_reserved_page_count" in b, name
+            assert f"FILEPROPERTY(df.name, 'SpaceUsed') > {ALLOCATION_PAGES}" in b, name
+            assert "8 * CEILING(size / 8088.0)" not in b, name
+        remove = next(x for x in _batches(text) if "REMOVE FILE [" in x)
+        assert "is not fully emptied: pages of tables or indexes are still in it" in remove, name
+        assert remove.index("is not fully emptied") < remove.index("REMOVE FILE ["), name
 
 
 def test_log_growth_counts_each_volume_once_and_sets_aside_the_new_files(scripts: dict[str, str]) -> None:

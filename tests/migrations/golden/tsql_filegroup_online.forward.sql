@@ -587,10 +587,9 @@ BEGIN TRY
         EXEC sys.sp_executesql N'DBCC SHRINKFILE (N''Orders, 2024 "hot"'', EMPTYFILE) WITH WAIT_AT_LOW_PRIORITY (ABORT_AFTER_WAIT = SELF), NO_INFOMSGS;';
     ELSE
         DBCC SHRINKFILE (N'Orders, 2024 "hot"', EMPTYFILE) WITH NO_INFOMSGS;
-    -- the shrink may have given way to other sessions without an error: is the file empty?
-    IF EXISTS (SELECT 1 FROM sys.database_files WHERE name = N'Orders, 2024 "hot"'
-        AND FILEPROPERTY(name, 'SpaceUsed') > 8 * CEILING(size / 8088.0))
-        RAISERROR(N'%s', 16, 1, N'file [Orders, 2024 "hot"] not empty yet (the shrink gave way to other sessions): run the script again');
+    -- the shrink may have given way to other sessions without an error: is the file emptied?
+    IF EXISTS (SELECT 1 FROM sys.database_files AS df WHERE df.name = N'Orders, 2024 "hot"' AND ((SELECT COALESCE(SUM(su.user_object_reserved_page_count + su.internal_object_reserved_page_count + su.version_store_reserved_page_count), 0) FROM sys.dm_db_file_space_usage AS su WHERE su.file_id = df.file_id) > 0 OR FILEPROPERTY(df.name, 'SpaceUsed') > 8 * (CEILING(df.size / 8088.0) + CEILING(df.size / 511232.0) - 1)))
+        RAISERROR(N'%s', 16, 1, N'file [Orders, 2024 "hot"] not fully emptied yet: pages of tables or indexes are still in it (the shrink gave way to other sessions): run the script again');
     SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'step 2/3 done: emptying file [Orders, 2024 "hot"] into the other files of [FG_ORDERS_2024] (progress: sys.dm_exec_requests.percent_complete) (' + CAST(DATEDIFF(SECOND, @tw_t0, SYSUTCDATETIME()) AS nvarchar(20)) + N' s)';
     RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 END TRY
@@ -639,9 +638,9 @@ BEGIN
     SET NOEXEC ON;
     RETURN;
 END;
-IF EXISTS (SELECT 1 FROM sys.database_files WHERE name = N'Orders, 2024 "hot"' AND FILEPROPERTY(name, 'SpaceUsed') > 8 * CEILING(size / 8088.0))
+IF EXISTS (SELECT 1 FROM sys.database_files AS df WHERE df.name = N'Orders, 2024 "hot"' AND ((SELECT COALESCE(SUM(su.user_object_reserved_page_count + su.internal_object_reserved_page_count + su.version_store_reserved_page_count), 0) FROM sys.dm_db_file_space_usage AS su WHERE su.file_id = df.file_id) > 0 OR FILEPROPERTY(df.name, 'SpaceUsed') > 8 * (CEILING(df.size / 8088.0) + CEILING(df.size / 511232.0) - 1)))
 BEGIN
-    SET @msg = N'tierwise: pre-check failed: file [Orders, 2024 "hot"] of [Sales] still holds data pages, so REMOVE FILE would fail with error 5042 (not empty): the EMPTYFILE before this step did not finish (cancelled, or it gave way at low priority, error 49516). Run the script again: it empties the file first. The steps before this one are kept; run the script again afterwards.';
+    SET @msg = N'tierwise: pre-check failed: file [Orders, 2024 "hot"] of [Sales] is not fully emptied: pages of tables or indexes are still in it (sys.dm_db_file_space_usage, or more used extents than its allocation pages), so REMOVE FILE would fail with error 5042 (not empty): the EMPTYFILE before this step did not finish (cancelled, or it gave way at low priority, error 49516). Run the script again: it empties the file first. The steps before this one are kept; run the script again afterwards.';
     SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
     RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);

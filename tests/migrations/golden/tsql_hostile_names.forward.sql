@@ -665,10 +665,9 @@ BEGIN TRY
         EXEC sys.sp_executesql N'DBCC SHRINKFILE (N''GO'', EMPTYFILE) WITH WAIT_AT_LOW_PRIORITY (ABORT_AFTER_WAIT = SELF), NO_INFOMSGS;';
     ELSE
         DBCC SHRINKFILE (N'GO', EMPTYFILE) WITH NO_INFOMSGS;
-    -- the shrink may have given way to other sessions without an error: is the file empty?
-    IF EXISTS (SELECT 1 FROM sys.database_files WHERE name = N'GO'
-        AND FILEPROPERTY(name, 'SpaceUsed') > 8 * CEILING(size / 8088.0))
-        RAISERROR(N'%s', 16, 1, N'file [GO] not empty yet (the shrink gave way to other sessions): run the script again');
+    -- the shrink may have given way to other sessions without an error: is the file emptied?
+    IF EXISTS (SELECT 1 FROM sys.database_files AS df WHERE df.name = N'GO' AND ((SELECT COALESCE(SUM(su.user_object_reserved_page_count + su.internal_object_reserved_page_count + su.version_store_reserved_page_count), 0) FROM sys.dm_db_file_space_usage AS su WHERE su.file_id = df.file_id) > 0 OR FILEPROPERTY(df.name, 'SpaceUsed') > 8 * (CEILING(df.size / 8088.0) + CEILING(df.size / 511232.0) - 1)))
+        RAISERROR(N'%s', 16, 1, N'file [GO] not fully emptied yet: pages of tables or indexes are still in it (the shrink gave way to other sessions): run the script again');
     SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'step 3/6 done: emptying file [GO] into the other files of [FG]]''x /* y] (progress: sys.dm_exec_requests.percent_complete) (' + CAST(DATEDIFF(SECOND, @tw_t0, SYSUTCDATETIME()) AS nvarchar(20)) + N' s)';
     RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 END TRY
@@ -717,9 +716,9 @@ BEGIN
     SET NOEXEC ON;
     RETURN;
 END;
-IF EXISTS (SELECT 1 FROM sys.database_files WHERE name = N'GO' AND FILEPROPERTY(name, 'SpaceUsed') > 8 * CEILING(size / 8088.0))
+IF EXISTS (SELECT 1 FROM sys.database_files AS df WHERE df.name = N'GO' AND ((SELECT COALESCE(SUM(su.user_object_reserved_page_count + su.internal_object_reserved_page_count + su.version_store_reserved_page_count), 0) FROM sys.dm_db_file_space_usage AS su WHERE su.file_id = df.file_id) > 0 OR FILEPROPERTY(df.name, 'SpaceUsed') > 8 * (CEILING(df.size / 8088.0) + CEILING(df.size / 511232.0) - 1)))
 BEGIN
-    SET @msg = N'tierwise: pre-check failed: file [GO] of [Sales]]; DROP DATABASE x; --] still holds data pages, so REMOVE FILE would fail with error 5042 (not empty): the EMPTYFILE before this step did not finish (cancelled, or it gave way at low priority, error 49516). Run the script again: it empties the file first. The steps before this one are kept; run the script again afterwards.';
+    SET @msg = N'tierwise: pre-check failed: file [GO] of [Sales]]; DROP DATABASE x; --] is not fully emptied: pages of tables or indexes are still in it (sys.dm_db_file_space_usage, or more used extents than its allocation pages), so REMOVE FILE would fail with error 5042 (not empty): the EMPTYFILE before this step did not finish (cancelled, or it gave way at low priority, error 49516). Run the script again: it empties the file first. The steps before this one are kept; run the script again afterwards.';
     SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
     RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
@@ -800,10 +799,9 @@ BEGIN TRY
         EXEC sys.sp_executesql N'DBCC SHRINKFILE (N''Ünïcödé 日本 %d%s'', EMPTYFILE) WITH WAIT_AT_LOW_PRIORITY (ABORT_AFTER_WAIT = SELF), NO_INFOMSGS;';
     ELSE
         DBCC SHRINKFILE (N'Ünïcödé 日本 %d%s', EMPTYFILE) WITH NO_INFOMSGS;
-    -- the shrink may have given way to other sessions without an error: is the file empty?
-    IF EXISTS (SELECT 1 FROM sys.database_files WHERE name = N'Ünïcödé 日本 %d%s'
-        AND FILEPROPERTY(name, 'SpaceUsed') > 8 * CEILING(size / 8088.0))
-        RAISERROR(N'%s', 16, 1, N'file [Ünïcödé 日本 %d%s] not empty yet (the shrink gave way to other sessions): run the script again');
+    -- the shrink may have given way to other sessions without an error: is the file emptied?
+    IF EXISTS (SELECT 1 FROM sys.database_files AS df WHERE df.name = N'Ünïcödé 日本 %d%s' AND ((SELECT COALESCE(SUM(su.user_object_reserved_page_count + su.internal_object_reserved_page_count + su.version_store_reserved_page_count), 0) FROM sys.dm_db_file_space_usage AS su WHERE su.file_id = df.file_id) > 0 OR FILEPROPERTY(df.name, 'SpaceUsed') > 8 * (CEILING(df.size / 8088.0) + CEILING(df.size / 511232.0) - 1)))
+        RAISERROR(N'%s', 16, 1, N'file [Ünïcödé 日本 %d%s] not fully emptied yet: pages of tables or indexes are still in it (the shrink gave way to other sessions): run the script again');
     SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'step 5/6 done: emptying file [Ünïcödé 日本 %d%s] into the other files of [FG]]''x /* y] (progress: sys.dm_exec_requests.percent_complete) (' + CAST(DATEDIFF(SECOND, @tw_t0, SYSUTCDATETIME()) AS nvarchar(20)) + N' s)';
     RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 END TRY
@@ -852,9 +850,9 @@ BEGIN
     SET NOEXEC ON;
     RETURN;
 END;
-IF EXISTS (SELECT 1 FROM sys.database_files WHERE name = N'Ünïcödé 日本 %d%s' AND FILEPROPERTY(name, 'SpaceUsed') > 8 * CEILING(size / 8088.0))
+IF EXISTS (SELECT 1 FROM sys.database_files AS df WHERE df.name = N'Ünïcödé 日本 %d%s' AND ((SELECT COALESCE(SUM(su.user_object_reserved_page_count + su.internal_object_reserved_page_count + su.version_store_reserved_page_count), 0) FROM sys.dm_db_file_space_usage AS su WHERE su.file_id = df.file_id) > 0 OR FILEPROPERTY(df.name, 'SpaceUsed') > 8 * (CEILING(df.size / 8088.0) + CEILING(df.size / 511232.0) - 1)))
 BEGIN
-    SET @msg = N'tierwise: pre-check failed: file [Ünïcödé 日本 %d%s] of [Sales]]; DROP DATABASE x; --] still holds data pages, so REMOVE FILE would fail with error 5042 (not empty): the EMPTYFILE before this step did not finish (cancelled, or it gave way at low priority, error 49516). Run the script again: it empties the file first. The steps before this one are kept; run the script again afterwards.';
+    SET @msg = N'tierwise: pre-check failed: file [Ünïcödé 日本 %d%s] of [Sales]]; DROP DATABASE x; --] is not fully emptied: pages of tables or indexes are still in it (sys.dm_db_file_space_usage, or more used extents than its allocation pages), so REMOVE FILE would fail with error 5042 (not empty): the EMPTYFILE before this step did not finish (cancelled, or it gave way at low priority, error 49516). Run the script again: it empties the file first. The steps before this one are kept; run the script again afterwards.';
     SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
     RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
