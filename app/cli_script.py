@@ -334,6 +334,10 @@ def write_ilm_scripts(
         _fail(f"{out}: cannot write the scripts: {exc.strerror or exc}")
     for m in index["months"]:
         note = "  (takes effect at the next restart)" if m["restart_required"] else ""
+        if "check" in m:
+            typer.echo(
+                f"{out / m['check']['path']}  (check only: changes nothing; run it first, days before the month)"
+            )
         typer.echo(f"{out / m['forward']['path']}{note}")
         typer.echo(f"{out / m['rollback']['path']}")
     typer.echo(f"{out / 'plan.json'}")

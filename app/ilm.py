@@ -15,7 +15,7 @@ from advisors.ilm import IlmPlan, PartitionInput, plan_ilm
 from app.script_spots import object_pool
 from migrations import EXTENSION, AdviceError, Dialect, Move, Options, Skipped, TierSpot
 from migrations.header import GENERATOR_REVISION, timestamp
-from migrations.ilm import IlmMonth, IlmSelection, ilm_moves, month_pair
+from migrations.ilm import IlmMonth, IlmSelection, ilm_moves, month_check, month_pair
 from policies.model import DEFAULT_POOL, Policy
 
 GB = 1024**3
@@ -221,7 +221,8 @@ def ilm_script_files(
                 for m in moves
             ],
         }
-        for script in (forward, rollback):
+        check = month_check(month, dialect, options, now)  # DB2: the month's check-only file
+        for script in (forward, rollback, *([check] if check is not None else [])):
             name = f"{order:02d}-ilm-{month.month}.{script.direction}{EXTENSION[dialect]}"
             data = script.text.encode("utf-8")
             files[name] = data

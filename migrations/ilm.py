@@ -40,7 +40,7 @@ from migrations.plan import (
     Why,
 )
 from migrations.quoting import comment_lines, file_stem
-from migrations.render import render_pair
+from migrations.render import render_check, render_pair
 from migrations.tsql_frame import part_guard
 
 PKey = tuple[str, str, str, int]  # server, database, table_name, partition number
@@ -417,6 +417,28 @@ def _leading_edge(
 # one file per month
 
 
+def _join(month: str, dialect: Dialect, texts: list[str], title: str, keys: list[str]) -> str:
+    """A month's parts as one file, in run order, under a header that lists them."""
+    head = comment_lines(
+        [
+            "=" * 96,
+            f"tierwise ILM {title} for {month}: {len(texts)} part(s), run as one file, in this order:",
+            *[f"  {i}. {k}" for i, k in enumerate(keys, start=1)],
+            "Each part below is a complete script with its own header, checks and rollback notes.",
+            "A part that stops stops the whole file; fix the cause and run the file again (done parts say 'already done').",
+            "=" * 96,
+        ],
+        dialect,
+    )
+    first = ["--#SET TERMINATOR @"] if dialect == "db2" else []
+    out = ["\n".join([*first, *head]) + "\n"]
+    for i, text in enumerate(texts):
+        if dialect == "tsql" and i > 0:
+            out.append("\n".join([*part_guard(), "GO"]) + "\n")
+        out.append(text)
+    return "".join(out)
+
+
 def month_pair(
     month: IlmMonth, dialect: Dialect, options: Options, now: datetime
 ) -> tuple[Script, Script, list[Move], list[Skipped]]:
@@ -439,30 +461,38 @@ def month_pair(
         restart = restart or fwd.restart_required
         manual = manual or fwd.manual_step
 
-    def join(texts: list[str], title: str, keys: list[str]) -> str:
-        head = comment_lines(
-            [
-                "=" * 96,
-                f"tierwise ILM {title} for {month.month}: {len(texts)} part(s), run as one file, in this order:",
-                *[f"  {i}. {k}" for i, k in enumerate(keys, start=1)],
-                "Each part below is a complete script with its own header, checks and rollback notes.",
-                "A part that stops stops the whole file; fix the cause and run the file again (done parts say 'already done').",
-                "=" * 96,
-            ],
-            dialect,
-        )
-        first = ["--#SET TERMINATOR @"] if dialect == "db2" else []
-        out = ["\n".join([*first, *head]) + "\n"]
-        for i, text in enumerate(texts):
-            if dialect == "tsql" and i > 0:
-                out.append("\n".join([*part_guard(), "GO"]) + "\n")
-            out.append(text)
-        return "".join(out)
-
     keys = [f"{m.target.server}|{m.key} -> {m.to_tier}" for m, _, _ in parts]
-    forward = Script("forward", join([f for _, f, _ in parts], "forward script", keys), manual, restart)
+    forward = Script(
+        "forward",
+        _join(month.month, dialect, [f for _, f, _ in parts], "forward script", keys),
+        manual,
+        restart,
+    )
     back_keys = [f"undo {m.target.server}|{m.key}" for m, _, _ in reversed(parts)]
     rollback = Script(
-        "rollback", join([b for _, _, b in reversed(parts)], "rollback script", back_keys), manual, restart
+        "rollback",
+        _join(month.month, dialect, [b for _, _, b in reversed(parts)], "rollback script", back_keys),
+        manual,
+        restart,
     )
     return forward, rollback, [m for m, _, _ in parts], skipped
+
+
+def month_check(month: IlmMonth, dialect: Dialect, options: Options, now: datetime) -> Script | None:
+    """DB2: the month's check-only file (each part's check-only script, in run order; issue #30):
+    run it days before the month's window. A later part's checks see the server as it is now, so
+    a check on what an earlier part of the month builds (a storage group, a table space) says
+    that it did not run. None for T-SQL (its scripts take TW_CHECK_ONLY themselves) or when no
+    part can be scripted."""
+    parts: list[tuple[Move, str]] = []
+    for move in month.moves:
+        try:
+            check = render_check(move, dialect, options, now)
+        except Unsupported:
+            continue  # month_pair reports it
+        if check is not None:
+            parts.append((move, check.text))
+    if not parts:
+        return None
+    keys = [f"check {m.target.server}|{m.key} -> {m.to_tier}" for m, _ in parts]
+    return Script("check", _join(month.month, dialect, [c for _, c in parts], "check-only script", keys))

@@ -84,15 +84,24 @@ def test_scripts_one_pair_per_month_with_plan_json(tmp_path: Path, dialect: str)
     )  # one entry per month, in order
     ext = ".sql" if dialect == "tsql" else ".db2"
     written = sorted(p.name for p in out.iterdir())
-    expected = sorted(["plan.json", *(m[d]["path"] for m in months for d in ("forward", "rollback"))])
+    # DB2: a check-only file per month too (issue #30), printed first with what it is for
+    directions = ("forward", "rollback", "check") if dialect == "db2" else ("forward", "rollback")
+    expected = sorted(["plan.json", *(m[d]["path"] for m in months for d in directions)])
     assert written == expected and all(n.endswith(ext) for n in written if n != "plan.json")
     printed = [line for line in r.stdout.splitlines() if line]
+    first = "  (check only: changes nothing; run it first, days before the month)"
     assert printed == [
-        str(out / p) for m in months for p in (m["forward"]["path"], m["rollback"]["path"])
+        line
+        for m in months
+        for line in (
+            *([str(out / m["check"]["path"]) + first] if dialect == "db2" else []),
+            str(out / m["forward"]["path"]),
+            str(out / m["rollback"]["path"]),
+        )
     ] + [str(out / "plan.json")]
     engine = "sqlserver" if dialect == "tsql" else "db2"
     for m in months:
-        for d in ("forward", "rollback"):
+        for d in directions:
             data = (out / m[d]["path"]).read_bytes()
             assert hashlib.sha256(data).hexdigest() == m[d]["sha256"]
         text = (out / m["forward"]["path"]).read_text(encoding="utf-8")

@@ -256,6 +256,31 @@ def test_every_script_the_demo_approves_keeps_the_clp_session_rules(demo_scripts
             assert list(check_only_violations(text)) == [], name
 
 
+def test_every_ilm_month_file_keeps_the_clp_session_rules() -> None:
+    """`tierwise ilm --scripts` joins a month's parts into one file: each part is a whole session
+    (its own CONNECT ... CONNECT RESET), and the month's check-only file changes nothing."""
+    import json
+
+    from migrations.ilm import ilm_moves, month_check, month_pair
+    from tests.migrations.golden_cases import tiers
+
+    def load(name: str) -> object:
+        return json.loads((FIXTURES / name).read_text(encoding="utf-8"))
+
+    sel = ilm_moves(
+        load("advice_db2.json"), load("ilm_plan_db2.json"), source="p", tiers=tiers(), dialect="db2"
+    )
+    assert sel.months
+    for month in sel.months:
+        forward, rollback, moves, _ = month_pair(month, "db2", OPTIONS, GENERATED_AT)
+        check = month_check(month, "db2", OPTIONS, GENERATED_AT)
+        assert check is not None and check.direction == "check"
+        for text in (forward.text, rollback.text, check.text):
+            assert list(violations(text)) == [], month.month
+        assert list(check_only_violations(check.text)) == [], month.month
+        assert check.text.count("migration script: CHECK ONLY (changes nothing)") == len(moves)
+
+
 def test_the_rules_reject_the_scripts_before_issue_30() -> None:
     """The golden file as it was before this issue: SET SERVEROUTPUT ON before CONNECT (N4) and
     no lock timeout before the ALTER TABLESPACE (N5)."""
