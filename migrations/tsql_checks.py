@@ -225,15 +225,47 @@ def volume_of_filegroup(filegroup: str) -> list[str]:
     ]
 
 
+LOG_SAMPLE_SECONDS = 5  # between the two reads of the database's Log Bytes Flushed/sec counter
+
+
+def log_rate_sample() -> list[str]:
+    """Set @log_rate_mb_s to the log the current database writes now, MB/s: two reads of its
+    'Log Bytes Flushed/sec' counter (sys.dm_os_performance_counters, object Databases, instance
+    the database name; a cumulative count whose rate is the difference over the interval) five
+    seconds apart. NULL when the counter cannot be read (it needs VIEW SERVER STATE)."""
+    counter = (
+        "SELECT {var} = cntr_value FROM sys.dm_os_performance_counters WHERE counter_name = N'Log Bytes Flushed/sec' "
+        "AND object_name LIKE N'%:Databases%' AND instance_name = DB_NAME();"
+    )
+    return [
+        "DECLARE @log_flushed0 bigint, @log_flushed1 bigint, @log_t0 datetime2(3), @log_rate_mb_s decimal(19, 3);",
+        counter.format(var="@log_flushed0"),
+        "SET @log_t0 = SYSUTCDATETIME();",
+        f"WAITFOR DELAY '00:00:{LOG_SAMPLE_SECONDS:02d}';",
+        counter.format(var="@log_flushed1"),
+        "SET @log_rate_mb_s = (@log_flushed1 - @log_flushed0) / 1048576.0"
+        " / NULLIF(DATEDIFF(MILLISECOND, @log_t0, SYSUTCDATETIME()) / 1000.0, 0);",
+    ]
+
+
 def log_room_check(
-    need_mb: str, what: str, headroom_pct: float, shared: tuple[list[str], str] | None = None
+    need_mb: str,
+    what: str,
+    headroom_pct: float,
+    shared: tuple[list[str], str] | None = None,
+    *,
+    run_seconds: str,
 ) -> list[str]:
-    """The transaction log can hold `need_mb` (a bigint expression, MB) more: free space in the
-    log (sys.dm_db_log_space_usage, SQL Server 2012+, reports the current database, so run it in
-    the database) plus what the log files may still grow to (growth on, below max_size, within
-    the volume's free space). Only in FULL / BULK_LOGGED recovery: there the log keeps every
-    record until a log backup, and log backups are paused for the move; in SIMPLE it is reused
-    after each checkpoint. Needs @msg declared.
+    """The transaction log can hold what the run adds to it: the move's own log (`need_mb`, a
+    bigint expression, MB, plus headroom) and the log the database's other work writes while the
+    move runs, which stays too (log backups are paused for the run; a single transaction, as the
+    partition move's, keeps the log active until it commits): the log generation rate measured
+    now (log_rate_sample) times the estimated duration (`run_seconds`, a T-SQL expression that may
+    use @log_move_mb). When the rate cannot be read, the check says it covers the move's own log
+    only. Room: free space in the log (sys.dm_db_log_space_usage, SQL Server 2012+, reports the
+    current database, so run it in the database) plus what the log files may still grow to
+    (growth on, below max_size, within the volume's free space). Only in FULL / BULK_LOGGED
+    recovery: in SIMPLE the log is reused after each checkpoint. Needs @msg declared.
 
     Each volume's free space counts once: log files on one volume share it (summing it per file
     counted it once per file). `shared` = (lines that set @log_shared_volume, see
@@ -251,9 +283,14 @@ def log_room_check(
         ]
         reserved = "CASE WHEN v.volume_id = @log_shared_volume THEN @log_reserved_mb ELSE 0 END"
     return [
-        "DECLARE @log_need_mb bigint, @log_free_mb bigint, @log_grow_mb bigint, @recovery nvarchar(60);",
-        f"SET @log_need_mb = CEILING(({need_mb}) * {factor:.2f});",
+        "DECLARE @log_need_mb bigint, @log_move_mb bigint, @log_during_mb bigint, @log_run_s bigint,",
+        "    @log_free_mb bigint, @log_grow_mb bigint, @recovery nvarchar(60);",
+        f"SET @log_move_mb = CEILING(({need_mb}) * {factor:.2f});",
         "SELECT @recovery = recovery_model_desc FROM sys.databases WHERE database_id = DB_ID();",
+        *log_rate_sample(),
+        f"SET @log_run_s = {run_seconds};",
+        "SET @log_during_mb = CEILING(@log_rate_mb_s * @log_run_s);",
+        "SET @log_need_mb = @log_move_mb + COALESCE(@log_during_mb, 0);",
         "SELECT @log_free_mb = (total_log_size_in_bytes - used_log_space_in_bytes) / 1048576 FROM sys.dm_db_log_space_usage;",
         *reserve,
         "-- per volume: what its log files may still grow by, at most the volume's free space (counted once)",
@@ -266,16 +303,25 @@ def log_room_check(
         "    FROM sys.database_files AS df CROSS APPLY sys.dm_os_volume_stats(DB_ID(), df.file_id) AS vs",
         "    WHERE df.type = 1 GROUP BY vs.volume_id) AS v;",
         say_expr(
-            f"{tsql_str(f'log: {what} writes about ')} + CAST(@log_need_mb AS nvarchar(20)) + N' MB of log; recovery model '"
-            " + @recovery + N', ' + CAST(@log_free_mb AS nvarchar(20)) + N' MB free in the log, which can grow by '"
+            f"{tsql_str(f'log: {what} writes about ')} + CAST(@log_move_mb AS nvarchar(20)) + N' MB of log'"
+            " + CASE WHEN @log_rate_mb_s IS NULL THEN N' (the database''s log generation rate could not be read: this"
+            " check covers the move''s own log only)'"
+            " ELSE N', and the database''s other work writes ' + CAST(@log_rate_mb_s AS nvarchar(30))"
+            " + N' MB/s now (measured over "
+            + str(LOG_SAMPLE_SECONDS)
+            + " s), about ' + CAST(@log_during_mb AS nvarchar(20))"
+            " + N' MB more over the estimated ' + CAST(@log_run_s / 60 + 1 AS nvarchar(20)) + N' min of the run' END"
+            " + N'; recovery model ' + @recovery + N', ' + CAST(@log_free_mb AS nvarchar(20)) + N' MB free in the log, which can grow by '"
             " + CAST(@log_grow_mb AS nvarchar(20)) + N' MB.'"
         ),
         *fail(
             "@recovery <> N'SIMPLE' AND @log_free_mb + @log_grow_mb < @log_need_mb",
-            f"{tsql_str(f'tierwise: pre-check failed: {what} is fully logged: about ')} + CAST(@log_need_mb AS nvarchar(20))"
+            f"{tsql_str(f'tierwise: pre-check failed: {what} is fully logged: about ')} + CAST(@log_move_mb AS nvarchar(20))"
             " + N' MB of log ("
             + f"{headroom_pct:g}"
-            + " % headroom included), which stays in the log until the next log backup ('"
+            + " % headroom included)' + CASE WHEN @log_during_mb IS NULL THEN N'' ELSE N' plus about '"
+            " + CAST(@log_during_mb AS nvarchar(20)) + N' MB the database''s other work writes during the run ('"
+            " + CAST(@log_rate_mb_s AS nvarchar(30)) + N' MB/s now)' END + N', which stays in the log until the next log backup ('"
             " + @recovery + N' recovery, log backups paused for the move), but the log has ' + CAST(@log_free_mb AS nvarchar(20))"
             " + N' MB free and can grow by only ' + CAST(@log_grow_mb AS nvarchar(20)) + N' MB"
             + (
@@ -283,7 +329,7 @@ def log_room_check(
                 if shared is not None
                 else ""
             )
-            + ". Grow the log first. Nothing was changed.'",
+            + ". Grow the log first, or run in a quieter hour. Nothing was changed.'",
         ),
     ]
 

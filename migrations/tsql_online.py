@@ -72,7 +72,9 @@ def operations(move: Move, action: MoveFiles, direction: str) -> Operations:
         )
         log = (
             f"up to about {gb} (the used part of the files; EMPTYFILE is fully logged). In FULL recovery it stays in the log "
-            "until the next log backup; the script measures it and stops first when the log cannot hold it."
+            "until the next log backup, with the log the database's other work writes meanwhile (log backups are paused): "
+            "the script measures both (the used pages; the database's log rate now times the run's estimated length) and "
+            "stops first when the log cannot hold them."
         )
     other = "forward script" if direction == "rollback" else "rollback script"
     return Operations(
@@ -244,6 +246,8 @@ def _file_checks(move: Move, action: MoveFiles, options: Options) -> list[str]:
             options.headroom_pct,
             # the new files land on the target volume first: the log cannot grow into that room too
             shared=(volume_of_directory(target), MISSING_MB),
+            # the run's estimated length at the slow planning rate (the Operations' "up to")
+            run_seconds=f"CEILING(@log_move_mb / {SLOW_MB_PER_S}.0)",
         ),
     ]
 

@@ -283,7 +283,8 @@ def _header(
             f"{SWITCH_WAIT_MINUTES} min, then rolls back; on 2012 it waits at most {OLD_LOCK_TIMEOUT_MS // 1000} s.",
             "The rebuild is fully logged inside the transaction (FULL recovery): the log needs room for about the "
             "partition's size; checked first under FULL / BULK_LOGGED (free log space plus what the log files can "
-            "still grow, against the partition's used pages plus headroom).",
+            "still grow, against the partition's used pages plus headroom, plus the log the database's other work "
+            "writes during the transaction: its rate now times the move's estimated length).",
             "No ONLINE rebuild (Enterprise only, and pointless on a staging table).",
             "Each index's data compression is kept: after MERGE/SPLIT the empty partition is rebuilt to it before the "
             "switch-in.",
@@ -352,6 +353,9 @@ def _move_checks(move: Move, a: MovePartition, options: Options, *, creating: bo
                 volume_of_filegroup("@target_fg"),
                 "CASE WHEN @need_mb > @fg_free_mb THEN @need_mb - @fg_free_mb ELSE 0 END",
             ),
+            # the transaction keeps the log active from the switch-out to the commit: the rebuild at
+            # the planning rate, plus the longest wait for the switch-out's lock
+            run_seconds=f"CEILING(@log_move_mb / {REBUILD_MB_PER_S}.0) + {SWITCH_WAIT_MINUTES * 60}",
         ),
     ]
 

@@ -229,3 +229,26 @@ def test_log_growth_counts_each_volume_once_and_sets_aside_the_new_files(scripts
         # the same directory the new files' free-space check measures
         space = batches[_first(batches, "SET @need_mb = CEILING(")]
         assert f"LEFT(LOWER({target.group(1)})" in space, name
+
+
+def test_log_room_counts_the_log_written_meanwhile_not_only_the_moved_pages(scripts: dict[str, str]) -> None:
+    """N9 (issue #30): the header asks for log backups to be paused for the whole run, but the log
+    check counted only the moved pages. Now the database's log generation rate is measured
+    (sys.dm_os_performance_counters, 'Log Bytes Flushed/sec' of this database: a cumulative count,
+    read twice 5 s apart) and its rate times the run's estimated length (the used MB at the slow
+    planning rate, 50 MB/s) is added to what the log must hold; when the counter cannot be read
+    the output says the check covers the move only."""
+    for name, text in _both(scripts):
+        b = _batches(text)[_first(_batches(text), "sys.dm_db_log_space_usage")]
+        first = b.index("SELECT @log_flushed0 = cntr_value FROM sys.dm_os_performance_counters")
+        wait = b.index("WAITFOR DELAY '00:00:05';")
+        second = b.index("SELECT @log_flushed1 = cntr_value FROM sys.dm_os_performance_counters")
+        assert first < wait < second, name
+        assert "counter_name = N'Log Bytes Flushed/sec'" in b and "instance_name = DB_NAME()" in b, name
+        assert "SET @log_run_s = CEILING(@log_move_mb / 50.0);" in b, name
+        assert "SET @log_during_mb = CEILING(@log_rate_mb_s * @log_run_s);" in b, name
+        assert "SET @log_need_mb = @log_move_mb + COALESCE(@log_during_mb, 0);" in b, name
+        assert b.index("SET @log_need_mb") < b.index(
+            "IF @recovery <> N'SIMPLE' AND @log_free_mb + @log_grow_mb < @log_need_mb"
+        )
+        assert "this check covers the move''s own log only" in b, name

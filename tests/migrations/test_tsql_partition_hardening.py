@@ -321,7 +321,7 @@ def test_partition_move_checks_the_log_room_before_the_transaction(name: str, te
     pages against the log's free space plus growth room (FULL / BULK_LOGGED only)."""
     b = move_batch(text)
     need = at(
-        b, "SET @log_need_mb = CEILING((SELECT COALESCE(SUM(au.used_pages), 0) / 128 FROM sys.partitions AS p"
+        b, "SET @log_move_mb = CEILING((SELECT COALESCE(SUM(au.used_pages), 0) / 128 FROM sys.partitions AS p"
     )
     assert "WHERE p.object_id = @object_id AND p.partition_number = @n) * 1.10);" in b[need:]
     stop = at(b, "IF @recovery <> N'SIMPLE' AND @log_free_mb + @log_grow_mb < @log_need_mb")
@@ -472,3 +472,19 @@ def test_every_script_sets_the_options_indexed_views_and_filtered_indexes_requir
             assert "$(TierwiseSqlcmdMode)" in gate, name
             lines = [ln.strip() for ln in gate.split("\n")]
             assert all(w in lines for w in wanted), name
+
+
+def test_log_room_adds_the_log_written_while_the_transaction_is_open() -> None:
+    """N9 (issue #30): the move is one transaction, so the log stays active from the switch-out to
+    the commit and the database's other work fills it meanwhile, log backups or not. The check
+    adds its measured log rate times the move's estimated length (the rebuild at 100 MB/s plus
+    the 5 minutes the switch-out may wait for its lock) to the partition's own log."""
+    for name, text in PARTITION_SCRIPTS:
+        for b in [x for x in tsql_batches(text) if "sys.dm_db_log_space_usage" in x]:
+            assert at(b, "SELECT @log_flushed0") < at(b, "WAITFOR DELAY") < at(b, "SELECT @log_flushed1"), (
+                name
+            )
+            assert "SET @log_run_s = CEILING(@log_move_mb / 100.0) + 300;" in b, name
+            assert at(b, "SET @log_need_mb = @log_move_mb + COALESCE(@log_during_mb, 0);") < at(
+                b, "@log_free_mb + @log_grow_mb < @log_need_mb"
+            ), name

@@ -29,7 +29,7 @@
 --   - Permissions: sysadmin covers all. Without it: ALTER on the database (ADD / MODIFY / REMOVE FILE), db_owner (DBCC SHRINKFILE), VIEW SERVER STATE (the checks for a running BACKUP or DBCC, free space, instant file initialization: the script stops without it), SELECT on msdb.dbo.backupset and backupmediafamily (the backup check); before SQL Server 2017 / 2019 the directory and free-space probes use xp_fileexist / xp_fixeddrives (undocumented): run as sysadmin there.
 -- Operations:
 --   Duration:    about 1 min at ~200 MB/s for 1.5 GB of files, up to 1 min at ~50 MB/s on a busy server (EMPTYFILE speed varies; only used pages move), plus zeroing the new files when instant file initialization is off (the script says which).
---   Log volume:  up to about 1.5 GB (the used part of the files; EMPTYFILE is fully logged). In FULL recovery it stays in the log until the next log backup; the script measures it and stops first when the log cannot hold it.
+--   Log volume:  up to about 1.5 GB (the used part of the files; EMPTYFILE is fully logged). In FULL recovery it stays in the log until the next log backup, with the log the database's other work writes meanwhile (log backups are paused): the script measures both (the used pages; the database's log rate now times the run's estimated length) and stops first when the log cannot hold them.
 --   Blocking:    moving a table's IAM pages takes a schema-modification (Sch-M) lock on it: it waits for running queries on that table and new queries queue behind it. SQL Server 2022+: WAIT_AT_LOW_PRIORITY (ABORT_AFTER_WAIT = SELF), the shrink waits behind the queries instead and gives up after 1 minute (error 49516; run again). ADD FILE and REMOVE FILE are short.
 --   Backups:     PAUSE this database's backup jobs, log backups especially, for the whole run: ADD FILE, EMPTYFILE and REMOVE FILE cannot run during a database or log backup (each waits for the other, then one fails). Every step checks first and stops while a BACKUP runs. Take a log backup right after the run.
 --   To abort:    cancel the query (sqlcmd: Ctrl+C; SSMS: Cancel). EMPTYFILE stops at a page and keeps the pages moved so far, and leaves the file usable; the script is safe to run again: every step checks first.
@@ -328,9 +328,19 @@ BEGIN
         RETURN;
     END;
 END;
-DECLARE @log_need_mb bigint, @log_free_mb bigint, @log_grow_mb bigint, @recovery nvarchar(60);
-SET @log_need_mb = CEILING((SELECT COALESCE(SUM(CAST(FILEPROPERTY(df.name, 'SpaceUsed') AS bigint)), 0) / 128 FROM #tw_files AS p JOIN sys.database_files AS df ON df.name = p.from_name) * 1.10);
+DECLARE @log_need_mb bigint, @log_move_mb bigint, @log_during_mb bigint, @log_run_s bigint,
+    @log_free_mb bigint, @log_grow_mb bigint, @recovery nvarchar(60);
+SET @log_move_mb = CEILING((SELECT COALESCE(SUM(CAST(FILEPROPERTY(df.name, 'SpaceUsed') AS bigint)), 0) / 128 FROM #tw_files AS p JOIN sys.database_files AS df ON df.name = p.from_name) * 1.10);
 SELECT @recovery = recovery_model_desc FROM sys.databases WHERE database_id = DB_ID();
+DECLARE @log_flushed0 bigint, @log_flushed1 bigint, @log_t0 datetime2(3), @log_rate_mb_s decimal(19, 3);
+SELECT @log_flushed0 = cntr_value FROM sys.dm_os_performance_counters WHERE counter_name = N'Log Bytes Flushed/sec' AND object_name LIKE N'%:Databases%' AND instance_name = DB_NAME();
+SET @log_t0 = SYSUTCDATETIME();
+WAITFOR DELAY '00:00:05';
+SELECT @log_flushed1 = cntr_value FROM sys.dm_os_performance_counters WHERE counter_name = N'Log Bytes Flushed/sec' AND object_name LIKE N'%:Databases%' AND instance_name = DB_NAME();
+SET @log_rate_mb_s = (@log_flushed1 - @log_flushed0) / 1048576.0 / NULLIF(DATEDIFF(MILLISECOND, @log_t0, SYSUTCDATETIME()) / 1000.0, 0);
+SET @log_run_s = CEILING(@log_move_mb / 50.0);
+SET @log_during_mb = CEILING(@log_rate_mb_s * @log_run_s);
+SET @log_need_mb = @log_move_mb + COALESCE(@log_during_mb, 0);
 SELECT @log_free_mb = (total_log_size_in_bytes - used_log_space_in_bytes) / 1048576 FROM sys.dm_db_log_space_usage;
 DECLARE @log_shared_volume nvarchar(256), @log_reserved_mb bigint;
 SET @log_reserved_mb = CEILING((SELECT COALESCE(SUM(p.size_mb), 0) FROM #tw_files AS p WHERE NOT EXISTS (SELECT 1 FROM sys.database_files AS df WHERE df.name = p.to_name)) * 1.10);
@@ -349,11 +359,11 @@ FROM (SELECT vs.volume_id, MIN(vs.available_bytes) / 1048576 AS free_mb,
             ELSE (CAST(df.max_size AS bigint) - df.size) / 128 END) AS grow_mb
     FROM sys.database_files AS df CROSS APPLY sys.dm_os_volume_stats(DB_ID(), df.file_id) AS vs
     WHERE df.type = 1 GROUP BY vs.volume_id) AS v;
-SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'log: emptying the files of [FG]]''x /* y] of [Sales]]; DROP DATABASE x; --] writes about ' + CAST(@log_need_mb AS nvarchar(20)) + N' MB of log; recovery model ' + @recovery + N', ' + CAST(@log_free_mb AS nvarchar(20)) + N' MB free in the log, which can grow by ' + CAST(@log_grow_mb AS nvarchar(20)) + N' MB.';
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'log: emptying the files of [FG]]''x /* y] of [Sales]]; DROP DATABASE x; --] writes about ' + CAST(@log_move_mb AS nvarchar(20)) + N' MB of log' + CASE WHEN @log_rate_mb_s IS NULL THEN N' (the database''s log generation rate could not be read: this check covers the move''s own log only)' ELSE N', and the database''s other work writes ' + CAST(@log_rate_mb_s AS nvarchar(30)) + N' MB/s now (measured over 5 s), about ' + CAST(@log_during_mb AS nvarchar(20)) + N' MB more over the estimated ' + CAST(@log_run_s / 60 + 1 AS nvarchar(20)) + N' min of the run' END + N'; recovery model ' + @recovery + N', ' + CAST(@log_free_mb AS nvarchar(20)) + N' MB free in the log, which can grow by ' + CAST(@log_grow_mb AS nvarchar(20)) + N' MB.';
 RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 IF @recovery <> N'SIMPLE' AND @log_free_mb + @log_grow_mb < @log_need_mb
 BEGIN
-    SET @msg = N'tierwise: pre-check failed: emptying the files of [FG]]''x /* y] of [Sales]]; DROP DATABASE x; --] is fully logged: about ' + CAST(@log_need_mb AS nvarchar(20)) + N' MB of log (10 % headroom included), which stays in the log until the next log backup (' + @recovery + N' recovery, log backups paused for the move), but the log has ' + CAST(@log_free_mb AS nvarchar(20)) + N' MB free and can grow by only ' + CAST(@log_grow_mb AS nvarchar(20)) + N' MB (set aside: the room the moved data needs on a volume it shares with the log). Grow the log first. Nothing was changed.';
+    SET @msg = N'tierwise: pre-check failed: emptying the files of [FG]]''x /* y] of [Sales]]; DROP DATABASE x; --] is fully logged: about ' + CAST(@log_move_mb AS nvarchar(20)) + N' MB of log (10 % headroom included)' + CASE WHEN @log_during_mb IS NULL THEN N'' ELSE N' plus about ' + CAST(@log_during_mb AS nvarchar(20)) + N' MB the database''s other work writes during the run (' + CAST(@log_rate_mb_s AS nvarchar(30)) + N' MB/s now)' END + N', which stays in the log until the next log backup (' + @recovery + N' recovery, log backups paused for the move), but the log has ' + CAST(@log_free_mb AS nvarchar(20)) + N' MB free and can grow by only ' + CAST(@log_grow_mb AS nvarchar(20)) + N' MB (set aside: the room the moved data needs on a volume it shares with the log). Grow the log first, or run in a quieter hour. Nothing was changed.';
     SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
     RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);

@@ -21,7 +21,7 @@
 --   Index definitions, the partitioning column and boundary values are read from the catalog at run time.
 -- Limits and notes:
 --   - OFFLINE for this table: it is locked (Sch-M) from the switch-out until the commit. On SQL Server 2014+ the switch-out waits at low priority (WAIT_AT_LOW_PRIORITY, blocking no one) for at most 5 min, then rolls back; on 2012 it waits at most 5 s.
---   - The rebuild is fully logged inside the transaction (FULL recovery): the log needs room for about the partition's size; checked first under FULL / BULK_LOGGED (free log space plus what the log files can still grow, against the partition's used pages plus headroom).
+--   - The rebuild is fully logged inside the transaction (FULL recovery): the log needs room for about the partition's size; checked first under FULL / BULK_LOGGED (free log space plus what the log files can still grow, against the partition's used pages plus headroom, plus the log the database's other work writes during the transaction: its rate now times the move's estimated length).
 --   - No ONLINE rebuild (Enterprise only, and pointless on a staging table).
 --   - Each index's data compression is kept: after MERGE/SPLIT the empty partition is rebuilt to it before the switch-in.
 --   - Refused (unsupported here: review): heaps, columnstore/XML/spatial/filtered indexes, computed, sparse, ROWGUIDCOL or LOB columns, foreign keys, schema-bound views, schemes/functions shared with other tables, the first (RANGE RIGHT) or last (RANGE LEFT) partition, temporal, CDC, change-tracked, replicated or full-text indexed tables, tables created with ANSI_NULLS OFF or with columns created with ANSI_PADDING OFF.
@@ -621,9 +621,19 @@ BEGIN
     SET NOEXEC ON;
     RETURN;
 END;
-DECLARE @log_need_mb bigint, @log_free_mb bigint, @log_grow_mb bigint, @recovery nvarchar(60);
-SET @log_need_mb = CEILING((SELECT COALESCE(SUM(au.used_pages), 0) / 128 FROM sys.partitions AS p JOIN sys.allocation_units AS au ON au.container_id = CASE WHEN au.type = 2 THEN p.partition_id ELSE p.hobt_id END WHERE p.object_id = @object_id AND p.partition_number = @n) * 1.10);
+DECLARE @log_need_mb bigint, @log_move_mb bigint, @log_during_mb bigint, @log_run_s bigint,
+    @log_free_mb bigint, @log_grow_mb bigint, @recovery nvarchar(60);
+SET @log_move_mb = CEILING((SELECT COALESCE(SUM(au.used_pages), 0) / 128 FROM sys.partitions AS p JOIN sys.allocation_units AS au ON au.container_id = CASE WHEN au.type = 2 THEN p.partition_id ELSE p.hobt_id END WHERE p.object_id = @object_id AND p.partition_number = @n) * 1.10);
 SELECT @recovery = recovery_model_desc FROM sys.databases WHERE database_id = DB_ID();
+DECLARE @log_flushed0 bigint, @log_flushed1 bigint, @log_t0 datetime2(3), @log_rate_mb_s decimal(19, 3);
+SELECT @log_flushed0 = cntr_value FROM sys.dm_os_performance_counters WHERE counter_name = N'Log Bytes Flushed/sec' AND object_name LIKE N'%:Databases%' AND instance_name = DB_NAME();
+SET @log_t0 = SYSUTCDATETIME();
+WAITFOR DELAY '00:00:05';
+SELECT @log_flushed1 = cntr_value FROM sys.dm_os_performance_counters WHERE counter_name = N'Log Bytes Flushed/sec' AND object_name LIKE N'%:Databases%' AND instance_name = DB_NAME();
+SET @log_rate_mb_s = (@log_flushed1 - @log_flushed0) / 1048576.0 / NULLIF(DATEDIFF(MILLISECOND, @log_t0, SYSUTCDATETIME()) / 1000.0, 0);
+SET @log_run_s = CEILING(@log_move_mb / 100.0) + 300;
+SET @log_during_mb = CEILING(@log_rate_mb_s * @log_run_s);
+SET @log_need_mb = @log_move_mb + COALESCE(@log_during_mb, 0);
 SELECT @log_free_mb = (total_log_size_in_bytes - used_log_space_in_bytes) / 1048576 FROM sys.dm_db_log_space_usage;
 DECLARE @log_shared_volume nvarchar(256), @log_reserved_mb bigint;
 SET @log_reserved_mb = CEILING((CASE WHEN @need_mb > @fg_free_mb THEN @need_mb - @fg_free_mb ELSE 0 END) * 1.10);
@@ -639,11 +649,11 @@ FROM (SELECT vs.volume_id, MIN(vs.available_bytes) / 1048576 AS free_mb,
             ELSE (CAST(df.max_size AS bigint) - df.size) / 128 END) AS grow_mb
     FROM sys.database_files AS df CROSS APPLY sys.dm_os_volume_stats(DB_ID(), df.file_id) AS vs
     WHERE df.type = 1 GROUP BY vs.volume_id) AS v;
-SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'log: moving partition 3 of [dbo].[Orders] writes about ' + CAST(@log_need_mb AS nvarchar(20)) + N' MB of log; recovery model ' + @recovery + N', ' + CAST(@log_free_mb AS nvarchar(20)) + N' MB free in the log, which can grow by ' + CAST(@log_grow_mb AS nvarchar(20)) + N' MB.';
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'log: moving partition 3 of [dbo].[Orders] writes about ' + CAST(@log_move_mb AS nvarchar(20)) + N' MB of log' + CASE WHEN @log_rate_mb_s IS NULL THEN N' (the database''s log generation rate could not be read: this check covers the move''s own log only)' ELSE N', and the database''s other work writes ' + CAST(@log_rate_mb_s AS nvarchar(30)) + N' MB/s now (measured over 5 s), about ' + CAST(@log_during_mb AS nvarchar(20)) + N' MB more over the estimated ' + CAST(@log_run_s / 60 + 1 AS nvarchar(20)) + N' min of the run' END + N'; recovery model ' + @recovery + N', ' + CAST(@log_free_mb AS nvarchar(20)) + N' MB free in the log, which can grow by ' + CAST(@log_grow_mb AS nvarchar(20)) + N' MB.';
 RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 IF @recovery <> N'SIMPLE' AND @log_free_mb + @log_grow_mb < @log_need_mb
 BEGIN
-    SET @msg = N'tierwise: pre-check failed: moving partition 3 of [dbo].[Orders] is fully logged: about ' + CAST(@log_need_mb AS nvarchar(20)) + N' MB of log (10 % headroom included), which stays in the log until the next log backup (' + @recovery + N' recovery, log backups paused for the move), but the log has ' + CAST(@log_free_mb AS nvarchar(20)) + N' MB free and can grow by only ' + CAST(@log_grow_mb AS nvarchar(20)) + N' MB (set aside: the room the moved data needs on a volume it shares with the log). Grow the log first. Nothing was changed.';
+    SET @msg = N'tierwise: pre-check failed: moving partition 3 of [dbo].[Orders] is fully logged: about ' + CAST(@log_move_mb AS nvarchar(20)) + N' MB of log (10 % headroom included)' + CASE WHEN @log_during_mb IS NULL THEN N'' ELSE N' plus about ' + CAST(@log_during_mb AS nvarchar(20)) + N' MB the database''s other work writes during the run (' + CAST(@log_rate_mb_s AS nvarchar(30)) + N' MB/s now)' END + N', which stays in the log until the next log backup (' + @recovery + N' recovery, log backups paused for the move), but the log has ' + CAST(@log_free_mb AS nvarchar(20)) + N' MB free and can grow by only ' + CAST(@log_grow_mb AS nvarchar(20)) + N' MB (set aside: the room the moved data needs on a volume it shares with the log). Grow the log first, or run in a quieter hour. Nothing was changed.';
     SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
     RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
@@ -980,9 +990,19 @@ BEGIN
     SET NOEXEC ON;
     RETURN;
 END;
-DECLARE @log_need_mb bigint, @log_free_mb bigint, @log_grow_mb bigint, @recovery nvarchar(60);
-SET @log_need_mb = CEILING((SELECT COALESCE(SUM(au.used_pages), 0) / 128 FROM sys.partitions AS p JOIN sys.allocation_units AS au ON au.container_id = CASE WHEN au.type = 2 THEN p.partition_id ELSE p.hobt_id END WHERE p.object_id = @object_id AND p.partition_number = @n) * 1.10);
+DECLARE @log_need_mb bigint, @log_move_mb bigint, @log_during_mb bigint, @log_run_s bigint,
+    @log_free_mb bigint, @log_grow_mb bigint, @recovery nvarchar(60);
+SET @log_move_mb = CEILING((SELECT COALESCE(SUM(au.used_pages), 0) / 128 FROM sys.partitions AS p JOIN sys.allocation_units AS au ON au.container_id = CASE WHEN au.type = 2 THEN p.partition_id ELSE p.hobt_id END WHERE p.object_id = @object_id AND p.partition_number = @n) * 1.10);
 SELECT @recovery = recovery_model_desc FROM sys.databases WHERE database_id = DB_ID();
+DECLARE @log_flushed0 bigint, @log_flushed1 bigint, @log_t0 datetime2(3), @log_rate_mb_s decimal(19, 3);
+SELECT @log_flushed0 = cntr_value FROM sys.dm_os_performance_counters WHERE counter_name = N'Log Bytes Flushed/sec' AND object_name LIKE N'%:Databases%' AND instance_name = DB_NAME();
+SET @log_t0 = SYSUTCDATETIME();
+WAITFOR DELAY '00:00:05';
+SELECT @log_flushed1 = cntr_value FROM sys.dm_os_performance_counters WHERE counter_name = N'Log Bytes Flushed/sec' AND object_name LIKE N'%:Databases%' AND instance_name = DB_NAME();
+SET @log_rate_mb_s = (@log_flushed1 - @log_flushed0) / 1048576.0 / NULLIF(DATEDIFF(MILLISECOND, @log_t0, SYSUTCDATETIME()) / 1000.0, 0);
+SET @log_run_s = CEILING(@log_move_mb / 100.0) + 300;
+SET @log_during_mb = CEILING(@log_rate_mb_s * @log_run_s);
+SET @log_need_mb = @log_move_mb + COALESCE(@log_during_mb, 0);
 SELECT @log_free_mb = (total_log_size_in_bytes - used_log_space_in_bytes) / 1048576 FROM sys.dm_db_log_space_usage;
 DECLARE @log_shared_volume nvarchar(256), @log_reserved_mb bigint;
 SET @log_reserved_mb = CEILING((CASE WHEN @need_mb > @fg_free_mb THEN @need_mb - @fg_free_mb ELSE 0 END) * 1.10);
@@ -998,11 +1018,11 @@ FROM (SELECT vs.volume_id, MIN(vs.available_bytes) / 1048576 AS free_mb,
             ELSE (CAST(df.max_size AS bigint) - df.size) / 128 END) AS grow_mb
     FROM sys.database_files AS df CROSS APPLY sys.dm_os_volume_stats(DB_ID(), df.file_id) AS vs
     WHERE df.type = 1 GROUP BY vs.volume_id) AS v;
-SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'log: moving partition 3 of [dbo].[Orders] writes about ' + CAST(@log_need_mb AS nvarchar(20)) + N' MB of log; recovery model ' + @recovery + N', ' + CAST(@log_free_mb AS nvarchar(20)) + N' MB free in the log, which can grow by ' + CAST(@log_grow_mb AS nvarchar(20)) + N' MB.';
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'log: moving partition 3 of [dbo].[Orders] writes about ' + CAST(@log_move_mb AS nvarchar(20)) + N' MB of log' + CASE WHEN @log_rate_mb_s IS NULL THEN N' (the database''s log generation rate could not be read: this check covers the move''s own log only)' ELSE N', and the database''s other work writes ' + CAST(@log_rate_mb_s AS nvarchar(30)) + N' MB/s now (measured over 5 s), about ' + CAST(@log_during_mb AS nvarchar(20)) + N' MB more over the estimated ' + CAST(@log_run_s / 60 + 1 AS nvarchar(20)) + N' min of the run' END + N'; recovery model ' + @recovery + N', ' + CAST(@log_free_mb AS nvarchar(20)) + N' MB free in the log, which can grow by ' + CAST(@log_grow_mb AS nvarchar(20)) + N' MB.';
 RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 IF @recovery <> N'SIMPLE' AND @log_free_mb + @log_grow_mb < @log_need_mb
 BEGIN
-    SET @msg = N'tierwise: pre-check failed: moving partition 3 of [dbo].[Orders] is fully logged: about ' + CAST(@log_need_mb AS nvarchar(20)) + N' MB of log (10 % headroom included), which stays in the log until the next log backup (' + @recovery + N' recovery, log backups paused for the move), but the log has ' + CAST(@log_free_mb AS nvarchar(20)) + N' MB free and can grow by only ' + CAST(@log_grow_mb AS nvarchar(20)) + N' MB (set aside: the room the moved data needs on a volume it shares with the log). Grow the log first. Nothing was changed.';
+    SET @msg = N'tierwise: pre-check failed: moving partition 3 of [dbo].[Orders] is fully logged: about ' + CAST(@log_move_mb AS nvarchar(20)) + N' MB of log (10 % headroom included)' + CASE WHEN @log_during_mb IS NULL THEN N'' ELSE N' plus about ' + CAST(@log_during_mb AS nvarchar(20)) + N' MB the database''s other work writes during the run (' + CAST(@log_rate_mb_s AS nvarchar(30)) + N' MB/s now)' END + N', which stays in the log until the next log backup (' + @recovery + N' recovery, log backups paused for the move), but the log has ' + CAST(@log_free_mb AS nvarchar(20)) + N' MB free and can grow by only ' + CAST(@log_grow_mb AS nvarchar(20)) + N' MB (set aside: the room the moved data needs on a volume it shares with the log). Grow the log first, or run in a quieter hour. Nothing was changed.';
     SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
     RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
