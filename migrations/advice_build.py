@@ -29,7 +29,7 @@ from migrations.plan import (
     Unsupported,
     Why,
 )
-from migrations.quoting import MAX_NAME, UnsafeNameError, basename, check_db2_alias, file_stem
+from migrations.quoting import MAX_NAME, UnsafeNameError, basename, check_db2_alias, file_stem, path_separator
 
 SYSTEM_DATABASES = frozenset({"master", "model", "msdb", "mssqlsystemresource"})
 
@@ -163,6 +163,17 @@ class Builder(Reader):
             where, tier.sqlserver_directory, f"tier {tier.name} sqlserver_directory", directory=True
         )
 
+    def tempdb_directory(self, where: str, directory: str, server: str) -> str:
+        """tempdb's directory on a tier: `<tier directory><instance>/tempdb/`, the instance named as a
+        file stem (`HOST\\INST` -> `HOST_INST`). A tier's directory is often one root shared by the
+        instances of an array or a cluster; tempdb files of two instances in one directory collide
+        (the same temp2.ndf), and at a restart one instance takes over or fails on the other's file.
+        The scripts check the directory exists and that no foreign file is at the target."""
+        sep = path_separator(directory)
+        return self.path(
+            where, f"{directory}{file_stem(server)}{sep}tempdb{sep}", "tempdb directory", directory=True
+        )
+
     def file(
         self, where: str, raw: Mapping[str, Any], directory: str, tier: str, *, keep_name: bool
     ) -> FileMove:
@@ -201,7 +212,8 @@ class Builder(Reader):
             if len(raws) != len(files):
                 raise AdviceError(f"{where}: every entry of files must be a JSON object")
             if o.kind == "tempdb" or o.database.lower() == "tempdb":
-                moves = tuple(self.file(where, f, directory, to.name, keep_name=True) for f in raws)
+                tempdb_dir = self.tempdb_directory(where, directory, o.server)
+                moves = tuple(self.file(where, f, tempdb_dir, to.name, keep_name=True) for f in raws)
                 _distinct(where, moves)
                 return MoveFiles("tempdb", "restart", moves), size
             filegroup = self.name(where, self.req(where, o.raw, "filegroup"), "filegroup")
@@ -210,9 +222,12 @@ class Builder(Reader):
             _distinct(where, moves)
             return MoveFiles("filegroup", "offline" if offline else "online", moves, filegroup), size
         if o.kind == "log_file":
-            f = self.file(where, o.raw, directory, to.name, keep_name=True)
             if o.database.lower() == "tempdb":
-                return MoveFiles("tempdb", "restart", (f,)), size
+                tempdb_dir = self.tempdb_directory(where, directory, o.server)
+                return MoveFiles(
+                    "tempdb", "restart", (self.file(where, o.raw, tempdb_dir, to.name, keep_name=True),)
+                ), size
+            f = self.file(where, o.raw, directory, to.name, keep_name=True)
             return MoveFiles("log", "offline", (f,)), size
         if o.kind == "data_file":
             if o.raw.get("file_id") != 1:

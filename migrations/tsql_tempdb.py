@@ -13,7 +13,7 @@ from datetime import datetime
 from migrations.header import Operations
 from migrations.plan import Move, MoveFiles, Options
 from migrations.quoting import path_separator, tsql_ident, tsql_str
-from migrations.tsql_checks import directory_check, free_space_check, identity_checks
+from migrations.tsql_checks import directory_check, file_exists_probe, free_space_check, identity_checks
 from migrations.tsql_files import (
     TEMPDB,
     all_new,
@@ -26,7 +26,7 @@ from migrations.tsql_files import (
     start,
     target_dir,
 )
-from migrations.tsql_frame import fail, finish, say
+from migrations.tsql_frame import MAJOR_VERSION, fail, finish, say, say_expr
 
 
 def _tempdb_operations(action: MoveFiles) -> Operations:
@@ -175,7 +175,102 @@ def _checks(move: Move, action: MoveFiles, direction: str) -> list[str]:
         ],
         *_coverage_check(action),
         *directory_check(target, "target"),
+        *_cluster_check(target),
+        *_foreign_file_checks(action),
     ]
+
+
+def _cluster_check(target: str) -> list[str]:
+    """A failover cluster instance (SERVERPROPERTY('IsClustered') = 1) starts on whichever node owns
+    it, so tempdb's directory must be there on every node. Microsoft Learn,
+    sys.dm_io_cluster_valid_path_names: "A SQL Server failover cluster instance (FCI) must use
+    shared storage between all nodes of the FCI for data and log file storage. The disks listed in
+    this view are the disks that are in the cluster resource group associated with the instance";
+    tempdb alone may sit on a local disk of each node (supported since SQL Server 2012, when the
+    directory exists on every node with the service account's rights). The script sees only this
+    node: on a shared disk of the instance it says so; otherwise it warns, naming each node
+    (sys.dm_os_cluster_nodes), that the directory must exist on all of them before any failover or
+    restart elsewhere. SQL Server 2012 has sys.dm_io_cluster_shared_drives instead (through
+    sp_executesql, so no version compiles a view it lacks). Both views need VIEW SERVER STATE."""
+    lt = tsql_str(target)
+    return [
+        "IF CAST(SERVERPROPERTY('IsClustered') AS int) = 1",
+        "BEGIN",
+        "    DECLARE @nodes nvarchar(2048), @shared bit;",
+        "    SET @nodes = N'';",
+        "    SELECT @nodes = @nodes + CASE WHEN @nodes = N'' THEN N'' ELSE N', ' END + NodeName + N' (' + status_description"
+        " + CASE WHEN is_current_owner = 1 THEN N', runs the instance now' ELSE N'' END + N')' FROM sys.dm_os_cluster_nodes;",
+        f"    IF {MAJOR_VERSION} >= 12",
+        "        EXEC sys.sp_executesql N'SELECT @s = CASE WHEN EXISTS (SELECT 1 FROM sys.dm_io_cluster_valid_path_names"
+        " WHERE LEFT(LOWER(@t), LEN(path_name)) = LOWER(path_name)) THEN 1 ELSE 0 END;',",
+        f"            N'@t nvarchar(4000), @s bit OUTPUT', @t = {lt}, @s = @shared OUTPUT;",
+        "    ELSE",
+        "        EXEC sys.sp_executesql N'SELECT @s = CASE WHEN EXISTS (SELECT 1 FROM sys.dm_io_cluster_shared_drives"
+        " WHERE UPPER(LEFT(@t, 1)) = UPPER(LEFT(DriveName, 1))) THEN 1 ELSE 0 END;',",
+        f"            N'@t nvarchar(4000), @s bit OUTPUT', @t = {lt}, @s = @shared OUTPUT;",
+        "    IF @shared = 1",
+        "    BEGIN",
+        say_expr(
+            f"{tsql_str('failover cluster instance (nodes: ')} + @nodes + "
+            f"{tsql_str(f'): {target} is on a shared disk of its resource group, which moves with the instance.')}",
+            "        ",
+        ),
+        "    END",
+        "    ELSE",
+        "    BEGIN",
+        say_expr(
+            f"{tsql_str('warning: failover cluster instance (nodes: ')} + @nodes + "
+            + tsql_str(
+                f"): {target} is not on a shared disk of this instance (sys.dm_io_cluster_valid_path_names), so it is "
+                "a local disk of each node. tempdb may live there only if the same directory exists, with full control "
+                "for the SQL Server service account, on EVERY node: this script can check only the node it runs on. "
+                f"Create {target} on each node listed before the restart, or the instance does not start on a node "
+                "that lacks it after a failover."
+            ),
+            "        ",
+        ),
+        "    END;",
+        "END;",
+    ]
+
+
+def _foreign_file_checks(action: MoveFiles) -> list[str]:
+    """No file at a target path that is not this tempdb's own: at the restart SQL Server creates or
+    reuses the file at the configured path, so another instance's tempdb file there (several
+    instances configured on one shared tier directory) fails the start while that instance holds
+    it open, or breaks that instance at its own next start; a file of another database of this
+    instance is refused likewise. A file tempdb already runs from (a re-run after the restart) is
+    its own. The probe runs as the service account (file_exists_probe)."""
+    lines = [
+        "DECLARE @fe_probe TABLE (file_exists int, is_directory int, parent_exists int), @target_exists bit;"
+    ]
+    for f in action.files:
+        running = (
+            f"EXISTS (SELECT 1 FROM tempdb.sys.database_files WHERE name = {tsql_str(f.to_name)} "
+            f"AND {lower_eq('physical_name', f.to_path)})"
+        )
+        lines += [
+            *file_exists_probe(f.to_path, "@target_exists"),
+            *fail(
+                f"@target_exists = 1 AND NOT {running}",
+                tsql_str(
+                    f"tierwise: pre-check failed: a file already exists at {f.to_path} and this instance's tempdb does "
+                    "not run from it: another instance's tempdb file (instances must not share one tempdb directory: "
+                    "give each its own, e.g. <tier directory>\\<instance>\\tempdb\\) or a leftover. At the restart "
+                    "SQL Server would take it over, or fail to start while another instance holds it. If it is a "
+                    "leftover of this instance, delete it; otherwise choose another directory. Nothing was changed."
+                ),
+            ),
+            *fail(
+                f"EXISTS (SELECT 1 FROM sys.master_files WHERE database_id <> DB_ID({TEMPDB}) "
+                f"AND {lower_eq('physical_name', f.to_path)})",
+                tsql_str(
+                    f"tierwise: pre-check failed: {f.to_path} is a file of another database of this instance "
+                    "(sys.master_files). Nothing was changed."
+                ),
+            ),
+        ]
+    return lines
 
 
 def _room(action: MoveFiles, options: Options) -> list[str]:

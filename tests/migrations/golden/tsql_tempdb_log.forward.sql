@@ -5,7 +5,7 @@
 -- Server:     SQLPROD01
 -- Database:   tempdb
 -- From:       tier flash: T:\tempdb\
--- To:         tier fc: F:\fc\
+-- To:         tier fc: F:\fc\SQLPROD01\tempdb\
 -- Object:     log_file templog (key tempdb/file/2)
 -- Why:        tempdb (TW302)
 --             - TW302 tempdb: no evidence for flash (43 I/O per second, worst 0.8 ms; needs 1,000/s and 10.0 ms)
@@ -16,7 +16,7 @@
 --   restart: MODIFY FILE for each tempdb file. TAKES EFFECT AT THE NEXT RESTART of the SQL Server
 --   service; until then tempdb keeps using its current files. Nothing is copied (tempdb is rebuilt at start).
 --   Files:
---     [templog]: T:\tempdb\templog.ldf -> F:\fc\templog.ldf
+--     [templog]: T:\tempdb\templog.ldf -> F:\fc\SQLPROD01\tempdb\templog.ldf
 -- Limits and notes:
 --   - RESTART REQUIRED. If the target directory is missing at restart, SQL Server does not start: the pre-check verifies it now; keep it in place.
 --   - If the instance does not start after the restart, the script's last lines say how to recover (start it with -f -T3608, MODIFY FILE back).
@@ -31,7 +31,7 @@
 --   To recover:  If the instance does not start after the restart, start it with NET START MSSQLSERVER /f /T3608, MODIFY FILE tempdb back to the old paths and restart: the script's last lines print the exact statements (Microsoft Learn: Move system databases, failure recovery).
 -- Generator:  tierwise (golden files) (migrations/1)
 -- Generated:  2024-05-02T06:00:00Z
--- Plan:       sha256 26641aae4b9e3c74f627321aed71352c17219723a6e2ec61608ddd95ebfb82aa (the forward plan; the rollback shows the same)
+-- Plan:       sha256 8ae3db23f2bef5b61151155cef092ca735d3bc5ff2dc877605eabe6f454c86c5 (the forward plan; the rollback shows the same)
 -- Run:
 --   1. check only (days before, in daylight; changes nothing): sqlcmd -S SQLPROD01 -E -b -f 65001 -v TW_CHECK_ONLY=1 -i <this file>
 --   2. in the change window: sqlcmd -S SQLPROD01 -E -b -f 65001 -v TW_CHECK_ONLY=0 -i <this file>
@@ -115,9 +115,9 @@ BEGIN
     SET NOEXEC ON;
     RETURN;
 END;
-IF NOT (EXISTS (SELECT 1 FROM sys.master_files WHERE database_id = DB_ID(N'tempdb') AND name = N'templog' AND LOWER(physical_name) = LOWER(N'T:\tempdb\templog.ldf')) OR EXISTS (SELECT 1 FROM sys.master_files WHERE database_id = DB_ID(N'tempdb') AND name = N'templog' AND LOWER(physical_name) = LOWER(N'F:\fc\templog.ldf')))
+IF NOT (EXISTS (SELECT 1 FROM sys.master_files WHERE database_id = DB_ID(N'tempdb') AND name = N'templog' AND LOWER(physical_name) = LOWER(N'T:\tempdb\templog.ldf')) OR EXISTS (SELECT 1 FROM sys.master_files WHERE database_id = DB_ID(N'tempdb') AND name = N'templog' AND LOWER(physical_name) = LOWER(N'F:\fc\SQLPROD01\tempdb\templog.ldf')))
 BEGIN
-    SET @msg = N'tierwise: pre-check failed: tempdb file [templog] is neither configured at T:\tempdb\templog.ldf nor at F:\fc\templog.ldf; the advice is out of date. Nothing was changed.';
+    SET @msg = N'tierwise: pre-check failed: tempdb file [templog] is neither configured at T:\tempdb\templog.ldf nor at F:\fc\SQLPROD01\tempdb\templog.ldf; the advice is out of date. Nothing was changed.';
     SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
     RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
@@ -146,19 +146,70 @@ BEGIN
     SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'directory check with sys.dm_os_file_exists';
     RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     EXEC sys.sp_executesql N'SELECT @d = CAST(file_is_a_directory AS bit) FROM sys.dm_os_file_exists(@p);',
-        N'@p nvarchar(4000), @d bit OUTPUT', @p = N'F:\fc', @d = @dir_is_directory OUTPUT;
+        N'@p nvarchar(4000), @d bit OUTPUT', @p = N'F:\fc\SQLPROD01\tempdb', @d = @dir_is_directory OUTPUT;
 END
 ELSE
 BEGIN
     SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'directory check with xp_fileexist (SQL Server before 2017)';
     RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     DECLARE @dir_probe TABLE (file_exists int, is_directory int, parent_exists int);
-    INSERT INTO @dir_probe EXEC master.dbo.xp_fileexist N'F:\fc';
+    INSERT INTO @dir_probe EXEC master.dbo.xp_fileexist N'F:\fc\SQLPROD01\tempdb';
     SELECT @dir_is_directory = CAST(MAX(is_directory) AS bit) FROM @dir_probe;
 END;
 IF COALESCE(@dir_is_directory, 0) = 0
 BEGIN
-    SET @msg = N'tierwise: pre-check failed: the target directory F:\fc\ does not exist, or the SQL Server service account cannot see it. Create it and grant the service account full control. Nothing was changed.';
+    SET @msg = N'tierwise: pre-check failed: the target directory F:\fc\SQLPROD01\tempdb\ does not exist, or the SQL Server service account cannot see it. Create it and grant the service account full control. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF CAST(SERVERPROPERTY('IsClustered') AS int) = 1
+BEGIN
+    DECLARE @nodes nvarchar(2048), @shared bit;
+    SET @nodes = N'';
+    SELECT @nodes = @nodes + CASE WHEN @nodes = N'' THEN N'' ELSE N', ' END + NodeName + N' (' + status_description + CASE WHEN is_current_owner = 1 THEN N', runs the instance now' ELSE N'' END + N')' FROM sys.dm_os_cluster_nodes;
+    IF CAST(PARSENAME(CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), 4) AS int) >= 12
+        EXEC sys.sp_executesql N'SELECT @s = CASE WHEN EXISTS (SELECT 1 FROM sys.dm_io_cluster_valid_path_names WHERE LEFT(LOWER(@t), LEN(path_name)) = LOWER(path_name)) THEN 1 ELSE 0 END;',
+            N'@t nvarchar(4000), @s bit OUTPUT', @t = N'F:\fc\SQLPROD01\tempdb\', @s = @shared OUTPUT;
+    ELSE
+        EXEC sys.sp_executesql N'SELECT @s = CASE WHEN EXISTS (SELECT 1 FROM sys.dm_io_cluster_shared_drives WHERE UPPER(LEFT(@t, 1)) = UPPER(LEFT(DriveName, 1))) THEN 1 ELSE 0 END;',
+            N'@t nvarchar(4000), @s bit OUTPUT', @t = N'F:\fc\SQLPROD01\tempdb\', @s = @shared OUTPUT;
+    IF @shared = 1
+    BEGIN
+        SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'failover cluster instance (nodes: ' + @nodes + N'): F:\fc\SQLPROD01\tempdb\ is on a shared disk of its resource group, which moves with the instance.';
+        RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    END
+    ELSE
+    BEGIN
+        SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'warning: failover cluster instance (nodes: ' + @nodes + N'): F:\fc\SQLPROD01\tempdb\ is not on a shared disk of this instance (sys.dm_io_cluster_valid_path_names), so it is a local disk of each node. tempdb may live there only if the same directory exists, with full control for the SQL Server service account, on EVERY node: this script can check only the node it runs on. Create F:\fc\SQLPROD01\tempdb\ on each node listed before the restart, or the instance does not start on a node that lacks it after a failover.';
+        RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    END;
+END;
+DECLARE @fe_probe TABLE (file_exists int, is_directory int, parent_exists int), @target_exists bit;
+SET @target_exists = NULL;
+IF CAST(PARSENAME(CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), 4) AS int) >= 14
+    EXEC sys.sp_executesql N'SELECT @e = CAST(file_exists AS bit) FROM sys.dm_os_file_exists(@p);',
+        N'@p nvarchar(4000), @e bit OUTPUT', @p = N'F:\fc\SQLPROD01\tempdb\templog.ldf', @e = @target_exists OUTPUT;
+ELSE
+BEGIN
+    DELETE FROM @fe_probe;
+    INSERT INTO @fe_probe EXEC master.dbo.xp_fileexist N'F:\fc\SQLPROD01\tempdb\templog.ldf';
+    SELECT @target_exists = CAST(MAX(file_exists) AS bit) FROM @fe_probe;
+END;
+IF @target_exists = 1 AND NOT EXISTS (SELECT 1 FROM tempdb.sys.database_files WHERE name = N'templog' AND LOWER(physical_name) = LOWER(N'F:\fc\SQLPROD01\tempdb\templog.ldf'))
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: a file already exists at F:\fc\SQLPROD01\tempdb\templog.ldf and this instance''s tempdb does not run from it: another instance''s tempdb file (instances must not share one tempdb directory: give each its own, e.g. <tier directory>\<instance>\tempdb\) or a leftover. At the restart SQL Server would take it over, or fail to start while another instance holds it. If it is a leftover of this instance, delete it; otherwise choose another directory. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF EXISTS (SELECT 1 FROM sys.master_files WHERE database_id <> DB_ID(N'tempdb') AND LOWER(physical_name) = LOWER(N'F:\fc\SQLPROD01\tempdb\templog.ldf'))
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: F:\fc\SQLPROD01\tempdb\templog.ldf is a file of another database of this instance (sys.master_files). Nothing was changed.';
     SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
     RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
@@ -169,7 +220,7 @@ GO
 DECLARE @tw_say nvarchar(2048);
 USE [master];
 DECLARE @msg nvarchar(2048);
-IF NOT (NOT EXISTS (SELECT 1 FROM sys.master_files WHERE database_id = DB_ID(N'tempdb') AND name = N'templog' AND LOWER(physical_name) = LOWER(N'F:\fc\templog.ldf')))
+IF NOT (NOT EXISTS (SELECT 1 FROM sys.master_files WHERE database_id = DB_ID(N'tempdb') AND name = N'templog' AND LOWER(physical_name) = LOWER(N'F:\fc\SQLPROD01\tempdb\templog.ldf')))
 BEGIN
     SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'every file is configured at the target already: no free-space check needed';
     RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
@@ -181,7 +232,7 @@ SELECT TOP (1) @free_mb = vs.available_bytes / 1048576
 FROM sys.master_files AS mf
 JOIN sys.databases AS d ON d.database_id = mf.database_id AND d.state = 0
 CROSS APPLY sys.dm_os_volume_stats(mf.database_id, mf.file_id) AS vs
-WHERE LEFT(LOWER(N'F:\fc\'), LEN(vs.volume_mount_point)) = LOWER(vs.volume_mount_point)
+WHERE LEFT(LOWER(N'F:\fc\SQLPROD01\tempdb\'), LEN(vs.volume_mount_point)) = LOWER(vs.volume_mount_point)
 ORDER BY LEN(vs.volume_mount_point) DESC;
 IF @free_mb IS NULL AND CAST(PARSENAME(CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), 4) AS int) >= 15
 BEGIN
@@ -200,12 +251,12 @@ BEGIN
 END;
 IF @free_mb IS NULL
 BEGIN
-    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'warning: cannot measure the free space under F:\fc\ (no database file on that volume yet); tempdb (recreated at its configured size at start) needs about ' + CAST(@need_mb AS nvarchar(20)) + N' MB there.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'warning: cannot measure the free space under F:\fc\SQLPROD01\tempdb\ (no database file on that volume yet); tempdb (recreated at its configured size at start) needs about ' + CAST(@need_mb AS nvarchar(20)) + N' MB there.';
     RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 END;
 IF @free_mb < @need_mb
 BEGIN
-    SET @msg = N'tierwise: pre-check failed: tempdb (recreated at its configured size at start) needs ' + CAST(@need_mb AS nvarchar(20)) + N' MB under ' + N'F:\fc\' + N' (10 % headroom included), but only ' + CAST(@free_mb AS nvarchar(20)) + N' MB are free. Nothing was changed.';
+    SET @msg = N'tierwise: pre-check failed: tempdb (recreated at its configured size at start) needs ' + CAST(@need_mb AS nvarchar(20)) + N' MB under ' + N'F:\fc\SQLPROD01\tempdb\' + N' (10 % headroom included), but only ' + CAST(@free_mb AS nvarchar(20)) + N' MB are free. Nothing was changed.';
     SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
     RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
@@ -222,11 +273,11 @@ SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z
 RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'plan: From: tier flash: T:\tempdb\';
 RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
-SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'plan: To: tier fc: F:\fc\';
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'plan: To: tier fc: F:\fc\SQLPROD01\tempdb\';
 RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'plan: method: restart: MODIFY FILE for each tempdb file. TAKES EFFECT AT THE NEXT RESTART of the SQL Server service; until then tempdb keeps using its current files. Nothing is copied (tempdb is rebuilt at start).';
 RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
-SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'plan: file [templog]: T:\tempdb\templog.ldf -> F:\fc\templog.ldf';
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'plan: file [templog]: T:\tempdb\templog.ldf -> F:\fc\SQLPROD01\tempdb\templog.ldf';
 RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'estimated duration: Seconds now (catalog changes). The move happens at the next restart of the SQL Server service, which recreates these tempdb files (2.0 GB) at their configured size: data files in seconds with instant file initialization, a log file is zeroed (minutes for a large one).';
 RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
@@ -243,38 +294,38 @@ RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 GO
 DECLARE @tw_say nvarchar(2048);
 USE [master];
-IF EXISTS (SELECT 1 FROM sys.master_files WHERE database_id = DB_ID(N'tempdb') AND name = N'templog' AND LOWER(physical_name) = LOWER(N'F:\fc\templog.ldf'))
+IF EXISTS (SELECT 1 FROM sys.master_files WHERE database_id = DB_ID(N'tempdb') AND name = N'templog' AND LOWER(physical_name) = LOWER(N'F:\fc\SQLPROD01\tempdb\templog.ldf'))
 BEGIN
-    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'step 1: already done: [templog] is configured at F:\fc\templog.ldf';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'step 1: already done: [templog] is configured at F:\fc\SQLPROD01\tempdb\templog.ldf';
     RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 END
 ELSE
 BEGIN
-    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'step 1: configuring [templog] at F:\fc\templog.ldf (used after the restart)';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'step 1: configuring [templog] at F:\fc\SQLPROD01\tempdb\templog.ldf (used after the restart)';
     RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
-    ALTER DATABASE [tempdb] MODIFY FILE (NAME = N'templog', FILENAME = N'F:\fc\templog.ldf');
+    ALTER DATABASE [tempdb] MODIFY FILE (NAME = N'templog', FILENAME = N'F:\fc\SQLPROD01\tempdb\templog.ldf');
 END;
 GO
 DECLARE @tw_say nvarchar(2048);
 USE [master];
 DECLARE @msg nvarchar(2048);
-IF NOT (EXISTS (SELECT 1 FROM sys.master_files WHERE database_id = DB_ID(N'tempdb') AND name = N'templog' AND LOWER(physical_name) = LOWER(N'F:\fc\templog.ldf')))
+IF NOT (EXISTS (SELECT 1 FROM sys.master_files WHERE database_id = DB_ID(N'tempdb') AND name = N'templog' AND LOWER(physical_name) = LOWER(N'F:\fc\SQLPROD01\tempdb\templog.ldf')))
 BEGIN
-    SET @msg = N'tierwise: post-check failed: tempdb is not configured at F:\fc\.';
+    SET @msg = N'tierwise: post-check failed: tempdb is not configured at F:\fc\SQLPROD01\tempdb\.';
     SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
     RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
 END;
-IF EXISTS (SELECT 1 FROM tempdb.sys.database_files WHERE name = N'templog' AND LOWER(physical_name) = LOWER(N'F:\fc\templog.ldf'))
+IF EXISTS (SELECT 1 FROM tempdb.sys.database_files WHERE name = N'templog' AND LOWER(physical_name) = LOWER(N'F:\fc\SQLPROD01\tempdb\templog.ldf'))
 BEGIN
-    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'post-check passed: tempdb is configured at and already running from F:\fc\.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'post-check passed: tempdb is configured at and already running from F:\fc\SQLPROD01\tempdb\.';
     RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 END
 ELSE
 BEGIN
-    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'post-check passed: tempdb is configured at F:\fc\. RESTART the SQL Server service in the change';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'post-check passed: tempdb is configured at F:\fc\SQLPROD01\tempdb\. RESTART the SQL Server service in the change';
     RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'window for it to take effect; after the restart delete the old files: T:\tempdb\templog.ldf';
     RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;

@@ -4,7 +4,7 @@
 -- Moves:      the tempdb files [templog]
 -- Server:     SQLPROD01
 -- Database:   tempdb
--- From:       tier fc: F:\fc\
+-- From:       tier fc: F:\fc\SQLPROD01\tempdb\
 -- To:         tier flash: T:\tempdb\
 -- Undoes:     the forward move of tempdb/file/2 (tier flash -> fc)
 -- Object:     log_file templog (key tempdb/file/2)
@@ -17,7 +17,7 @@
 --   restart: MODIFY FILE for each tempdb file. TAKES EFFECT AT THE NEXT RESTART of the SQL Server
 --   service; until then tempdb keeps using its current files. Nothing is copied (tempdb is rebuilt at start).
 --   Files:
---     [templog]: F:\fc\templog.ldf -> T:\tempdb\templog.ldf
+--     [templog]: F:\fc\SQLPROD01\tempdb\templog.ldf -> T:\tempdb\templog.ldf
 -- Limits and notes:
 --   - RESTART REQUIRED. If the target directory is missing at restart, SQL Server does not start: the pre-check verifies it now; keep it in place.
 --   - If the instance does not start after the restart, the script's last lines say how to recover (start it with -f -T3608, MODIFY FILE back).
@@ -32,7 +32,7 @@
 --   To recover:  If the instance does not start after the restart, start it with NET START MSSQLSERVER /f /T3608, MODIFY FILE tempdb back to the old paths and restart: the script's last lines print the exact statements (Microsoft Learn: Move system databases, failure recovery).
 -- Generator:  tierwise (golden files) (migrations/1)
 -- Generated:  2024-05-02T06:00:00Z
--- Plan:       sha256 26641aae4b9e3c74f627321aed71352c17219723a6e2ec61608ddd95ebfb82aa (the forward plan; the rollback shows the same)
+-- Plan:       sha256 8ae3db23f2bef5b61151155cef092ca735d3bc5ff2dc877605eabe6f454c86c5 (the forward plan; the rollback shows the same)
 -- Run:
 --   1. check only (days before, in daylight; changes nothing): sqlcmd -S SQLPROD01 -E -b -f 65001 -v TW_CHECK_ONLY=1 -i <this file>
 --   2. in the change window: sqlcmd -S SQLPROD01 -E -b -f 65001 -v TW_CHECK_ONLY=0 -i <this file>
@@ -116,9 +116,9 @@ BEGIN
     SET NOEXEC ON;
     RETURN;
 END;
-IF NOT (EXISTS (SELECT 1 FROM sys.master_files WHERE database_id = DB_ID(N'tempdb') AND name = N'templog' AND LOWER(physical_name) = LOWER(N'F:\fc\templog.ldf')) OR EXISTS (SELECT 1 FROM sys.master_files WHERE database_id = DB_ID(N'tempdb') AND name = N'templog' AND LOWER(physical_name) = LOWER(N'T:\tempdb\templog.ldf')))
+IF NOT (EXISTS (SELECT 1 FROM sys.master_files WHERE database_id = DB_ID(N'tempdb') AND name = N'templog' AND LOWER(physical_name) = LOWER(N'F:\fc\SQLPROD01\tempdb\templog.ldf')) OR EXISTS (SELECT 1 FROM sys.master_files WHERE database_id = DB_ID(N'tempdb') AND name = N'templog' AND LOWER(physical_name) = LOWER(N'T:\tempdb\templog.ldf')))
 BEGIN
-    SET @msg = N'tierwise: pre-check failed: tempdb file [templog] is neither configured at F:\fc\templog.ldf nor at T:\tempdb\templog.ldf; the advice is out of date. Nothing was changed.';
+    SET @msg = N'tierwise: pre-check failed: tempdb file [templog] is neither configured at F:\fc\SQLPROD01\tempdb\templog.ldf nor at T:\tempdb\templog.ldf; the advice is out of date. Nothing was changed.';
     SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
     RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
@@ -160,6 +160,57 @@ END;
 IF COALESCE(@dir_is_directory, 0) = 0
 BEGIN
     SET @msg = N'tierwise: pre-check failed: the target directory T:\tempdb\ does not exist, or the SQL Server service account cannot see it. Create it and grant the service account full control. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF CAST(SERVERPROPERTY('IsClustered') AS int) = 1
+BEGIN
+    DECLARE @nodes nvarchar(2048), @shared bit;
+    SET @nodes = N'';
+    SELECT @nodes = @nodes + CASE WHEN @nodes = N'' THEN N'' ELSE N', ' END + NodeName + N' (' + status_description + CASE WHEN is_current_owner = 1 THEN N', runs the instance now' ELSE N'' END + N')' FROM sys.dm_os_cluster_nodes;
+    IF CAST(PARSENAME(CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), 4) AS int) >= 12
+        EXEC sys.sp_executesql N'SELECT @s = CASE WHEN EXISTS (SELECT 1 FROM sys.dm_io_cluster_valid_path_names WHERE LEFT(LOWER(@t), LEN(path_name)) = LOWER(path_name)) THEN 1 ELSE 0 END;',
+            N'@t nvarchar(4000), @s bit OUTPUT', @t = N'T:\tempdb\', @s = @shared OUTPUT;
+    ELSE
+        EXEC sys.sp_executesql N'SELECT @s = CASE WHEN EXISTS (SELECT 1 FROM sys.dm_io_cluster_shared_drives WHERE UPPER(LEFT(@t, 1)) = UPPER(LEFT(DriveName, 1))) THEN 1 ELSE 0 END;',
+            N'@t nvarchar(4000), @s bit OUTPUT', @t = N'T:\tempdb\', @s = @shared OUTPUT;
+    IF @shared = 1
+    BEGIN
+        SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'failover cluster instance (nodes: ' + @nodes + N'): T:\tempdb\ is on a shared disk of its resource group, which moves with the instance.';
+        RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    END
+    ELSE
+    BEGIN
+        SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'warning: failover cluster instance (nodes: ' + @nodes + N'): T:\tempdb\ is not on a shared disk of this instance (sys.dm_io_cluster_valid_path_names), so it is a local disk of each node. tempdb may live there only if the same directory exists, with full control for the SQL Server service account, on EVERY node: this script can check only the node it runs on. Create T:\tempdb\ on each node listed before the restart, or the instance does not start on a node that lacks it after a failover.';
+        RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    END;
+END;
+DECLARE @fe_probe TABLE (file_exists int, is_directory int, parent_exists int), @target_exists bit;
+SET @target_exists = NULL;
+IF CAST(PARSENAME(CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), 4) AS int) >= 14
+    EXEC sys.sp_executesql N'SELECT @e = CAST(file_exists AS bit) FROM sys.dm_os_file_exists(@p);',
+        N'@p nvarchar(4000), @e bit OUTPUT', @p = N'T:\tempdb\templog.ldf', @e = @target_exists OUTPUT;
+ELSE
+BEGIN
+    DELETE FROM @fe_probe;
+    INSERT INTO @fe_probe EXEC master.dbo.xp_fileexist N'T:\tempdb\templog.ldf';
+    SELECT @target_exists = CAST(MAX(file_exists) AS bit) FROM @fe_probe;
+END;
+IF @target_exists = 1 AND NOT EXISTS (SELECT 1 FROM tempdb.sys.database_files WHERE name = N'templog' AND LOWER(physical_name) = LOWER(N'T:\tempdb\templog.ldf'))
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: a file already exists at T:\tempdb\templog.ldf and this instance''s tempdb does not run from it: another instance''s tempdb file (instances must not share one tempdb directory: give each its own, e.g. <tier directory>\<instance>\tempdb\) or a leftover. At the restart SQL Server would take it over, or fail to start while another instance holds it. If it is a leftover of this instance, delete it; otherwise choose another directory. Nothing was changed.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    RAISERROR(N'%s', 16, 1, @msg);
+    SET NOEXEC ON;
+    RETURN;
+END;
+IF EXISTS (SELECT 1 FROM sys.master_files WHERE database_id <> DB_ID(N'tempdb') AND LOWER(physical_name) = LOWER(N'T:\tempdb\templog.ldf'))
+BEGIN
+    SET @msg = N'tierwise: pre-check failed: T:\tempdb\templog.ldf is a file of another database of this instance (sys.master_files). Nothing was changed.';
     SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
     RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
@@ -221,13 +272,13 @@ SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z
 RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'plan: Database: tempdb';
 RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
-SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'plan: From: tier fc: F:\fc\';
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'plan: From: tier fc: F:\fc\SQLPROD01\tempdb\';
 RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'plan: To: tier flash: T:\tempdb\';
 RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'plan: method: restart: MODIFY FILE for each tempdb file. TAKES EFFECT AT THE NEXT RESTART of the SQL Server service; until then tempdb keeps using its current files. Nothing is copied (tempdb is rebuilt at start).';
 RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
-SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'plan: file [templog]: F:\fc\templog.ldf -> T:\tempdb\templog.ldf';
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'plan: file [templog]: F:\fc\SQLPROD01\tempdb\templog.ldf -> T:\tempdb\templog.ldf';
 RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'estimated duration: Seconds now (catalog changes). The move happens at the next restart of the SQL Server service, which recreates these tempdb files (2.0 GB) at their configured size: data files in seconds with instant file initialization, a log file is zeroed (minutes for a large one).';
 RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
@@ -277,13 +328,13 @@ ELSE
 BEGIN
     SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'post-check passed: tempdb is configured at T:\tempdb\. RESTART the SQL Server service in the change';
     RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
-    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'window for it to take effect; after the restart delete the old files: F:\fc\templog.ldf';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'window for it to take effect; after the restart delete the old files: F:\fc\SQLPROD01\tempdb\templog.ldf';
     RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'IF THE INSTANCE DOES NOT START after the restart (target directory missing or not writable by the service account; see the error log): start it with NET START MSSQLSERVER /f /T3608 (a named instance: NET START MSSQL$<instance> /f /T3608; the parameters are case sensitive),';
     RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'  connect (single-user: stop SQL Server Agent first) with sqlcmd -S SQLPROD01 -E and run:';
     RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
-    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'      ALTER DATABASE [tempdb] MODIFY FILE (NAME = N''templog'', FILENAME = N''F:\fc\templog.ldf'');';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'      ALTER DATABASE [tempdb] MODIFY FILE (NAME = N''templog'', FILENAME = N''F:\fc\SQLPROD01\tempdb\templog.ldf'');';
     RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'  then NET STOP MSSQLSERVER, then NET START MSSQLSERVER. Fix the target and run this script again later (Microsoft Learn: Move system databases, failure recovery procedure).';
     RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
