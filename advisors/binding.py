@@ -13,6 +13,9 @@ read off what the pipeline produced (its costs, the tiers' use, the pins), never
 - ``price`` (TW710): the tier with the least I/O wait is not worth its price for this unit, or
   a cheaper tier frees more (in I/O-wait terms) than it costs;
 - ``benefit`` (TW700): it is on the tier with the least I/O wait, and that tier is worth its price.
+
+The sentences read every figure through advisors.quantities, and say a tier's price as a DBA
+would: "a GB on flash costs 1.50 ms/s per GB over fc" (cost_per_gb x benefit.price_weight).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from advisors.benefit import TierPhysics
+from advisors.quantities import gb, io_wait, io_wait_per, latency, pct, rate
 from advisors.units import WHOLE, Case, Costs
 from policies.model import Policy
 
@@ -103,16 +107,17 @@ def tier_use(placed: Sequence[Placed], policy: Policy) -> dict[str, TierUse]:
     return out
 
 
-def _pct(v: float) -> str:
-    return f"{100 * v:,.0f} %"
+def _costs_over(dearer: str, cheaper: str, dprice: float) -> str:
+    """What a GB on one tier costs over another, in the I/O-wait terms the advice weighs money in
+    (cost_per_gb x benefit.price_weight): "a GB on flash costs 1.50 ms/s per GB over fc"."""
+    if dprice >= 0:
+        return f"a GB on {dearer} costs {io_wait_per(dprice)} over {cheaper}"
+    return f"a GB on {dearer} costs {io_wait_per(-dprice)} less than on {cheaper}"
 
 
-def _ms(v: float) -> str:
-    return f"{v / 1000:,.1f} s" if abs(v) >= 10_000 else f"{v:,.1f} ms"
-
-
-def _per_gb(v: float) -> str:
-    return f"{v:,.3f}" if abs(v) < 0.1 else f"{v:,.2f}" if abs(v) < 10 else f"{v:,.0f}"
+def _the_gap(dearer: str, cheaper: str, dprice: float) -> str:
+    """The same as the object of a comparison: "the 1.50 ms/s per GB that a GB on flash costs over fc"."""
+    return f"the {io_wait_per(dprice)} that a GB on {dearer} costs over {cheaper}"
 
 
 def _limit_detail(
@@ -122,30 +127,32 @@ def _limit_detail(
     used, limit, marginal = use.used[resource], use.limit[resource] or 0.0, use.marginal[resource]
     if resource == "capacity":
         size = case.size_gb
-        last = (
-            "" if marginal is None else f": the last unit placed there saves {_per_gb(marginal)} ms/s per GB"
-        )
-        this = f", this one {_per_gb(mine / size)}" if size > 0 and marginal is not None else ""
-        return f"{tier.name} is full ({used:,.0f} of {limit:,.0f} GB used, this unit needs {size:,.0f}){last}{this}"
+        last = "" if marginal is None else f": the last unit placed there saves {io_wait_per(marginal)}"
+        this = f", this one {io_wait_per(mine / size)}" if size > 0 and marginal is not None else ""
+        return f"{tier.name} is full ({gb(used)} of {gb(limit)} used, this unit needs {gb(size)}){last}{this}"
     if resource == "iops":
         need = costs.wait(tier.name).backend_iops
         last = (
             ""
             if marginal is None
-            else f"; the last unit placed there saves {_per_gb(marginal)} ms/s per back-end I/O"
+            else f"; the last unit placed there saves {io_wait_per(marginal, 'back-end I/O')}"
         )
         raid = f" (writes count x{tier.raid_factor})" if case.whole.writes else ""
-        return (f"{tier.name}'s back-end IOPS are {_pct(used / limit) if limit else 'all'} used ({used:,.0f} of the "
-                f"{limit:,.0f} planned); this unit needs {need:,.0f} there{raid}{last}")  # fmt: skip
+        return (f"{tier.name}'s back-end IOPS are {pct(used / limit) if limit else 'all'} used ({rate(used, '')} of "
+                f"the {rate(limit, 'IOPS')} planned); this unit needs {rate(need, 'IOPS')} there{raid}{last}")  # fmt: skip
     wgb = case.whole.write_gb_day
     last = (
         ""
         if marginal is None
-        else f"; the last unit placed there saves {_per_gb(marginal)} ms/s per GB/day written"
+        else f"; the last unit placed there saves {io_wait_per(marginal, 'GB written a day')}"
     )
-    this = f", this one {_per_gb(mine / wgb)}" if wgb > 0 and marginal is not None else ""
-    return (f"{tier.name}'s daily write budget is {_pct(used / limit) if limit else 'all'} used by the units placed "
-            f"({used:,.0f} of {limit:,.0f} GB/day); this unit writes {wgb:,.0f} GB/day{last}{this}")  # fmt: skip
+    this = (
+        f", this one {io_wait_per(mine / wgb, 'GB written a day')}"
+        if wgb > 0 and marginal is not None
+        else ""
+    )
+    return (f"{tier.name}'s daily write budget is {pct(used / limit) if limit else 'all'} used by the units placed "
+            f"({gb(used)} of {gb(limit)} a day); this unit writes {gb(wgb)} a day{last}{this}")  # fmt: skip
 
 
 def _which_limit(case: Case, costs: Costs, tier: str, use: TierUse) -> str:
@@ -203,10 +210,10 @@ def _gate_detail(case: Case, costs: Costs, tier: str, policy: Policy) -> str:
     saved = costs.wait(than).wait_ms_per_s - costs.wait(tier).wait_ms_per_s
     versus = "" if than == case.current else f" over {than}"
     if per_io <= 0:
-        return (f"{tier} would not cut its I/O wait{versus} ({_ms(costs.wait(than).wait_ms_per_s)} -> "
-                f"{_ms(costs.wait(tier).wait_ms_per_s)} per second)")  # fmt: skip
-    return (f"{tier} would save {per_io:,.1f} ms per I/O{versus} ({_ms(saved)} per second), below the "
-            f"{policy.benefit.min_saving_ms_per_io:g} ms per I/O minimum")  # fmt: skip
+        return (f"{tier} would not cut its I/O wait{versus} ({io_wait(costs.wait(than).wait_ms_per_s)} -> "
+                f"{io_wait(costs.wait(tier).wait_ms_per_s)})")  # fmt: skip
+    return (f"{tier} would save {latency(per_io)} per I/O{versus} ({io_wait(saved)}), below the policy's "
+            f"minimum of {latency(policy.benefit.min_saving_ms_per_io)} per I/O")  # fmt: skip
 
 
 def _period_detail(case: Case, costs: Costs, assigned: str, physics: Mapping[str, TierPhysics]) -> str | None:
@@ -221,16 +228,20 @@ def _period_detail(case: Case, costs: Costs, assigned: str, physics: Mapping[str
         change = max(costs.waits[w][t].wait_ms_per_s - costs.waits[w][current].wait_ms_per_s for w in others)
         if costs.cost[t] - costs.change[t] + change < costs.cost[assigned]:
             more = costs.change[t]
-            return (f"in {periods[0]} it would wait {_ms(more)} more per second on {t}: kept on {assigned} "
+            return (f"in {periods[0]} it would wait {io_wait(more)} more on {t}: kept on {assigned} "
                     f"between periods")  # fmt: skip
     return None
 
 
-def _move_net(dprice: float, policy: Policy) -> tuple[str, str]:
+def _move_net(dearer: str, cheaper: str, dprice: float, policy: Policy) -> tuple[str, str]:
     """What a move to a cheaper tier frees per GB net of the move cost, and how that is made up."""
     move = policy.benefit.move_cost_ms_per_s_per_gb
-    parts = f" ({_per_gb(dprice)} price difference less {_per_gb(move)} for the move)" if move > 0 else ""
-    return f"{_per_gb(dprice - move)} ms/s per GB", parts
+    parts = (
+        f" ({_costs_over(dearer, cheaper, dprice)}, minus {io_wait_per(move)} for the move)"
+        if move > 0
+        else ""
+    )
+    return io_wait_per(dprice - move), parts
 
 
 def _price_detail(
@@ -242,12 +253,15 @@ def _price_detail(
     if case.current is not None and case.current != assigned:  # a demotion for its price
         saved = costs.change[assigned]  # more wait than staying where it is
         net, parts = _move_net(
-            physics[case.current].price_ms_per_gb - physics[assigned].price_ms_per_gb, policy
+            case.current,
+            assigned,
+            physics[case.current].price_ms_per_gb - physics[assigned].price_ms_per_gb,
+            policy,
         )
-        return (f"frees {case.size_gb:,.0f} GB of {case.current} for {_ms(saved)} more I/O wait per second "
-                f"({_per_gb(saved / size)} ms/s per GB, less than the {net} it frees{parts})")  # fmt: skip
-    clause = (f"{faster} would save {_ms(saved)} of I/O wait per second ({_per_gb(saved / size)} ms/s per GB), "
-              f"less than its extra price of {_per_gb(dprice)} ms/s per GB")  # fmt: skip
+        return (f"frees {gb(case.size_gb)} of {case.current} for {io_wait(saved)} more I/O wait "
+                f"({io_wait_per(saved / size)}), less than the {net} it frees{parts}")  # fmt: skip
+    clause = (f"{faster} would save {io_wait(saved)} of I/O wait ({io_wait_per(saved / size)}), "
+              f"less than {_the_gap(faster, assigned, dprice)}")  # fmt: skip
     below = _slower_clause(case, costs, assigned, physics, policy)
     return clause if below is None else f"{clause}; {below}"
 
@@ -263,8 +277,8 @@ def _slower_clause(
     s = slower[0]
     more = costs.change[s]
     dprice = physics[assigned].price_ms_per_gb - physics[s].price_ms_per_gb
-    net, parts = _move_net(dprice, policy)
-    return (f"on {s} it would wait {_ms(more)} more per second ({_per_gb(more / size)} ms/s per GB, on "
+    net, parts = _move_net(assigned, s, dprice, policy)
+    return (f"on {s} it would wait {io_wait(more)} more ({io_wait_per(more / size)}, on "
             f"{costs.deciding[s]}), more than the {net} a move to {s} would free{parts}")  # fmt: skip
 
 
@@ -280,8 +294,8 @@ def _benefit_detail(
     there = costs.wait(assigned)
     current = case.current if case.current in physics else None
     if current is None:
-        return (f"predicted {_ms(there.wait_ms_per_s)} of I/O wait per second on {assigned}: the least wait "
-                f"and price among {', '.join(allowed)}")  # fmt: skip
+        return (f"predicted {io_wait(there.wait_ms_per_s)} of I/O wait on {assigned}: the least I/O wait, "
+                f"counting what a GB costs, among {', '.join(allowed)}")  # fmt: skip
     if assigned != current:
         now = costs.wait(current)
         saved = -costs.change[assigned]  # on the window least in the move's favour
@@ -289,13 +303,13 @@ def _benefit_detail(
         dprice = physics[assigned].price_ms_per_gb - physics[current].price_ms_per_gb
         reads = ""
         if now.read_ms is not None and there.read_ms is not None:
-            reads = f"; {now.read_ms:,.1f} -> {there.read_ms:,.1f} ms per read"
+            reads = f"; {latency(now.read_ms)} -> {latency(there.read_ms)} per read"
         if costs.deciding[assigned] != WHOLE:
-            reads += f"; {_ms(whole)} on {WHOLE}"
-        worth = f", more than its extra price of {_per_gb(dprice)} ms/s per GB" if dprice > 0 else ""
-        return (f"saves {_ms(saved)} of I/O wait per second on {costs.deciding[assigned]} "
-                f"({_per_gb(saved / size)} ms/s per GB{reads}){worth}")  # fmt: skip
+            reads += f"; {io_wait(whole)} on {WHOLE}"
+        worth = f", more than {_the_gap(assigned, current, dprice)}" if dprice > 0 else ""
+        return (f"saves {io_wait(saved)} of I/O wait on {costs.deciding[assigned]} "
+                f"({io_wait_per(saved / size)}{reads}){worth}")  # fmt: skip
     if case.size_gb <= 0:
         return "it holds no data (0 GB): nothing to gain by moving it"
     below = _slower_clause(case, costs, assigned, physics, policy)
-    return below or f"no tier it may use would cut its I/O wait ({_ms(there.wait_ms_per_s)} per second now)"
+    return below or f"no tier it may use would cut its I/O wait ({io_wait(there.wait_ms_per_s)} now)"

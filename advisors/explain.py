@@ -16,6 +16,7 @@ from typing import Any
 from advisors.benefit import TierWait
 from advisors.binding import CODES, Binding
 from advisors.features import Features, ObjectInfo
+from advisors.quantities import figure, io_wait, latency
 from policies.model import Policy
 
 UNKNOWN = "its location matches no tier in the policy"
@@ -226,23 +227,15 @@ def evidence_lines(doc: Mapping[str, Any]) -> list[str]:
         lines.append(f"  {d['detail']}")
     shown = [(k, v) for k, v in d.get("numbers", {}).items() if v is not None]
     if shown:
-        lines.append("  numbers: " + ", ".join(f"{k}={_fmt(v)}" for k, v in shown))
+        lines.append("  numbers: " + ", ".join(f"{k}={figure(v)}" for k, v in shown))
     preds: Sequence[Mapping[str, Any]] = d.get("predicted", [])
     for p in preds:
         src = "measured" if p["measured"] else "predicted"
         lines.append(
-            f"  on {p['tier']}: read {_fmt(p['read_ms'])} ms, write {_fmt(p['write_ms'])} ms, "
-            f"I/O wait {_fmt(p['io_ms_per_s'])} ms/s ({src})"
+            f"  on {p['tier']}: read {latency(p['read_ms'], 'n/a')}, write {latency(p['write_ms'], 'n/a')}, "
+            f"I/O wait {io_wait(p['io_ms_per_s'], 'n/a')} ({src})"
         )
     return lines
-
-
-def _fmt(v: Any) -> str:
-    if v is None:
-        return "n/a"
-    if isinstance(v, float):
-        return f"{v:,.4g}" if abs(v) < 1 else f"{v:,.1f}"
-    return str(v)
 
 
 def match_objects(docs: Sequence[Mapping[str, Any]], query: str) -> list[Mapping[str, Any]]:

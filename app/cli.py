@@ -12,6 +12,7 @@ from typing import Any
 
 import typer
 
+from advisors.quantities import change_pct, gb, io_wait, latency, pct, rate, size
 from app.cli_placement import native_stdout_silenced
 from app.cli_placement import register as register_placement
 from app.cli_runtime import fail as _fail
@@ -21,7 +22,6 @@ from app.cli_script import register as register_script
 from app.cli_users import register as register_users
 from app.secrets import configure_logging
 from app.settings import ensure_data_dir, get_settings, with_demo
-from app.textfmt import fixed
 
 app = typer.Typer(
     help="tierwise: storage-tier placement advice for SQL Server and DB2.", no_args_is_help=True
@@ -59,11 +59,6 @@ def _objects(n: int) -> str:
     return f"{n:,} object" if n == 1 else f"{n:,} objects"
 
 
-def _io(io_per_s: float) -> str:
-    """I/O per second: whole numbers once they are large, a decimal below 100 (0.2 is not 0)."""
-    return f"{fixed(io_per_s, 0 if io_per_s >= 100 else 1)} I/O/s"
-
-
 def _warn_unknown_locations(unknown: list[dict[str, Any]]) -> None:
     """Objects on locations no tier of the policy names (or that two pools take) are left out of
     the advice: say on stderr, whatever the output format, where they are and what they weigh
@@ -75,8 +70,8 @@ def _warn_unknown_locations(unknown: list[dict[str, Any]]) -> None:
             else "map it to a tier in the policy's locations or on the Policy page"
         )
         typer.echo(
-            f"warning: {u['server']}: {u['text']}: {_objects(u['objects'])}, {fixed(u['size_gb'])} GB, "
-            f"{_io(u['io_per_s'])}, not advised ({fix})",
+            f"warning: {u['server']}: {u['text']}: {_objects(u['objects'])}, {gb(u['size_gb'])}, "
+            f"{rate(u['io_per_s'])}, not advised ({fix})",
             err=True,
         )
 
@@ -86,7 +81,7 @@ def _unmatched_line(unknown: list[dict[str, Any]], shown: int = 3) -> str | None
     if not unknown:
         return None
     busiest = _busiest_first(unknown)
-    where = [f"{u['location']} {_io(u['io_per_s'])}" for u in busiest[:shown]]
+    where = [f"{u['location']} {rate(u['io_per_s'])}" for u in busiest[:shown]]
     if len(busiest) > shown:
         where.append(f"{len(busiest) - shown} more")
     objects = _objects(sum(u["objects"] for u in unknown))
@@ -626,25 +621,25 @@ def ilm(
 def _print_advice_table(doc: dict, history_notes: list[str] | None = None) -> None:  # type: ignore[type-arg]
     for note in history_notes or []:
         typer.echo(f"warning: {note}")
+    # every figure as the pages and the report read it (advisors.quantities), unknown as "-"
     header = (
-        f"{'server':<12} {'database':<10} {'kind':<10} {'name':<24} {'GB':>8} {'profile':<15} "
-        f"{'now':<6} {'->':<6} {'reads/s':>9} {'KB/read':>8} {'ms/read':>8}"
+        f"{'server':<12} {'database':<10} {'kind':<10} {'name':<24} {'size':>9} {'profile':<15} "
+        f"{'now':<6} {'->':<6} {'reads/s':>9} {'per read':>9} {'latency':>9}"
     )
     typer.echo(header)
     typer.echo("-" * len(header))
     for o in doc["objects"]:
         m = o["metrics"]
-        kb = f"{m['avg_read_bytes'] / 1024:.1f}" if m["avg_read_bytes"] is not None else "-"
-        ms = f"{m['avg_read_ms']:.1f}" if m["avg_read_ms"] is not None else "-"
         typer.echo(
             f"{o['server'][:12]:<12} {o['database'][:10]:<10} {o['kind']:<10} {o['name'][:24]:<24} "
-            f"{(o['size_bytes'] or 0) / 1024**3:>8.1f} {o['profile']:<15} {o['current_tier'] or '?'!s:<6} "
-            f"{o['recommended_tier']:<6} {m['read_iops']:>9.1f} {kb:>8} {ms:>8}"
+            f"{size(o['size_bytes'] or 0):>9} {o['profile']:<15} {o['current_tier'] or '?'!s:<6} "
+            f"{o['recommended_tier']:<6} {rate(m['read_iops'], '', '-'):>9} {size(m['avg_read_bytes'], '-'):>9} "
+            f"{latency(m['avg_read_ms'], '-'):>9}"
         )
     s = doc["summary"]
     typer.echo(
-        f"\n{s['moves']} moves; flash needed {s['flash_gb_needed']} GB; I/O wait "
-        f"{s['io_ms_per_s_now']} -> {s['io_ms_per_s_after']} ms per second; placement {s['placement']['status']}"
+        f"\n{s['moves']} moves; flash needed {gb(s['flash_gb_needed'])}; I/O wait "
+        f"{io_wait(s['io_ms_per_s_now'])} -> {io_wait(s['io_ms_per_s_after'])}; placement {s['placement']['status']}"
     )
     unmatched = _unmatched_line(doc["unknown_locations"])
     if unmatched is not None:
@@ -715,15 +710,13 @@ def verify(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> 
     if not items:
         typer.echo("no moves to verify yet (mark an approved move executed, or relocate a file)")
     for v in items:
-        share = (
-            "" if v["share_of_prediction"] is None else f", achieved {v['share_of_prediction'] * 100:.0f} %"
-        )
+        share = "" if v["share_of_prediction"] is None else f", achieved {pct(v['share_of_prediction'])}"
         i = v["interval"]
         interval = (
             ""
             if i is None
-            else f", I/O wait {i['estimate_pct']:+.0f} % ({i['level'] * 100:g} % interval "
-            f"{i['low_pct']:+.0f} % to {i['high_pct']:+.0f} %, {i['days']} days)"
+            else f", I/O wait {change_pct(i['estimate_pct'])} ({pct(i['level'])} interval "
+            f"{change_pct(i['low_pct'])} to {change_pct(i['high_pct'])}, {i['days']} days)"
         )
         if v["status"] == "waiting" and v["extended_until"]:
             interval += f", measuring to {v['window_days']} days, until {v['extended_until'][:16]}"
@@ -734,9 +727,8 @@ def verify(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> 
         if v["rollback_script"] and v["status"] == "regressed":
             typer.echo(f"    rollback script: {v['rollback_script']['download']}")
     c = record["counts"]
-    rate = "n/a" if record["share_achieved"] is None else f"{record['share_achieved'] * 100:.0f} %"
     typer.echo(f"\ntrack record: {record['achieved']} of {record['judged']} judged moves achieved "
-               f">= {record['success_share'] * 100:.0f} % of the predicted gain ({rate}); "
+               f">= {pct(record['success_share'])} of the predicted gain ({pct(record['share_achieved'], 'n/a')}); "
                + ", ".join(f"{k} {n}" for k, n in c.items()))  # fmt: skip
 
 
@@ -773,8 +765,8 @@ def evaluate_cmd(as_json: bool = typer.Option(False, "--json", help="print JSON"
         return
     saved = result.io_ms_per_s_now - result.io_ms_per_s_after
     typer.echo(
-        f"{result.objects} objects advised; {result.moves} moves; I/O wait {result.io_ms_per_s_now:,.1f} -> "
-        f"{result.io_ms_per_s_after:,.1f} ms per second ({saved:,.1f} saved)"
+        f"{result.objects} objects advised; {result.moves} moves; I/O wait {io_wait(result.io_ms_per_s_now)} -> "
+        f"{io_wait(result.io_ms_per_s_after)} ({io_wait(saved)} saved)"
     )
     typer.echo(
         f"recommendations: {sync.created} new, {sync.updated} updated, {sync.superseded} superseded, "

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from advisors.quantities import rate as rate_text
+from advisors.quantities import size
 from migrations.db2_frame import duration_text
 from migrations.db2_partition import COPY_MB_S as DB2_COPY_MB_S
 from migrations.db2_tablespace import REBALANCE_MB_S
@@ -31,7 +33,6 @@ from migrations.plan import (
 )
 from migrations.tsql_online import operations as online_operations
 
-GB = 1024**3
 ImpactKind = Literal["online", "offline", "restart", "no_script"]
 
 
@@ -58,10 +59,6 @@ class Impact:
             "copy_bytes": self.copy_bytes,
             "copy_rate_mb_s": self.copy_rate_mb_s,
         }
-
-
-def _gb(size: int) -> str:
-    return f"{size / GB:,.1f} GB"
 
 
 def no_script(reason: str) -> Impact:
@@ -173,15 +170,15 @@ def _files(move: Move, a: MoveFiles, options: Options) -> Impact:
             "offline copy",
             f"Offline copy ({why}): database {db} is offline while its {files} {are} copied by hand; the plan has "
             "no file sizes, so the downtime cannot be estimated (the size divided by the policy's copy rate of "
-            f"{rate:g} MB/s).",
+            f"{rate_text(rate, 'MB/s')}).",
             copy_rate_mb_s=rate,
         )
     minutes = copy_minutes(known, rate)
     return Impact(
         "offline",
         f"offline ≈ {minutes_text(minutes)}",
-        f"Offline copy ({why}): database {db} is offline while its {files} ({_gb(known)}){extra} {are} copied by "
-        f"hand: about {minutes_text(minutes)}, an estimate from the size at the policy's copy rate of {rate:g} MB/s, "
+        f"Offline copy ({why}): database {db} is offline while its {files} ({size(known)}){extra} {are} copied by "
+        f"hand: about {minutes_text(minutes)}, an estimate from the size at the policy's copy rate of {rate_text(rate, 'MB/s')}, "
         "plus a minute for the checks and the recovery when it comes back online. Every session of "
         f"{db} is disconnected when it goes offline.",
         minutes,

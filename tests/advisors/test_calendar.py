@@ -101,13 +101,13 @@ CASES = {
     ),
     "busier at month-end but below hot_min_ratio -> judged on the other days": Case(
         with_calendar(MONTH_END.model_copy(update={"hot_min_ratio": 50})), usage(120, 8), "fc", "price", "sata",
-        "Move filegroup FG_ORD_202508 from fc to sata: frees 30 GB of fc",
+        "Move filegroup FG_ORD_202508 from fc to sata: frees 30.0 GB of fc",
     ),
     "no calendar: month-end I/O counts as ordinary I/O": Case(
         POLICY, usage(120, 8), "fc", "price", "fc", "; on sata it would wait",
     ),
     "period declared but the object is as cold in it -> demoted": Case(
-        with_calendar(MONTH_END), usage(3, 64), "fc", "price", "sata", "from fc to sata: frees 30 GB of fc",
+        with_calendar(MONTH_END), usage(3, 64), "fc", "price", "sata", "from fc to sata: frees 30.0 GB of fc",
     ),
 }  # fmt: skip
 

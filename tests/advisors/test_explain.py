@@ -149,8 +149,9 @@ CASES = {
         True,
         (
             # 2,000 reads/s at 10 ms now; flash 1 ms x 1/(1 - 0.1): 2,000 of its 20,000 back-end IOPS
-            "Move filegroup FG_HOT from fc to flash: saves 17.8 s of I/O wait per second on the whole window "
-            "(1,778 ms/s per GB; 10.0 -> 1.1 ms per read), more than its extra price of 1.50 ms/s per GB.",
+            "Move filegroup FG_HOT from fc to flash: saves 17.8 s/s of I/O wait on the whole window "
+            "(1,778 ms/s per GB; 10.0 ms -> 1.1 ms per read), more than the 1.50 ms/s per GB that a GB on flash "
+            "costs over fc.",
         ),
         {"read_iops": 2000, "avg_read_kb": 8, "avg_read_ms": 10, "io_ms_per_s_saved": 17778},
     ),
@@ -172,7 +173,7 @@ CASES = {
         "fc",
         "fc",
         False,
-        ("Stays on fc: flash would save 1.4 ms per I/O (", "below the 2 ms per I/O minimum."),
+        ("Stays on fc: flash would save 1.4 ms per I/O (", "below the policy's minimum of 2.0 ms per I/O."),
         {"avg_read_kb": 256},
     ),
     "minimum benefit: the array cache serves it already": Case(
@@ -183,7 +184,7 @@ CASES = {
         "fc",
         "fc",
         False,
-        ("Stays on fc: flash would save 1.1 ms per I/O", "below the 2 ms per I/O minimum."),
+        ("Stays on fc: flash would save 1.1 ms per I/O", "below the policy's minimum of 2.0 ms per I/O."),
         {"avg_read_ms": 1.5},
     ),
     "price keeps a warm unit on fc": Case(
@@ -196,10 +197,12 @@ CASES = {
         False,
         # 60 reads/s x 5 ms = 300 ms/s on 1,000 GB: 0.30 ms/s per GB < flash's 1.5 over fc
         (
-            "Stays on fc: flash would save 300.0 ms of I/O wait per second (0.30 ms/s per GB), less than its "
-            "extra price of 1.50 ms/s per GB; ",
+            "Stays on fc: flash would save 300.0 ms/s of I/O wait (0.30 ms/s per GB), less than the 1.50 ms/s "
+            "per GB that a GB on flash costs over fc; ",
             # and 60 x (14 - 6) = 480 ms/s more on sata, more than the 0.35 per GB the move would free
-            "on sata it would wait 480.5 ms more per second (0.48 ms/s per GB, on the whole window)",
+            "on sata it would wait 480.5 ms/s more (0.48 ms/s per GB, on the whole window), more than the "
+            "0.35 ms/s per GB a move to sata would free (a GB on fc costs 0.45 ms/s per GB over sata, minus "
+            "0.10 ms/s per GB for the move)",
         ),
     ),
     "price demotes a cold unit to sata and says what it frees": Case(
@@ -210,7 +213,7 @@ CASES = {
         "fc",
         "sata",
         True,
-        ("Move filegroup FG_OLD from fc to sata: frees 500 GB of fc for 1.6 ms more I/O wait per second",),
+        ("Move filegroup FG_OLD from fc to sata: frees 500 GB of fc for 1.6 ms/s more I/O wait",),
         {"gb_freed": 500, "cost_freed": 500 * 4.5},
     ),
     "capacity: flash is full, the marginal unit stays": Case(
@@ -223,8 +226,8 @@ CASES = {
         False,
         (
             # FG_BIG1: 2,000 x (10 - 1.1) ms / 1,000 GB less 1.5 = 16; FG_BIG2: 1,500 x 8.9 / 1,000 - 1.5 = 12
-            "Stays on fc: flash is full (1,000 of 1,400 GB used, this unit needs 1,000): the last unit placed "
-            "there saves 16 ms/s per GB, this one 12.",
+            "Stays on fc: flash is full (1,000 GB of 1.4 TB used, this unit needs 1,000 GB): the last unit "
+            "placed there saves 16 ms/s per GB, this one 12 ms/s per GB.",
         ),
     ),
     "pinned: a system database": Case(

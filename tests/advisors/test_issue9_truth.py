@@ -12,6 +12,7 @@ import pytest
 
 from advisors.advise import Advice, AdviceReport, advise
 from advisors.ilm import plan_ilm
+from advisors.quantities import gb
 from app.advice import windows_from_snapshots
 from app.ilm import partition_inputs
 from connectors.simulator import ObjectTruth, demo_fleet
@@ -93,7 +94,9 @@ def test_flash_write_budget_holds_the_writers_placed_there(week: AdviceReport) -
         "write_budget",
         "flash",
     )
-    assert "flash's daily write budget is" in a.explanation and "of 2,400 GB/day" in a.explanation
+    assert (
+        "flash's daily write budget is" in a.explanation and f"of {gb(2400)} a day)" in a.explanation
+    )  # 2.3 TB
     assert a.placement_object is not None and 1_000 < a.placement_object.write_gb_day < 1_500
     assert _written(week, "flash") <= 2400 * (1 + 1e-9)
     assert any(n.startswith("flash's daily write budget: the units placed there write") for n in week.notes)
@@ -110,7 +113,7 @@ def test_a_short_write_budget_keeps_the_writers_that_save_least_per_gb_written_o
     assert left, [a.explanation for a in report.objects if a.placement_unit == a.info.key]
     for a in left:
         assert a.recommended_tier != "flash" and a.decision.preferred_tier == "flash"
-        assert "flash's daily write budget is" in a.explanation and "GB/day" in a.explanation
+        assert "flash's daily write budget is" in a.explanation and f"of {gb(800)} a day)" in a.explanation
 
     # what binds is the budget: none of the writers left out fits in what the placed ones leave of it
     written = _written(report, "flash")

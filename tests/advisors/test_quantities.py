@@ -36,7 +36,18 @@ def test_io_wait_is_ms_per_s_below_1000_and_s_per_s_from_there(ms_per_s: float, 
 
 @pytest.mark.parametrize("v", NOT_A_FIGURE)
 def test_an_unknown_figure_reads_as_missing_in_every_quantity(v: float | None) -> None:
-    for f in (q.io_wait, q.io_wait_per, q.latency, q.size, q.gb, q.rate, q.pct, q.change_pct, q.count, q.figure):
+    for f in (
+        q.io_wait,
+        q.io_wait_per,
+        q.latency,
+        q.size,
+        q.gb,
+        q.rate,
+        q.pct,
+        q.change_pct,
+        q.count,
+        q.figure,
+    ):
         assert f(v) == "–", f.__name__
         assert f(v, missing="n/a") == "n/a", f.__name__
     assert q.money(v, "USD") == "–"

@@ -19,7 +19,7 @@ from tests.fixture_policy import mapped_policy
 runner = CliRunner()
 WARNING = re.compile(
     r"^warning: (?P<server>\S+): (?P<location>.+?) matches no tier of the policy: (?P<objects>\d+) objects?, "
-    r"(?P<gb>[\d,.]+) GB, (?P<io>[\d,.]+) I/O/s, not advised \(map it to a tier in the policy's locations "
+    r"(?P<size>[\d,.]+ [KMGT]?B), (?P<io><?[\d,.]+) I/O/s, not advised \(map it to a tier in the policy's locations "
     r"or on the Policy page\)$"
 )
 # tests/fixtures/own_collection: SQLCRM01 installed on D:\, which no tier of the shipped policy names.
@@ -52,8 +52,9 @@ def _said_busiest_first(stderr: str) -> None:
     assert [w["location"] for w in warned] == [CRM, MSDB, MASTER, MODEL]
     assert {w["server"] for w in warned} == {"SQLCRM01"}
     crm = warned[0]
-    assert (crm["objects"], crm["gb"], crm["io"]) == ("3", "90.0", "2,850")
-    ios = [float(w["io"].replace(",", "")) for w in warned]
+    assert (crm["objects"], crm["size"], crm["io"]) == ("3", "90.0 GB", "2,850")
+    assert warned[-1]["io"] == "<0.1"  # model's 0.01 I/O/s: a trickle, not 0
+    ios = [float(w["io"].replace(",", "").replace("<", "")) for w in warned]
     assert ios == sorted(ios, reverse=True)
 
 

@@ -40,7 +40,9 @@ def test_login_approve_and_audit(server: str, page: Page) -> None:
 
     page.get_by_role("link", name="FG_HOT_INDEX").click()
     expect(page.get_by_role("heading", name="FG_HOT_INDEX")).to_be_visible()
-    expect(page.get_by_text("more than its extra price of 1.50 ms/s per GB").first).to_be_visible()
+    expect(
+        page.get_by_text("more than the 1.50 ms/s per GB that a GB on flash costs over fc").first
+    ).to_be_visible()
     page.get_by_label("Comment").fill("approved for Saturday's window")
     page.get_by_role("button", name="Approve", exact=True).click()
     expect(page.get_by_role("status")).to_contain_text("approve: 1 recommendation(s) by demo")

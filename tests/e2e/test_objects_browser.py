@@ -59,7 +59,9 @@ def test_target_object_and_heatmap(server: str, page: Page) -> None:
     assert charts.nth(3).locator("rect").count() >= 5, "hour-of-day bars missing"
     box = charts.nth(0).bounding_box()
     assert box is not None and box["width"] > 400 and box["height"] > 120
-    expect(page.get_by_text("more than its extra price of 1.50 ms/s per GB").first).to_be_visible()
+    expect(
+        page.get_by_text("more than the 1.50 ms/s per GB that a GB on flash costs over fc").first
+    ).to_be_visible()
     evidence = page.get_by_role("region", name="Evidence")
     expect(evidence).to_contain_text("Moves with filegroup FG_HOT_INDEX")
     expect(evidence.locator("table.predicted tr.chosen")).to_contain_text("flash")

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from advisors import quantities as q
 from migrations import MoveFiles, Options, render_pair, select_moves
 from migrations.durations import copy_minutes, minutes_text
 from migrations.impact import impact_of
@@ -95,6 +96,8 @@ def test_the_offline_copy_estimate_is_the_scripts_at_the_same_rate() -> None:
         assert said in forward.text and f"at ~{rate:g} MB/s" in forward.text
         assert f"about {minutes_text(copy_minutes(size, rate))}, an estimate" in impact.detail
         assert f"the policy's copy rate of {rate:g} MB/s" in impact.detail
+        # the size as the pages read it
+        assert f"its file ({q.size(size)}) is copied by hand" in impact.detail
         assert impact.summary == f"offline ≈ {minutes_text(copy_minutes(size, rate))}"
     # a slower rate is a longer downtime
     slow, usual = (impact_of(move, Options(copy_rate_mb_s=r)).downtime_minutes for r in (20, 200))
