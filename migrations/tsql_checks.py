@@ -8,7 +8,7 @@ Each returns lines for one batch of the frame (tsql_frame); a failed check stops
 from __future__ import annotations
 
 from migrations.plan import Move, Options
-from migrations.quoting import path_separator, tsql_ident, tsql_str
+from migrations.quoting import basename, dirname, path_separator, tsql_ident, tsql_str
 from migrations.tsql_frame import (
     CLOUD_EDITIONS,
     MAJOR_VERSION,
@@ -377,6 +377,22 @@ def file_exists_probe(path: str, var: str) -> list[str]:
         f"    INSERT INTO @fe_probe EXEC master.dbo.xp_fileexist {tsql_str(path)};",
         f"    SELECT {var} = CAST(MAX(file_exists) AS bit) FROM @fe_probe;",
         "END;",
+    ]
+
+
+def file_size_probe(path: str, var: str) -> list[str]:
+    """Set the declared bigint `var` to the size in bytes of the file at `path`, as the service
+    account sees it: sys.dm_os_enumerate_filesystem(directory, name) (SQL Server 2017+, released
+    with sys.dm_os_file_exists; its size_in_bytes column, level 0 = the directory itself, the name
+    compared exactly as a pattern could match more), through sp_executesql so older versions never
+    compile it; NULL before 2017 or when there is no such file."""
+    return [
+        f"SET {var} = NULL;",
+        f"IF {MAJOR_VERSION} >= 14",
+        "    EXEC sys.sp_executesql N'SELECT @s = MAX(size_in_bytes) FROM sys.dm_os_enumerate_filesystem(@d, @f) "
+        "WHERE is_directory = 0 AND level = 0 AND file_or_directory_name = @f;',",
+        f"        N'@d nvarchar(4000), @f nvarchar(4000), @s bigint OUTPUT', @d = {tsql_str(dirname(path))}, "
+        f"@f = {tsql_str(basename(path))}, @s = {var} OUTPUT;",
     ]
 
 

@@ -24,6 +24,7 @@ from migrations.tsql_checks import (
     backup_check,
     directory_check,
     file_exists_probe,
+    file_size_probe,
     free_space_check,
     ha_checks,
     identity_checks,
@@ -41,7 +42,7 @@ from migrations.tsql_files import (
     start,
     target_dir,
 )
-from migrations.tsql_frame import fail, finish, say
+from migrations.tsql_frame import MAJOR_VERSION, fail, finish, say, say_expr
 
 # The run marker. msdb because it survives the database going offline and the session ending;
 # created by run 1 when absent: the scripts run as sysadmin (docs/running-scripts.md), which
@@ -93,7 +94,8 @@ def _offline_operations(move: Move, action: MoveFiles, direction: str, options: 
     return Operations(
         duration=(
             f"{db} is DOWN from run 1 to the end of run 2: {_copy_time(action.files, options.copy_rate_mb_s)}, plus a minute for "
-            "the checks and the recovery at SET ONLINE; each run itself takes seconds."
+            "the checks and the recovery at SET ONLINE; each run itself takes seconds. After SET ONLINE run 2 reads every "
+            "page once (DBCC CHECKDB WITH PHYSICAL_ONLY) while the database is already online again."
         ),
         log_volume=(
             "Next to none: SET OFFLINE, MODIFY FILE and SET ONLINE change the catalog in master; the copy "
@@ -409,12 +411,69 @@ def _offline_post_check(move: Move, action: MoveFiles) -> list[str]:
         ),
         f"IF OBJECT_ID({MARKER_LIT}, N'U') IS NOT NULL",
         f"    DELETE FROM {MARKER} WHERE database_name = {ldb};",
+        *_page_check(move, action),
         say(
             f"post-check passed: {qdb} is online and its moved files are in {target} (tier {move.to_tier}); "
             "run marker cleared.",
             "",
         ),
         say(f"once the application is checked, delete the old copies: {olds}", ""),
+    ]
+
+
+def _page_check(move: Move, action: MoveFiles) -> list[str]:
+    """After SET ONLINE from copied data files: DBCC CHECKDB WITH PHYSICAL_ONLY reads every page of
+    the database and checks its header, its checksum (or torn-page bits) and the allocation
+    structures (Microsoft Learn, DBCC CHECKDB, PHYSICAL_ONLY: "Limits the checking to the integrity
+    of the physical structure of the page and record headers and the allocation consistency of the
+    database ... designed to detect torn pages, checksum failures, and common hardware failures"),
+    so a copy damaged on the way is found before the originals are deleted. Page checksums only
+    exist where PAGE_VERIFY is CHECKSUM (sys.databases.page_verify_option_desc): the script says
+    when it is not. A log file is read by the recovery at SET ONLINE; CHECKDB does not read it, so
+    a script that moves only log files does not run it. The database is online meanwhile (CHECKDB
+    works on an internal snapshot); a failure stops the script with the way back."""
+    db = move.target.database
+    ldb, qdb = tsql_str(db), tsql_ident(db)
+    names = ", ".join(tsql_str(f.to_name) for f in action.files)
+    olds = "; ".join(f.from_path for f in action.files)
+    return [
+        "DECLARE @checkdb_error int, @checkdb_text nvarchar(2048);",
+        f"IF EXISTS (SELECT 1 FROM sys.master_files WHERE database_id = DB_ID({ldb}) AND type = 0 AND name IN ({names}))",
+        "BEGIN",
+        say(
+            f"page check: DBCC CHECKDB ({qdb}) WITH PHYSICAL_ONLY reads every page of the copies (headers, checksums, "
+            "allocation); the database is online meanwhile; it takes about as long as reading the database once.",
+            "    ",
+        ),
+        f"    IF (SELECT page_verify_option_desc FROM sys.databases WHERE name = {ldb}) <> N'CHECKSUM'",
+        "    BEGIN",
+        say_expr(
+            f"{tsql_str(f'warning: {qdb} has PAGE_VERIFY ')} + (SELECT page_verify_option_desc FROM sys.databases WHERE name = {ldb})"
+            " + N', not CHECKSUM: pages written before checksums were on carry none, so the check sees broken page "
+            "structure but not every changed byte.'",
+            "        ",
+        ),
+        "    END;",
+        "    BEGIN TRY",
+        f"        DBCC CHECKDB ({ldb}) WITH PHYSICAL_ONLY, NO_INFOMSGS;",
+        "        SET @checkdb_error = @@ERROR;",
+        "    END TRY",
+        "    BEGIN CATCH",
+        "        SELECT @checkdb_error = ERROR_NUMBER(), @checkdb_text = ERROR_MESSAGE();",
+        "    END CATCH;",
+        *fail(
+            "@checkdb_error <> 0",
+            f"{tsql_str(f'tierwise: post-check failed: DBCC CHECKDB ({qdb}) WITH PHYSICAL_ONLY reported error ')} + "
+            "CAST(@checkdb_error AS nvarchar(10)) + COALESCE(N': ' + @checkdb_text, N' (see the messages above)') + "
+            + tsql_str(
+                f". {qdb} runs from the copies; the original files are untouched ({olds}): do not delete them. "
+                "To go back to them, see To recover in the header (SET OFFLINE, MODIFY FILE back, SET ONLINE); then "
+                "copy again and rerun this script, or investigate the copies with DBCC CHECKDB."
+            ),
+            "    ",
+        ),
+        say("page check passed: DBCC CHECKDB WITH PHYSICAL_ONLY found no damaged page.", "    "),
+        "END;",
     ]
 
 
@@ -461,6 +520,7 @@ def _run2_gate(
         "USE [master];",
         "DECLARE @msg nvarchar(2048), @missing int = 0, @marked datetime, @marked_files int;",
         "DECLARE @fe_probe TABLE (file_exists int, is_directory int, parent_exists int), @copy_exists bit;",
+        "DECLARE @copy_bytes bigint, @orig_bytes bigint, @want_bytes bigint;",
         f"IF {state} IN (N'OFFLINE', N'RECOVERY_PENDING') AND ({any_from})",
         "BEGIN",
         f"    IF OBJECT_ID({MARKER_LIT}, N'U') IS NOT NULL",
@@ -498,16 +558,114 @@ def _run2_gate(
             ),
             "    ",
         ),
+        *_error_log_check(move, direction),
         *[
             line
             for f in action.files
             for line in [
                 *[f"    {x}" for x in file_exists_probe(f.to_path, "@copy_exists")],
                 "    IF COALESCE(@copy_exists, 0) = 0 SET @missing = @missing + 1;",
+                "    ELSE",
+                "    BEGIN",
+                *_copy_size_check(move, f, mine),
+                "    END;",
             ]
         ],
         *_manual_step(move, action, direction),
         "END;",
+    ]
+
+
+def _error_log_check(move: Move, direction: str) -> list[str]:
+    """Run 2 refuses when the database was started after run 1 took it offline: SQL Server writes
+    "Starting up database '<name>'." to its error log at every start of a database, SET ONLINE
+    included, so an ONLINE and OFFLINE by hand between the runs (which leaves the marker, the
+    catalog sizes and, without a backup, the backup history as they were) shows there. Read with
+    xp_readerrorlog (log number, 1 = SQL Server log, two search strings, start time; undocumented,
+    like xp_enumerrorlogs, which lists the logs with their last write, so every log written since
+    run 1 is searched, not only the current one: sp_cycle_errorlog may have started a new one);
+    they need sysadmin or securityadmin, as this script does. When the log cannot be read the
+    script says so and goes on with the other checks (marker, catalog, backups)."""
+    db = move.target.database
+    quoted = "'" + db + "'"
+    return [
+        "    DECLARE @started TABLE (log_date datetime, process_info nvarchar(64), text nvarchar(4000));",
+        "    DECLARE @logs TABLE (archive int, last_write datetime, size_bytes bigint);",
+        "    DECLARE @archive int, @started_at datetime;",
+        "    BEGIN TRY",
+        "        INSERT INTO @logs EXEC master.sys.xp_enumerrorlogs 1;",
+        "        SELECT @archive = MIN(archive) FROM @logs WHERE last_write >= @marked;",
+        "        WHILE @archive IS NOT NULL",
+        "        BEGIN",
+        f"            INSERT INTO @started EXEC master.sys.xp_readerrorlog @archive, 1, N'Starting up database', {tsql_str(quoted)}, @marked;",
+        "            SELECT @archive = MIN(archive) FROM @logs WHERE archive > @archive AND last_write >= @marked;",
+        "        END;",
+        "        SELECT @started_at = MIN(log_date) FROM @started WHERE log_date > @marked;",
+        "    END TRY",
+        "    BEGIN CATCH",
+        say_expr(
+            "N'warning: the error log could not be read (' + ERROR_MESSAGE() + N'); whether the database was started "
+            "since run 1 is judged by the marker, the catalog and the backup history only.'",
+            "        ",
+        ),
+        "    END CATCH;",
+        *fail(
+            "@started_at IS NOT NULL",
+            f"{tsql_str(f'tierwise: run 2 refused: the error log says {tsql_ident(db)} started (was brought online) at ')}"
+            " + CONVERT(nvarchar(30), @started_at, 120) + "
+            + tsql_str(f", after run 1 of this {direction} script took it offline at ")
+            + " + CONVERT(nvarchar(30), @marked, 120) + "
+            + tsql_str(
+                f": it was online in between, so copies made before may be out of date. Bring it online (ALTER DATABASE "
+                f"{tsql_ident(db)} SET ONLINE), delete the copies and run this script again (run 1). Nothing was changed."
+            ),
+            "    ",
+        ),
+    ]
+
+
+def _copy_size_check(move: Move, f: FileMove, mine: str) -> list[str]:
+    """A copy found at the new path is as large as its original: the original's size now (the
+    database is offline, so it has not changed since run 1) or, when the original is no longer
+    there, the size run 1 recorded in the marker (sys.master_files.size, 8 KB pages). A truncated
+    or half-written copy stops run 2 before the catalog points at it. The sizes come from
+    sys.dm_os_enumerate_filesystem (SQL Server 2017+); before 2017 T-SQL cannot read a file's size
+    without reading the whole file, so the script says to compare the sizes by hand (the MANUAL
+    STEP printed how) and relies on SQL Server's own checks at SET ONLINE (errors 5120, 5125 "has
+    been truncated", 5173) and the page check after it."""
+    db = move.target.database
+    return [
+        *[f"        {x}" for x in file_size_probe(f.to_path, "@copy_bytes")],
+        *[f"        {x}" for x in file_size_probe(f.from_path, "@orig_bytes")],
+        f"        SELECT @want_bytes = COALESCE(@orig_bytes, (SELECT MAX(m.size_bytes) FROM {MARKER} AS m WHERE {mine} "
+        f"AND m.file_name = {tsql_str(f.to_name)}));",
+        f"        IF {MAJOR_VERSION} < 14",
+        "        BEGIN",
+        say(
+            f"warning: SQL Server before 2017 cannot read the size of the copy {f.to_path} from T-SQL: compare it with "
+            f"{f.from_path} by hand before this run continues; SQL Server checks the copy's size at SET ONLINE (error 5125).",
+            "            ",
+        ),
+        "        END;",
+        *fail(
+            "@copy_bytes IS NOT NULL AND @want_bytes IS NOT NULL AND @copy_bytes <> @want_bytes",
+            f"{tsql_str(f'tierwise: run 2 refused: the copy {f.to_path} is ')} + CAST(@copy_bytes AS nvarchar(20)) + "
+            f"{tsql_str(f' bytes, but the file of {tsql_ident(db)} it copies ({f.from_path}) is ')} + CAST(@want_bytes AS nvarchar(20)) + "
+            + tsql_str(
+                " bytes: the copy is incomplete or not this file. Copy it again as the MANUAL STEP says, check the sizes, "
+                "and run this script again. Nothing was changed."
+            ),
+            "        ",
+        ),
+        *fail(
+            f"@copy_bytes IS NULL AND {MAJOR_VERSION} >= 14",
+            tsql_str(
+                f"tierwise: run 2 refused: {f.to_path} exists, but its size cannot be read "
+                "(sys.dm_os_enumerate_filesystem lists no such file: a directory of that name, or no permission for the "
+                "service account). Nothing was changed."
+            ),
+            "        ",
+        ),
     ]
 
 

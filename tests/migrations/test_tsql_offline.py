@@ -276,3 +276,76 @@ def test_marker_is_deleted_in_the_set_online_batch(name: str, text: str, move: M
     )
     delete = b.index(f"DELETE FROM {MARKER} WHERE database_name = N'Sales';")
     assert online < guard < delete, name
+
+
+# -- issue #30, N2: run 2 verifies the copies and that the database stayed offline -----------------
+
+
+@pytest.mark.parametrize(("name", "text", "move"), OFFLINE, ids=IDS)
+def test_run2_refuses_a_copy_whose_size_differs_from_its_original(name: str, text: str, move: Move) -> None:
+    """N2: run 2 accepted a copy because the file existed; a truncated or half-written copy went
+    through. Now each copy's size (sys.dm_os_enumerate_filesystem, SQL Server 2017+, size_in_bytes)
+    must equal its original's (still there, unchanged while offline) or, with the original gone,
+    the size run 1 recorded in the marker; else run 2 stops before the catalog points at it."""
+    gate = _batch(text, GATE)
+    own = move if name.endswith(".forward") else move.inverse()
+    for f in own.action.files:  # type: ignore[union-attr]
+        exists = gate.index(f"@p = N'{f.to_path}', @e = @copy_exists OUTPUT")
+        copy = gate.index(f"@f = N'{f.to_path.rsplit(chr(92), 1)[-1]}', @s = @copy_bytes OUTPUT", exists)
+        orig = gate.index(f"@f = N'{f.from_path.rsplit(chr(92), 1)[-1]}', @s = @orig_bytes OUTPUT", copy)
+        want = gate.index(f"AND m.file_name = N'{f.to_name}'));", orig)
+        stop = gate.index(
+            "IF @copy_bytes IS NOT NULL AND @want_bytes IS NOT NULL AND @copy_bytes <> @want_bytes", want
+        )
+        block = gate[stop : gate.index("END;", stop)]
+        assert "the copy is incomplete or not this file" in block and "Nothing was changed." in block
+        assert "RAISERROR(N'%s', 16, 1, @msg);" in block
+    assert "FROM sys.dm_os_enumerate_filesystem(@d, @f) WHERE is_directory = 0 AND level = 0" in gate
+    batches = tsql_batches(text)
+    assert _index(batches, "@copy_bytes <> @want_bytes") < _index(
+        batches, "\n        ALTER DATABASE [Sales] MODIFY FILE (NAME"
+    )
+
+
+@pytest.mark.parametrize(("name", "text", "move"), OFFLINE, ids=IDS)
+def test_run2_refuses_when_the_error_log_shows_a_start_since_run1(name: str, text: str, move: Move) -> None:
+    """N2: an ONLINE and OFFLINE by hand between the runs left the marker, the catalog sizes and the
+    backup history as they were, and run 2 went on with copies made before. SQL Server logs
+    "Starting up database '<name>'." at every start of a database: run 2 searches every error log
+    written since run 1's marker (xp_enumerrorlogs, xp_readerrorlog with the marker's time as the
+    start) and refuses on a hit, before it looks at the copies."""
+    gate = _batch(text, GATE)
+    logs = gate.index("INSERT INTO @logs EXEC master.sys.xp_enumerrorlogs 1;")
+    read = gate.index(
+        "INSERT INTO @started EXEC master.sys.xp_readerrorlog @archive, 1, N'Starting up database', N'''Sales''', @marked;"
+    )
+    stop = gate.index("IF @started_at IS NOT NULL")
+    assert gate.index("IF @marked IS NULL") < logs < read < stop < gate.index("@copy_exists OUTPUT")
+    assert "WHERE last_write >= @marked" in gate[logs:read]
+    refusal = gate[stop : gate.index("END;", stop)]
+    assert "it was online in between" in refusal and "Nothing was changed." in refusal
+    # unreadable log: said, not silently passed
+    assert "warning: the error log could not be read" in gate[logs:stop]
+
+
+@pytest.mark.parametrize(("name", "text", "move"), OFFLINE, ids=IDS)
+def test_run2_checks_every_page_once_the_database_is_online_from_the_copies(
+    name: str, text: str, move: Move
+) -> None:
+    """N2: after SET ONLINE from copied data files, DBCC CHECKDB WITH PHYSICAL_ONLY reads every page
+    (headers, checksums, allocation; Microsoft Learn, DBCC CHECKDB, PHYSICAL_ONLY); an error stops
+    the script saying the originals are untouched and how to go back. Only when a moved file is a
+    data file (type 0): a log is read by the recovery at SET ONLINE, which CHECKDB does not do."""
+    batches = tsql_batches(text)
+    post = batches[_index(batches, "post-check failed: [Sales] is not online")]
+    assert _index(batches, "\n    ALTER DATABASE [Sales] SET ONLINE;") < _index(
+        batches, "DBCC CHECKDB (N'Sales') WITH PHYSICAL_ONLY"
+    )
+    names = ", ".join(f"N'{f.to_name}'" for f in move.action.files)  # type: ignore[union-attr]
+    guard = post.index(f"AND type = 0 AND name IN ({names}))")
+    check = post.index("DBCC CHECKDB (N'Sales') WITH PHYSICAL_ONLY, NO_INFOMSGS;")
+    stop = post.index("IF @checkdb_error <> 0")
+    assert post.index("is not online from") < guard < check < stop < post.index("post-check passed")
+    refusal = post[stop : post.index("END;", stop)]
+    assert "the original files are untouched" in refusal and "do not delete them" in refusal
+    assert "page_verify_option_desc" in post[guard:check]

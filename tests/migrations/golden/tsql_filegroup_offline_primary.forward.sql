@@ -31,7 +31,7 @@
 --   - Run marker: table msdb.dbo.tierwise_offline_run (created if absent; the script runs as sysadmin); run 2 accepts copies only while it holds run 1's marker.
 --   - Permissions: sysadmin (the run marker is a table the script creates in msdb). The statements need ALTER on the database (SET OFFLINE / ONLINE, MODIFY FILE), VIEW SERVER STATE (the checks) and SELECT on msdb.dbo.backupset and backupmediafamily (the backup check).
 -- Operations:
---   Duration:    [Sales] is DOWN from run 1 to the end of run 2: about 5 min to copy 50.0 GB at ~200 MB/s (copy speed varies with the storage), plus a minute for the checks and the recovery at SET ONLINE; each run itself takes seconds.
+--   Duration:    [Sales] is DOWN from run 1 to the end of run 2: about 5 min to copy 50.0 GB at ~200 MB/s (copy speed varies with the storage), plus a minute for the checks and the recovery at SET ONLINE; each run itself takes seconds. After SET ONLINE run 2 reads every page once (DBCC CHECKDB WITH PHYSICAL_ONLY) while the database is already online again.
 --   Log volume:  Next to none: SET OFFLINE, MODIFY FILE and SET ONLINE change the catalog in master; the copy is a file copy. Open transactions are rolled back at SET OFFLINE from log already written.
 --   Blocking:    SET OFFLINE WITH ROLLBACK IMMEDIATE disconnects every session of [Sales] and rolls back its open transactions (a long one takes as long to roll back); nobody can use it until run 2 ends.
 --   Backups:     Backup, CHECKDB and index jobs of [Sales] fail while it is offline: pause them for the window. Run 1 stops while a BACKUP or DBCC runs on it (ROLLBACK IMMEDIATE would kill it). The backup chain is unaffected (same files, same LSNs).
@@ -315,6 +315,7 @@ DECLARE @tw_say nvarchar(2048);
 USE [master];
 DECLARE @msg nvarchar(2048), @missing int = 0, @marked datetime, @marked_files int;
 DECLARE @fe_probe TABLE (file_exists int, is_directory int, parent_exists int), @copy_exists bit;
+DECLARE @copy_bytes bigint, @orig_bytes bigint, @want_bytes bigint;
 IF (SELECT state_desc FROM sys.databases WHERE name = N'Sales') IN (N'OFFLINE', N'RECOVERY_PENDING') AND (EXISTS (SELECT 1 FROM sys.master_files WHERE database_id = DB_ID(N'Sales') AND name = N'Sales' AND LOWER(physical_name) = LOWER(N'E:\data\Sales.mdf')))
 BEGIN
     IF OBJECT_ID(N'msdb.dbo.tierwise_offline_run', N'U') IS NOT NULL
@@ -347,6 +348,32 @@ BEGIN
         SET NOEXEC ON;
         RETURN;
     END;
+    DECLARE @started TABLE (log_date datetime, process_info nvarchar(64), text nvarchar(4000));
+    DECLARE @logs TABLE (archive int, last_write datetime, size_bytes bigint);
+    DECLARE @archive int, @started_at datetime;
+    BEGIN TRY
+        INSERT INTO @logs EXEC master.sys.xp_enumerrorlogs 1;
+        SELECT @archive = MIN(archive) FROM @logs WHERE last_write >= @marked;
+        WHILE @archive IS NOT NULL
+        BEGIN
+            INSERT INTO @started EXEC master.sys.xp_readerrorlog @archive, 1, N'Starting up database', N'''Sales''', @marked;
+            SELECT @archive = MIN(archive) FROM @logs WHERE archive > @archive AND last_write >= @marked;
+        END;
+        SELECT @started_at = MIN(log_date) FROM @started WHERE log_date > @marked;
+    END TRY
+    BEGIN CATCH
+        SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'warning: the error log could not be read (' + ERROR_MESSAGE() + N'); whether the database was started since run 1 is judged by the marker, the catalog and the backup history only.';
+        RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    END CATCH;
+    IF @started_at IS NOT NULL
+    BEGIN
+        SET @msg = N'tierwise: run 2 refused: the error log says [Sales] started (was brought online) at ' + CONVERT(nvarchar(30), @started_at, 120) + N', after run 1 of this forward script took it offline at ' + CONVERT(nvarchar(30), @marked, 120) + N': it was online in between, so copies made before may be out of date. Bring it online (ALTER DATABASE [Sales] SET ONLINE), delete the copies and run this script again (run 1). Nothing was changed.';
+        SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+        RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+        RAISERROR(N'%s', 16, 1, @msg);
+        SET NOEXEC ON;
+        RETURN;
+    END;
     SET @copy_exists = NULL;
     IF CAST(PARSENAME(CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), 4) AS int) >= 14
         EXEC sys.sp_executesql N'SELECT @e = CAST(file_exists AS bit) FROM sys.dm_os_file_exists(@p);',
@@ -358,6 +385,41 @@ BEGIN
         SELECT @copy_exists = CAST(MAX(file_exists) AS bit) FROM @fe_probe;
     END;
     IF COALESCE(@copy_exists, 0) = 0 SET @missing = @missing + 1;
+    ELSE
+    BEGIN
+        SET @copy_bytes = NULL;
+        IF CAST(PARSENAME(CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), 4) AS int) >= 14
+            EXEC sys.sp_executesql N'SELECT @s = MAX(size_in_bytes) FROM sys.dm_os_enumerate_filesystem(@d, @f) WHERE is_directory = 0 AND level = 0 AND file_or_directory_name = @f;',
+                N'@d nvarchar(4000), @f nvarchar(4000), @s bigint OUTPUT', @d = N'F:\fc\', @f = N'Sales.mdf', @s = @copy_bytes OUTPUT;
+        SET @orig_bytes = NULL;
+        IF CAST(PARSENAME(CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), 4) AS int) >= 14
+            EXEC sys.sp_executesql N'SELECT @s = MAX(size_in_bytes) FROM sys.dm_os_enumerate_filesystem(@d, @f) WHERE is_directory = 0 AND level = 0 AND file_or_directory_name = @f;',
+                N'@d nvarchar(4000), @f nvarchar(4000), @s bigint OUTPUT', @d = N'E:\data\', @f = N'Sales.mdf', @s = @orig_bytes OUTPUT;
+        SELECT @want_bytes = COALESCE(@orig_bytes, (SELECT MAX(m.size_bytes) FROM msdb.dbo.tierwise_offline_run AS m WHERE m.database_name = N'Sales' AND m.plan_sha256 = N'0cee3f2c6ffe92a5d8c2524386293f09fa6e89007b1e10c2e2fd2c038b6ca768' AND m.direction = N'forward' AND m.file_name = N'Sales'));
+        IF CAST(PARSENAME(CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), 4) AS int) < 14
+        BEGIN
+            SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'warning: SQL Server before 2017 cannot read the size of the copy F:\fc\Sales.mdf from T-SQL: compare it with E:\data\Sales.mdf by hand before this run continues; SQL Server checks the copy''s size at SET ONLINE (error 5125).';
+            RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+        END;
+        IF @copy_bytes IS NOT NULL AND @want_bytes IS NOT NULL AND @copy_bytes <> @want_bytes
+        BEGIN
+            SET @msg = N'tierwise: run 2 refused: the copy F:\fc\Sales.mdf is ' + CAST(@copy_bytes AS nvarchar(20)) + N' bytes, but the file of [Sales] it copies (E:\data\Sales.mdf) is ' + CAST(@want_bytes AS nvarchar(20)) + N' bytes: the copy is incomplete or not this file. Copy it again as the MANUAL STEP says, check the sizes, and run this script again. Nothing was changed.';
+            SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+            RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+            RAISERROR(N'%s', 16, 1, @msg);
+            SET NOEXEC ON;
+            RETURN;
+        END;
+        IF @copy_bytes IS NULL AND CAST(PARSENAME(CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), 4) AS int) >= 14
+        BEGIN
+            SET @msg = N'tierwise: run 2 refused: F:\fc\Sales.mdf exists, but its size cannot be read (sys.dm_os_enumerate_filesystem lists no such file: a directory of that name, or no permission for the service account). Nothing was changed.';
+            SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+            RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+            RAISERROR(N'%s', 16, 1, @msg);
+            SET NOEXEC ON;
+            RETURN;
+        END;
+    END;
     IF @missing > 0
     BEGIN
         SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'======================== MANUAL STEP ========================';
@@ -399,7 +461,7 @@ SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z
 RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'plan: file [Sales]: E:\data\Sales.mdf -> F:\fc\Sales.mdf';
 RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
-SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'estimated duration: [Sales] is DOWN from run 1 to the end of run 2: about 5 min to copy 50.0 GB at ~200 MB/s (copy speed varies with the storage), plus a minute for the checks and the recovery at SET ONLINE; each run itself takes seconds.';
+SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'estimated duration: [Sales] is DOWN from run 1 to the end of run 2: about 5 min to copy 50.0 GB at ~200 MB/s (copy speed varies with the storage), plus a minute for the checks and the recovery at SET ONLINE; each run itself takes seconds. After SET ONLINE run 2 reads every page once (DBCC CHECKDB WITH PHYSICAL_ONLY) while the database is already online again.';
 RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 IF N'$(TW_CHECK_ONLY)' = N'1'
 BEGIN
@@ -457,6 +519,7 @@ DECLARE @tw_say nvarchar(2048);
 USE [master];
 DECLARE @msg nvarchar(2048), @missing int = 0, @marked datetime, @marked_files int;
 DECLARE @fe_probe TABLE (file_exists int, is_directory int, parent_exists int), @copy_exists bit;
+DECLARE @copy_bytes bigint, @orig_bytes bigint, @want_bytes bigint;
 IF (SELECT state_desc FROM sys.databases WHERE name = N'Sales') IN (N'OFFLINE', N'RECOVERY_PENDING') AND (EXISTS (SELECT 1 FROM sys.master_files WHERE database_id = DB_ID(N'Sales') AND name = N'Sales' AND LOWER(physical_name) = LOWER(N'E:\data\Sales.mdf')))
 BEGIN
     IF OBJECT_ID(N'msdb.dbo.tierwise_offline_run', N'U') IS NOT NULL
@@ -489,6 +552,32 @@ BEGIN
         SET NOEXEC ON;
         RETURN;
     END;
+    DECLARE @started TABLE (log_date datetime, process_info nvarchar(64), text nvarchar(4000));
+    DECLARE @logs TABLE (archive int, last_write datetime, size_bytes bigint);
+    DECLARE @archive int, @started_at datetime;
+    BEGIN TRY
+        INSERT INTO @logs EXEC master.sys.xp_enumerrorlogs 1;
+        SELECT @archive = MIN(archive) FROM @logs WHERE last_write >= @marked;
+        WHILE @archive IS NOT NULL
+        BEGIN
+            INSERT INTO @started EXEC master.sys.xp_readerrorlog @archive, 1, N'Starting up database', N'''Sales''', @marked;
+            SELECT @archive = MIN(archive) FROM @logs WHERE archive > @archive AND last_write >= @marked;
+        END;
+        SELECT @started_at = MIN(log_date) FROM @started WHERE log_date > @marked;
+    END TRY
+    BEGIN CATCH
+        SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'warning: the error log could not be read (' + ERROR_MESSAGE() + N'); whether the database was started since run 1 is judged by the marker, the catalog and the backup history only.';
+        RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    END CATCH;
+    IF @started_at IS NOT NULL
+    BEGIN
+        SET @msg = N'tierwise: run 2 refused: the error log says [Sales] started (was brought online) at ' + CONVERT(nvarchar(30), @started_at, 120) + N', after run 1 of this forward script took it offline at ' + CONVERT(nvarchar(30), @marked, 120) + N': it was online in between, so copies made before may be out of date. Bring it online (ALTER DATABASE [Sales] SET ONLINE), delete the copies and run this script again (run 1). Nothing was changed.';
+        SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+        RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+        RAISERROR(N'%s', 16, 1, @msg);
+        SET NOEXEC ON;
+        RETURN;
+    END;
     SET @copy_exists = NULL;
     IF CAST(PARSENAME(CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), 4) AS int) >= 14
         EXEC sys.sp_executesql N'SELECT @e = CAST(file_exists AS bit) FROM sys.dm_os_file_exists(@p);',
@@ -500,6 +589,41 @@ BEGIN
         SELECT @copy_exists = CAST(MAX(file_exists) AS bit) FROM @fe_probe;
     END;
     IF COALESCE(@copy_exists, 0) = 0 SET @missing = @missing + 1;
+    ELSE
+    BEGIN
+        SET @copy_bytes = NULL;
+        IF CAST(PARSENAME(CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), 4) AS int) >= 14
+            EXEC sys.sp_executesql N'SELECT @s = MAX(size_in_bytes) FROM sys.dm_os_enumerate_filesystem(@d, @f) WHERE is_directory = 0 AND level = 0 AND file_or_directory_name = @f;',
+                N'@d nvarchar(4000), @f nvarchar(4000), @s bigint OUTPUT', @d = N'F:\fc\', @f = N'Sales.mdf', @s = @copy_bytes OUTPUT;
+        SET @orig_bytes = NULL;
+        IF CAST(PARSENAME(CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), 4) AS int) >= 14
+            EXEC sys.sp_executesql N'SELECT @s = MAX(size_in_bytes) FROM sys.dm_os_enumerate_filesystem(@d, @f) WHERE is_directory = 0 AND level = 0 AND file_or_directory_name = @f;',
+                N'@d nvarchar(4000), @f nvarchar(4000), @s bigint OUTPUT', @d = N'E:\data\', @f = N'Sales.mdf', @s = @orig_bytes OUTPUT;
+        SELECT @want_bytes = COALESCE(@orig_bytes, (SELECT MAX(m.size_bytes) FROM msdb.dbo.tierwise_offline_run AS m WHERE m.database_name = N'Sales' AND m.plan_sha256 = N'0cee3f2c6ffe92a5d8c2524386293f09fa6e89007b1e10c2e2fd2c038b6ca768' AND m.direction = N'forward' AND m.file_name = N'Sales'));
+        IF CAST(PARSENAME(CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), 4) AS int) < 14
+        BEGIN
+            SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'warning: SQL Server before 2017 cannot read the size of the copy F:\fc\Sales.mdf from T-SQL: compare it with E:\data\Sales.mdf by hand before this run continues; SQL Server checks the copy''s size at SET ONLINE (error 5125).';
+            RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+        END;
+        IF @copy_bytes IS NOT NULL AND @want_bytes IS NOT NULL AND @copy_bytes <> @want_bytes
+        BEGIN
+            SET @msg = N'tierwise: run 2 refused: the copy F:\fc\Sales.mdf is ' + CAST(@copy_bytes AS nvarchar(20)) + N' bytes, but the file of [Sales] it copies (E:\data\Sales.mdf) is ' + CAST(@want_bytes AS nvarchar(20)) + N' bytes: the copy is incomplete or not this file. Copy it again as the MANUAL STEP says, check the sizes, and run this script again. Nothing was changed.';
+            SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+            RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+            RAISERROR(N'%s', 16, 1, @msg);
+            SET NOEXEC ON;
+            RETURN;
+        END;
+        IF @copy_bytes IS NULL AND CAST(PARSENAME(CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), 4) AS int) >= 14
+        BEGIN
+            SET @msg = N'tierwise: run 2 refused: F:\fc\Sales.mdf exists, but its size cannot be read (sys.dm_os_enumerate_filesystem lists no such file: a directory of that name, or no permission for the service account). Nothing was changed.';
+            SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+            RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+            RAISERROR(N'%s', 16, 1, @msg);
+            SET NOEXEC ON;
+            RETURN;
+        END;
+    END;
     IF @missing > 0
     BEGIN
         SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'======================== MANUAL STEP ========================';
@@ -565,6 +689,35 @@ BEGIN
 END;
 IF OBJECT_ID(N'msdb.dbo.tierwise_offline_run', N'U') IS NOT NULL
     DELETE FROM msdb.dbo.tierwise_offline_run WHERE database_name = N'Sales';
+DECLARE @checkdb_error int, @checkdb_text nvarchar(2048);
+IF EXISTS (SELECT 1 FROM sys.master_files WHERE database_id = DB_ID(N'Sales') AND type = 0 AND name IN (N'Sales'))
+BEGIN
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'page check: DBCC CHECKDB ([Sales]) WITH PHYSICAL_ONLY reads every page of the copies (headers, checksums, allocation); the database is online meanwhile; it takes about as long as reading the database once.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    IF (SELECT page_verify_option_desc FROM sys.databases WHERE name = N'Sales') <> N'CHECKSUM'
+    BEGIN
+        SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'warning: [Sales] has PAGE_VERIFY ' + (SELECT page_verify_option_desc FROM sys.databases WHERE name = N'Sales') + N', not CHECKSUM: pages written before checksums were on carry none, so the check sees broken page structure but not every changed byte.';
+        RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+    END;
+    BEGIN TRY
+        DBCC CHECKDB (N'Sales') WITH PHYSICAL_ONLY, NO_INFOMSGS;
+        SET @checkdb_error = @@ERROR;
+    END TRY
+    BEGIN CATCH
+        SELECT @checkdb_error = ERROR_NUMBER(), @checkdb_text = ERROR_MESSAGE();
+    END CATCH;
+    IF @checkdb_error <> 0
+    BEGIN
+        SET @msg = N'tierwise: post-check failed: DBCC CHECKDB ([Sales]) WITH PHYSICAL_ONLY reported error ' + CAST(@checkdb_error AS nvarchar(10)) + COALESCE(N': ' + @checkdb_text, N' (see the messages above)') + N'. [Sales] runs from the copies; the original files are untouched (E:\data\Sales.mdf): do not delete them. To go back to them, see To recover in the header (SET OFFLINE, MODIFY FILE back, SET ONLINE); then copy again and rerun this script, or investigate the copies with DBCC CHECKDB.';
+        SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+        RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+        RAISERROR(N'%s', 16, 1, @msg);
+        SET NOEXEC ON;
+        RETURN;
+    END;
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'page check passed: DBCC CHECKDB WITH PHYSICAL_ONLY found no damaged page.';
+    RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+END;
 SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'post-check passed: [Sales] is online and its moved files are in F:\fc\ (tier fc); run marker cleared.';
 RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'once the application is checked, delete the old copies: E:\data\Sales.mdf';
