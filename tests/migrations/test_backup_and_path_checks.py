@@ -39,14 +39,20 @@ def _index(statements: list[str], needle: str) -> int:
 def test_every_db2_script_stops_for_a_running_backup_before_its_first_change(name: str) -> None:
     statements = db2_statements(DB2[name])
     check = _index(statements, "FROM TABLE(MON_GET_UTILITY(-2)) AS U")
-    assert statements[check].startswith("SELECT RAISE_ERROR('75001', 'tierwise check ")
     assert "U.UTILITY_TYPE IN ('BACKUP')" in statements[check]
-    first_change = next(i for i, s in enumerate(statements) if CHANGE.search(s))
-    assert check < first_change, name
     # the header lists it and names the authority MON_GET_UTILITY needs
-    head = DB2[name].split("UPDATE COMMAND OPTIONS")[0]
+    head = DB2[name].split("\nUPDATE COMMAND OPTIONS USING C ON S ON@")[0]
     assert "no BACKUP of SALESDB is running (SYSPROC.MON_GET_UTILITY(-2)" in head
     assert "MON_GET_UTILITY" in head.split("Needs ", 1)[1].split("\n", 1)[0]
+    if name.endswith(".check.db2"):
+        # the check-only run (issue #30) warns about a backup running now and changes nothing
+        assert statements[check].startswith("BEGIN") and "SIGNAL" not in statements[check]
+        assert "warning: check 6 failed: a BACKUP is running" in statements[check]
+        assert not any(CHANGE.search(s) for s in statements), name
+        return
+    assert statements[check].startswith("SELECT RAISE_ERROR('75001', 'tierwise check ")
+    first_change = next(i for i, s in enumerate(statements) if CHANGE.search(s))
+    assert check < first_change, name
 
 
 # 2. DB2: the target storage group has the planned paths and a usable one, before the move
@@ -55,33 +61,44 @@ def test_every_db2_script_stops_for_a_running_backup_before_its_first_change(nam
 def test_an_existing_group_on_other_paths_stops_before_anything_changes() -> None:
     statements = db2_statements(DB2["db2_tablespace.forward.db2"])
     group = _index(statements, "CREATE STOGROUP")
+    elsewhere = _index(statements, "exists on other paths")
+    # a check of its own before the step (issue #30: no check inside a change), for an existing
+    # group only, a planned path its storage paths lack
+    check = statements[elsewhere]
+    assert check.startswith("SELECT RAISE_ERROR('75001', 'tierwise check ")
+    assert "FROM (VALUES ('/db2/sata1')) AS W(PATH) WHERE EXISTS (SELECT 1 FROM SYSCAT.STOGROUPS" in check
+    assert "AND NOT EXISTS (SELECT 1 FROM TABLE(ADMIN_GET_STORAGE_PATHS('SG_SATA', -1)) AS P" in check
     block = statements[group]
     exists, create = block.index("IF EXISTS (SELECT 1 FROM SYSCAT.STOGROUPS"), block.index("  ELSE\n")
-    signal = block.index("SIGNAL SQLSTATE '75001'")
-    # only in the branch where the group exists, before it is called "already done"
-    assert exists < signal < block.index("step 1: already done") < create
-    assert "(VALUES ('/db2/sata1')) AS W(PATH)" in block
-    assert "TABLE(ADMIN_GET_STORAGE_PATHS('SG_SATA', -1)) AS P" in block
-    assert "exists on other paths" in block
-    # and it is the first statement that can change anything
-    assert group == next(i for i, s in enumerate(statements) if CHANGE.search(s))
+    assert exists < block.index("step 1: already done") < create and "SIGNAL" not in block
+    # the check comes before it, and it is the first statement that can change anything
+    assert elsewhere < group == next(i for i, s in enumerate(statements) if CHANGE.search(s))
 
 
 @pytest.mark.parametrize("name", sorted(DB2))
 def test_a_usable_path_is_checked_after_step_1_and_before_step_2(name: str) -> None:
     text = DB2[name]
-    if "-- step 1: storage group" not in text:
+    step = re.search(r"^-- (step \d+): storage group", text, re.M)
+    statements = db2_statements(text)
+    if name.endswith(".check.db2"):
+        # no step runs; the check runs where the group exists already, else says it did not run
+        if "no usable storage path in " not in text:
+            assert name.startswith(("db2_log.", "db2_ilm_add_partition.rollback")), name
+            return
+        usable = statements[_index(statements, "no usable storage path in ")]
+        assert "WHERE (EXISTS (SELECT 1 FROM SYSCAT.STOGROUPS WHERE SGNAME = " in usable
+        return
+    if step is None:
         # the log move and the detach of a new partition (leading edge rollback) use no group
         assert name.startswith(("db2_log.", "db2_ilm_add_partition.rollback")), name
         return
-    statements = db2_statements(text)
-    step1 = _index(statements, "step 1: ")
+    group = _index(statements, f"'{step.group(1)}: ")
     usable = _index(statements, "no usable storage path in ")
     assert (
         "P.DB_STORAGE_PATH_STATE <> 'DROP_PENDING' AND P.STO_PATH_FREE_SIZE IS NOT NULL" in statements[usable]
     )
-    later = [i for i, s in enumerate(statements) if CHANGE.search(s) and i > step1]
-    assert step1 < usable < (later[0] if later else len(statements)), name
+    later = [i for i, s in enumerate(statements) if CHANGE.search(s) and i > group]
+    assert group < usable < (later[0] if later else len(statements)), name
 
 
 def test_room_checks_count_only_usable_paths_and_never_pass_on_none() -> None:
@@ -130,9 +147,10 @@ def test_hostile_group_and_path_names_stay_inside_their_quotes() -> None:
         statement = statements[_index(statements, needle)]
         skeleton = db2_skeleton(statement)
         assert "OR 1=1" not in skeleton and "brien" not in skeleton and "--" not in skeleton, skeleton
-    block = statements[_index(statements, "CREATE STOGROUP")]
-    assert "ADMIN_GET_STORAGE_PATHS('SG \"hot\"'' OR 1=1 --', -1)" in block
-    assert "(VALUES ('/db2/o''brien) --')) AS W(PATH)" in block
+    check = statements[_index(statements, "exists on other paths")]
+    assert "OR 1=1" not in db2_skeleton(check) and "brien" not in db2_skeleton(check)
+    assert "ADMIN_GET_STORAGE_PATHS('SG \"hot\"'' OR 1=1 --', -1)" in check
+    assert "(VALUES ('/db2/o''brien) --')) AS W(PATH)" in check
 
 
 # 3. T-SQL: REMOVE FILE only once the file is empty; the log backup is printed, never taken
