@@ -70,7 +70,8 @@ def test_the_impact_before_approval_is_what_the_stored_script_does(
         rec = _rec(s, _advice(fixture, key))
         impact = recommendation_impact(rec, policy)  # open: no script written yet
         rows = ensure_scripts(s, rec, policy, now=NOW)
-        assert rec.script_error is None and len(rows) == 2
+        # forward and rollback, and for DB2 the check-only script (issue #30)
+        assert rec.script_error is None and len(rows) == (3 if fixture == "advice_db2.json" else 2)
         forward = next(r for r in rows if r.direction == "forward")
     assert impact.kind == kind
     assert needle in forward.text
