@@ -14,6 +14,8 @@ from datetime import UTC, datetime
 
 from markupsafe import Markup, escape
 
+from advisors.quantities import gb, pct
+
 READ = "#2f6f9f"  # the page accent
 WRITE = "#c0692b"
 AXIS = "#616e7c"
@@ -35,7 +37,8 @@ def _c(v: float) -> str:
 
 
 def fmt_num(v: float | None) -> str:
-    """Compact: 0.25, 3.4, 42, 1.2k, 15k, 3.1M."""
+    """Compact, for an axis tick or a legend edge (whose unit the chart names): 0.25, 3.4, 42, 1.2k,
+    15k, 3.1M. Text that reads a quantity (a tooltip, a page) uses advisors.quantities."""
     if v is None:
         return "–"
     a = abs(v)
@@ -470,7 +473,7 @@ def flash_chart(
         if not pts:
             continue
         d = " ".join(f"{'M' if k == 0 else 'L'}{_c(x_of(x))} {_c(y_of(y))}" for k, (x, y) in enumerate(pts))
-        tip = "; ".join(f"{fmt_num(x)} GB: {y:.0%}" for x, y in pts)
+        tip = "; ".join(f"{gb(x)}: {pct(y)}" for x, y in pts)
         body.append(
             f'<path d="{d}" fill="none" stroke="{colour}" stroke-width="2" stroke-linejoin="round">'
             f"<title>{_t(ln.name)}: {_t(tip)}</title></path>"
@@ -479,7 +482,7 @@ def flash_chart(
             at = max((y for x, y in pts if x <= ln.marker_gb + 1e-9), default=pts[0][1])
             body.append(
                 f'<circle cx="{_c(x_of(ln.marker_gb))}" cy="{_c(y_of(at))}" r="4" fill="{colour}">'
-                f"<title>{_t(ln.name)}: recommended {fmt_num(ln.marker_gb)} GB of {_t(flash_tier)}</title></circle>"
+                f"<title>{_t(ln.name)}: recommended {gb(ln.marker_gb)} of {_t(flash_tier)}</title></circle>"
             )
         ly = top + 12 + 16 * i
         body.append(f'<rect x="{left + pw + 12}" y="{ly - 8}" width="10" height="10" fill="{colour}"/>')

@@ -18,6 +18,7 @@ from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import HTMLResponse
 from markupsafe import Markup
 
+from advisors.quantities import pct, rate
 from app.freshness import Freshness, target_freshness
 from app.http.auth import CurrentUser, page_user
 from app.http.objects import (
@@ -51,7 +52,6 @@ from app.web.charts import (
     bar_chart,
     curve_chart,
     flash_chart,
-    fmt_num,
     heat_grid,
     line_chart,
 )
@@ -337,8 +337,8 @@ def heatmap_page(
                     context=r.database if m.target else f"{r.database} · {r.target}",
                     href=f"/objects/{r.id}",
                     cells=cells,
-                    tip=f"{r.target} · {r.database} · {r.kind} {r.name}: {fmt_num(r.heat)} I/O per GB-hour "
-                    f"over the window, peak hour {fmt_num(peak)}",
+                    tip=f"{r.target} · {r.database} · {r.kind} {r.name}: {rate(r.heat, 'I/O per GB-hour')} "
+                    f"over the window, peak hour {rate(peak, '')}",
                 )
             )
         title = "Heat by hour: the busiest objects" + (
@@ -353,7 +353,7 @@ def heatmap_page(
         marker = (
             m.knee.capacity_share,
             m.knee.io_share,
-            f"{m.knee.capacity_share:.0%} of capacity → {m.knee.io_share:.0%} of I/O",
+            f"{pct(m.knee.capacity_share)} of capacity → {pct(m.knee.io_share)} of I/O",
         )
     skew = curve_chart(
         [(p.capacity_share, p.io_share) for p in m.skew],
