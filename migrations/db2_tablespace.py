@@ -266,8 +266,8 @@ def operations(ts: str, forward: Move) -> Operations:
             "read rate) is soft-invalidated and recompiled; static packages keep the old costs until rebound"
         ),
         backups=(
-            "the script stops while a BACKUP of the database runs (an online backup pauses the rebalance until it "
-            "ends); run it outside the backup window, and take a new full database backup after the rebalance "
+            "the script stops while a BACKUP of the database runs (the rebalance would move the extents the backup "
+            "reads); run it outside the backup window, and take a new full database backup after the rebalance "
             "ends: the table space's containers have changed"
         ),
         abort=(
