@@ -16,12 +16,12 @@ Selection:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from advisors.document import AdvisedObject
 from migrations.advice_build import Builder, why
 from migrations.advice_read import ENGINE, AdviceError, Dialect, Obj, TierSpot, read_advised
-from migrations.plan import Move, SetReadOnly, Target, Unsupported
+from migrations.plan import Move, MoveFiles, SetReadOnly, Target, Unsupported, Why
 
 __all__ = [
     "AdviceError",
@@ -196,14 +196,83 @@ def _select(
                 )
             )
 
+    moves = list(one_offline_per_database(moves))
     order = {name: i for i, name in enumerate(b.order)}
 
     def run_order(m: Move) -> tuple[int, int, str, str, str]:
         # moves to slower tiers first (they free space on the faster ones); read-only marks last
+        # a database's offline files merged into one move may go to several tiers ("flash+fc"):
+        # ranked by the fastest of them, as its own moves were
+        to = min(order[t] for t in m.to_tier.split("+"))
         if isinstance(m.action, SetReadOnly):
             phase = 2
         else:
-            phase = 0 if order.get(m.from_tier or "", -1) < order[m.to_tier] else 1
-        return (phase, -order[m.to_tier], m.target.server, m.target.database, m.key)
+            phase = 0 if min(order.get(t, -1) for t in (m.from_tier or "").split("+")) < to else 1
+        return (phase, -to, m.target.server, m.target.database, m.key)
 
     return Selection(tuple(sorted(moves, key=run_order)), tuple(skipped))
+
+
+OFFLINE_TOGETHER = (
+    'one offline period for every offline file of the database (Microsoft Learn, "Move user databases": take '
+    "the database offline once, move all its files, bring it online once)"
+)
+
+
+def one_offline_per_database(moves: Sequence[Move]) -> tuple[Move, ...]:
+    """The offline file moves (SET OFFLINE, copy, MODIFY FILE, SET ONLINE) of one database as one
+    move, so a plan takes a database offline once for all of them, as Microsoft's procedure moves
+    every file of a database in one offline period ("Move user databases", planned relocation:
+    SET OFFLINE, move the files, MODIFY FILE for each, SET ONLINE), instead of once per file or
+    filegroup. The merged move keeps each file's own target (its tier's directory); its key,
+    name and reasons join those of the moves it covers, in their order. Other moves pass as they
+    are; the merged move takes the place of the first one it covers."""
+    groups: dict[tuple[str, str], list[Move]] = {}
+    for m in moves:
+        if isinstance(m.action, MoveFiles) and m.action.mode == "offline":
+            groups.setdefault((m.target.server, m.target.database), []).append(m)
+    out: list[Move] = []
+    for m in moves:
+        if not (isinstance(m.action, MoveFiles) and m.action.mode == "offline"):
+            out.append(m)
+            continue
+        group = groups[(m.target.server, m.target.database)]
+        if len(group) == 1:
+            out.append(m)
+        elif m is group[0]:
+            out.append(_merged(group))
+    return tuple(out)
+
+
+def _one(values: Sequence[str | None]) -> str | None:
+    distinct = list(dict.fromkeys(v for v in values if v))
+    return "+".join(distinct) if distinct else None
+
+
+def _merged(group: Sequence[Move]) -> Move:
+    files = tuple(f for m in group for f in m.action.files)  # type: ignore[union-attr]
+    whys = [m.why for m in group]
+    sizes = [w.size_bytes for w in whys]
+
+    def total(values: Sequence[float | None]) -> float | None:
+        return None if any(v is None for v in values) else sum(v for v in values if v is not None)
+
+    first = group[0]
+    return replace(
+        first,
+        key=" + ".join(m.key for m in group),
+        kind="offline files",
+        name=", ".join(m.name for m in group),
+        from_tier=_one([m.from_tier for m in group]),
+        to_tier=_one([m.to_tier for m in group]) or first.to_tier,
+        action=MoveFiles("database", "offline", files),
+        why=Why(
+            profile=_one([w.profile for w in whys]),
+            rule=_one([w.rule for w in whys]),
+            reasons=tuple(r for m in group for r in (f"{m.key}: {x}" for x in m.why.reasons)),
+            io_ms_per_s_now=total([w.io_ms_per_s_now for w in whys]),
+            io_ms_per_s_after=total([w.io_ms_per_s_after for w in whys]),
+            size_bytes=None if any(x is None for x in sizes) else sum(x for x in sizes if x is not None),
+        ),
+        notes=(*dict.fromkeys(n for m in group for n in m.notes), OFFLINE_TOGETHER),
+    )

@@ -78,7 +78,7 @@ class MoveFiles:
     - restart: MODIFY FILE only; takes effect when the instance restarts (tempdb).
     """
 
-    what: Literal["filegroup", "log", "tempdb", "data_file"]
+    what: Literal["filegroup", "log", "tempdb", "data_file", "database"]  # database: every offline file of it
     mode: FileMode
     files: tuple[FileMove, ...]
     filegroup: str | None = None

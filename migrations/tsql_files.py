@@ -99,6 +99,9 @@ def describe(move: Move, action: MoveFiles) -> str:
         return f"the tempdb files {', '.join(tsql_ident(f.from_name) for f in action.files)}"
     if action.what == "log":
         return f"log file {tsql_ident(action.files[0].from_name)} of database {db}"
+    if action.what == "database":
+        names = ", ".join(tsql_ident(f.from_name) for f in action.files)
+        return f"the offline files {names} of database {db}"
     if action.what == "filegroup" and action.filegroup is not None:
         return f"filegroup {tsql_ident(action.filegroup)} of database {db} ({len(action.files)} file(s))"
     return f"data file {tsql_ident(action.files[0].from_name)} of database {db}"
@@ -133,7 +136,7 @@ def start(
         at,
         what=describe(move, action),
         source=source,
-        destination=target_dir(action.files),
+        destination=", ".join(dict.fromkeys(dirname(f.to_path) for f in action.files)),
         method=[*method, "Files:", *_file_lines(action)],
         limits=limits,
         operations=operations,

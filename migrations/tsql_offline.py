@@ -19,7 +19,7 @@ from datetime import datetime
 from migrations.durations import copy_minutes, minutes_text
 from migrations.header import Operations
 from migrations.plan import FileMove, Move, MoveFiles, Options
-from migrations.quoting import path_separator, tsql_ident, tsql_str
+from migrations.quoting import dirname, path_separator, tsql_ident, tsql_str
 from migrations.tsql_checks import (
     backup_check,
     directory_check,
@@ -40,7 +40,6 @@ from migrations.tsql_files import (
     size_mb,
     sizes,
     start,
-    target_dir,
 )
 from migrations.tsql_frame import MAJOR_VERSION, fail, finish, say, say_expr
 
@@ -49,6 +48,16 @@ from migrations.tsql_frame import MAJOR_VERSION, fail, finish, say, say_expr
 # holds CREATE TABLE in msdb.
 MARKER = "msdb.dbo.tierwise_offline_run"
 MARKER_LIT = tsql_str(MARKER)
+
+
+def _directories(action: MoveFiles) -> list[str]:
+    """The plan's target directories, in the order of its files."""
+    return list(dict.fromkeys(dirname(f.to_path) for f in action.files))
+
+
+def _targets(action: MoveFiles) -> str:
+    """The target directories for messages: one, or several joined with ' and '."""
+    return " and ".join(_directories(action))
 
 
 def _copy_time(files: tuple[FileMove, ...], rate_mb_s: float) -> str:
@@ -201,6 +210,8 @@ def render_offline(
     any_from = any_old(ldb, action.files)
     script.check(*_where_now(move, action, direction))
     script.check(*_run1_checks_batch(move, action, options))
+    for directory in _directories(action):
+        script.check(*_run1_target_batch(move, action, options, directory))
     # run 2's checks of the copies, as pre-checks too: a check-only run between the two runs
     # verifies the copies before the real run 2 uses them
     script.check(_run2_gate(move, action, direction, forward, _state(ldb), any_from))
@@ -224,7 +235,7 @@ def _where_now(move: Move, action: MoveFiles, direction: str) -> list[str]:
     or new place), the database in a state this script handles."""
     ldb = tsql_str(move.target.database)
     qdb = tsql_ident(move.target.database)
-    target = target_dir(action.files)
+    target = _targets(action)
     state = _state(ldb)
     all_to = all_new(ldb, action.files)
     return [
@@ -264,7 +275,6 @@ def _run1_checks_batch(move: Move, action: MoveFiles, options: Options) -> list[
     backup, the target directory, no stale copy there, free space."""
     ldb = tsql_str(move.target.database)
     qdb = tsql_ident(move.target.database)
-    target = target_dir(action.files)
     state = _state(ldb)
     any_from = any_old(ldb, action.files)
     # run 1: checks that only make sense while the database is still online on the old files
@@ -298,14 +308,29 @@ def _run1_checks_batch(move: Move, action: MoveFiles, options: Options) -> list[
         ),
         *_run1_checks(move, ldb, qdb),
         *backup_check(move, options),
-        *directory_check(target, "target"),
         "DECLARE @fe_probe TABLE (file_exists int, is_directory int, parent_exists int), @file_exists bit;",
         *probes,
+    ]
+
+
+def _run1_target_batch(move: Move, action: MoveFiles, options: Options, directory: str) -> list[str]:
+    """Run 1: one target directory of the plan exists (as the service account sees it) and has room
+    for the copies going there. A database's offline files may go to several directories (its
+    data files to one tier, its log to another: one offline script per database, issue #30 N8)."""
+    ldb = tsql_str(move.target.database)
+    qdb = tsql_ident(move.target.database)
+    files = [f for f in action.files if dirname(f.to_path) == directory]
+    return [
+        "USE [master];",
+        "DECLARE @msg nvarchar(2048);",
+        f"IF NOT ({_state(ldb)} = N'ONLINE' AND ({any_old(ldb, action.files)}))",
+        "    RETURN;",
+        *directory_check(directory, "target"),
         *free_space_check(
-            target,
-            str(sum(size_mb(f, options) for f in action.files)),
+            directory,
+            str(sum(size_mb(f, options) for f in files)),
             options.headroom_pct,
-            f"the copies of the files of {qdb}",
+            f"the copies of the files of {qdb} going to {directory}",
         ),
     ]
 
@@ -371,7 +396,7 @@ def _bring_online(move: Move, action: MoveFiles, direction: str) -> list[str]:
     """Run 2, step 3: SET ONLINE from the copies, and clear the run marker."""
     ldb = tsql_str(move.target.database)
     qdb = tsql_ident(move.target.database)
-    target = target_dir(action.files)
+    target = _targets(action)
     state = _state(ldb)
     other = "rollback" if direction == "forward" else "forward"
     return [
@@ -398,7 +423,7 @@ def _offline_post_check(move: Move, action: MoveFiles) -> list[str]:
     """Online from the copies; the old files can go once the application is checked."""
     ldb = tsql_str(move.target.database)
     qdb = tsql_ident(move.target.database)
-    target = target_dir(action.files)
+    target = _targets(action)
     state = _state(ldb)
     all_to = all_new(ldb, action.files)
     olds = "; ".join(f.from_path for f in action.files)
@@ -502,7 +527,7 @@ def _run2_gate(
     ldb, qdb = tsql_str(db), tsql_ident(db)
     plan_sha = forward.checksum()
     plan = tsql_str(plan_sha)
-    target = target_dir(action.files)
+    target = _targets(action)
     mine = f"m.database_name = {ldb} AND m.plan_sha256 = {plan} AND m.direction = {tsql_str(direction)}"
     # a file run 2 already pointed at its copy (MODIFY FILE done, SET ONLINE not yet)
     pointed = " OR ".join(
@@ -673,7 +698,7 @@ def _manual_step(move: Move, action: MoveFiles, direction: str) -> list[str]:
     """Run 2 while a copy is missing: what to copy where (with its ACL and a size check), then stop
     every later batch until the script is run again."""
     qdb = tsql_ident(move.target.database)
-    target = target_dir(action.files)
+    target = _targets(action)
     other = (
         "To give up instead, run the rollback script."
         if direction == "forward"

@@ -41,6 +41,7 @@ class Case:
     read_only: bool = False
     ilm: str | None = None  # an ILM plan fixture: the move comes from migrations.ilm.ilm_moves
     db2_log_path: str | None = None  # the recommended tier's log path (tierwise script --db2-log-path)
+    also: tuple[str, ...] = ()  # more keys selected with `key` (offline files of one database: one move)
 
 
 CASES = (
@@ -51,6 +52,14 @@ CASES = (
         "tsql_filegroup_offline_primary", "tsql", "advice_sqlserver.json", "SQLPROD01|Sales/filegroup/PRIMARY"
     ),
     Case("tsql_log_offline", "tsql", "advice_sqlserver.json", "SQLPROD01|Sales/file/2"),
+    # both offline moves of Sales in one plan: one script, one offline period (issue #30, N8)
+    Case(
+        "tsql_offline_database",
+        "tsql",
+        "advice_sqlserver.json",
+        "SQLPROD01|Sales/filegroup/PRIMARY",
+        also=("SQLPROD01|Sales/file/2",),
+    ),
     Case("tsql_tempdb_data", "tsql", "advice_sqlserver.json", "SQLPROD01|tempdb/data"),
     Case("tsql_tempdb_log", "tsql", "advice_sqlserver.json", "SQLPROD01|tempdb/file/2"),
     Case("tsql_partition", "tsql", "advice_sqlserver.json", "SQLPROD01|Sales/partition/dbo.Orders/1/3"),
@@ -144,7 +153,7 @@ def case_move(case: Case) -> Move:
         source=case.advice,
         tiers=spots,
         dialect=case.dialect,  # type: ignore[arg-type]
-        only=[case.key],
+        only=[case.key, *case.also],
         read_only=[case.key] if case.read_only else [],
     )
     moves = [m for m in selection.moves if isinstance(m.action, SetReadOnly) == case.read_only]

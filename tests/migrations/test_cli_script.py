@@ -51,16 +51,16 @@ def test_tsql_scripts_and_plan(cli: typer.Typer, tmp_path: Path) -> None:
     assert r.exit_code == 0, r.output
     plan = json.loads((out / "plan.json").read_text(encoding="utf-8"))
     assert plan["dialect"] == "tsql" and plan["policy"] == "migrations-test"
-    assert [s["order"] for s in plan["scripts"]] == [1, 2, 3, 4, 5]
+    assert [s["order"] for s in plan["scripts"]] == [1, 2, 3, 4]
+    # Sales's log and PRIMARY file are both offline moves: one script pair (issue #30, N8)
     assert [s["key"] for s in plan["scripts"]] == [
-        "Sales/file/2",
+        "Sales/file/2 + Sales/filegroup/PRIMARY",
         "Sales/filegroup/FG_ORDERS_2024",
-        "Sales/filegroup/PRIMARY",
         "tempdb/data",
         "tempdb/file/2",
     ]
     written = sorted(p.name for p in out.iterdir())
-    assert len(written) == 11
+    assert len(written) == 9
     for s in plan["scripts"]:
         for direction in ("forward", "rollback"):
             f = out / s[direction]["path"]
@@ -68,7 +68,10 @@ def test_tsql_scripts_and_plan(cli: typer.Typer, tmp_path: Path) -> None:
             assert str(f) in r.stdout
             assert f.name.startswith(f"{s['order']:02d}-") and f.name.endswith(f".{direction}.sql")
     by_key = {s["key"]: s for s in plan["scripts"]}
-    assert by_key["Sales/filegroup/PRIMARY"]["manual_step"] and by_key["tempdb/data"]["restart_required"]
+    assert (
+        by_key["Sales/file/2 + Sales/filegroup/PRIMARY"]["manual_step"]
+        and by_key["tempdb/data"]["restart_required"]
+    )
     assert by_key["Sales/filegroup/FG_ORDERS_2024"]["action"] == "MoveFiles/online"
     assert (
         plan["advice"]["sha256"]

@@ -29,18 +29,17 @@ def advice(name: str) -> dict[str, Any]:
 
 def test_default_selection_is_the_recommended_moves_of_placement_units() -> None:
     sel = select_moves(advice("advice_sqlserver.json"), source="a.json", tiers=tiers(), dialect="tsql")
+    # Sales's log and PRIMARY are both offline moves: one move, one offline period (issue #30, N8)
     assert [m.key for m in sel.moves] == [
-        "Sales/file/2",
+        "Sales/file/2 + Sales/filegroup/PRIMARY",
         "Sales/filegroup/FG_ORDERS_2024",
-        "Sales/filegroup/PRIMARY",
         "tempdb/data",
         "tempdb/file/2",
     ]
     modes = {m.key: m.action.mode for m in sel.moves if isinstance(m.action, MoveFiles)}
     assert modes == {
-        "Sales/file/2": "offline",
+        "Sales/file/2 + Sales/filegroup/PRIMARY": "offline",
         "Sales/filegroup/FG_ORDERS_2024": "online",
-        "Sales/filegroup/PRIMARY": "offline",
         "tempdb/data": "restart",
         "tempdb/file/2": "restart",
     }

@@ -349,3 +349,58 @@ def test_run2_checks_every_page_once_the_database_is_online_from_the_copies(
     refusal = post[stop : post.index("END;", stop)]
     assert "the original files are untouched" in refusal and "do not delete them" in refusal
     assert "page_verify_option_desc" in post[guard:check]
+
+
+# -- issue #30, N8: one offline script per database ------------------------------------------------
+
+
+def test_a_plan_takes_a_database_offline_once_for_all_its_offline_files() -> None:
+    """N8: one plan took Sales offline twice, once for its PRIMARY file and once for its log.
+    Microsoft Learn, "Move user databases" (planned relocation): take the database offline, move
+    every file, MODIFY FILE for each, bring it online. The selection now merges a database's
+    offline moves into one, whose script has one SET OFFLINE, one copy step listing every file
+    (each to its own tier's directory), one SET ONLINE, and a run marker covering every file."""
+    merged = case_move(next(c for c in CASES if c.name == "tsql_offline_database"))
+    assert merged.key == "Sales/file/2 + Sales/filegroup/PRIMARY"
+    assert isinstance(merged.action, MoveFiles) and merged.action.mode == "offline"
+    assert merged.action.what == "database"
+    assert [f.to_name for f in merged.action.files] == ["Sales_log", "Sales"]
+    for direction, text in _scripts(merged).items():
+        batches = tsql_batches(text)
+        offline = [
+            b for b in batches if "\n    ALTER DATABASE [Sales] SET OFFLINE WITH ROLLBACK IMMEDIATE;" in b
+        ]
+        online = [b for b in batches if "\n    ALTER DATABASE [Sales] SET ONLINE;" in b]
+        assert len(offline) == 1 and len(online) == 1, direction
+        assert "AND mf.name IN (N'Sales_log', N'Sales');" in offline[0], direction
+        gate = _batch(text, GATE)
+        assert "@marked_files <> 2 OR EXISTS" in gate, direction
+        for f in merged.action.files:
+            src, dst = (f.from_path, f.to_path) if direction == "forward" else (f.to_path, f.from_path)
+            assert f"Copy-Item -LiteralPath ''{src}'' -Destination ''{dst}''" in gate, direction
+        assert "one offline period for every offline file of the database" in text.split(":on error exit")[0]
+
+
+def test_offline_moves_to_two_directories_check_each_directory_and_its_own_room() -> None:
+    """A merged database move may send its data file to one tier and its log to another: run 1
+    checks each target directory and the free space there for the files going there."""
+    from migrations.from_advice import one_offline_per_database
+
+    data = Move(
+        "Sales/filegroup/PRIMARY", Target("sqlserver", "SQL1", "Sales"), "filegroup", "PRIMARY", "fc", "flash",
+        MoveFiles("filegroup", "offline", (FileMove("Sales", "F:\\fc\\Sales.mdf", "Sales", "E:\\flash\\Sales.mdf", 40 * 1024**3, 1),), "PRIMARY"),
+    )  # fmt: skip
+    log = _move([("Sales_log", "L:\\log\\Sales_log.ldf", "F:\\fc\\Sales_log.ldf")], size=10 * 1024**3)
+    other = Move("Other/file/2", Target("sqlserver", "SQL1", "Other"), "log_file", "Other_log", "flash", "fc",
+                 MoveFiles("log", "offline", (FileMove("Other_log", "L:\\o.ldf", "Other_log", "F:\\fc\\o.ldf", 1),)))  # fmt: skip
+    moves = one_offline_per_database([data, other, log])
+    assert [m.key for m in moves] == ["Sales/filegroup/PRIMARY + Sales/file/2", "Other/file/2"]
+    merged = moves[0]
+    assert merged.to_tier == "flash+fc" and merged.from_tier == "fc+flash"
+    text = _scripts(merged)["forward"]
+    head = text.split(":on error exit")[0]
+    assert "-- To:         tier flash+fc: E:\\flash\\, F:\\fc\\" in head
+    batches = tsql_batches(text)
+    for directory, mb in (("E:\\flash\\", 40960), ("F:\\fc\\", 10240)):
+        (b,) = [x for x in batches if f"the target directory {directory} does not exist" in x]
+        assert f"SET @need_mb = CEILING(({mb}) * 1.10);" in b

@@ -226,6 +226,35 @@ BEGIN
     SET NOEXEC ON;
     RETURN;
 END;
+DECLARE @fe_probe TABLE (file_exists int, is_directory int, parent_exists int), @file_exists bit;
+IF EXISTS (SELECT 1 FROM sys.master_files WHERE database_id = DB_ID(N'Sales') AND name = N'Sales' AND LOWER(physical_name) = LOWER(N'F:\fc\Sales.mdf'))
+BEGIN
+    SET @file_exists = NULL;
+    IF CAST(PARSENAME(CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), 4) AS int) >= 14
+        EXEC sys.sp_executesql N'SELECT @e = CAST(file_exists AS bit) FROM sys.dm_os_file_exists(@p);',
+            N'@p nvarchar(4000), @e bit OUTPUT', @p = N'E:\data\Sales.mdf', @e = @file_exists OUTPUT;
+    ELSE
+    BEGIN
+        DELETE FROM @fe_probe;
+        INSERT INTO @fe_probe EXEC master.dbo.xp_fileexist N'E:\data\Sales.mdf';
+        SELECT @file_exists = CAST(MAX(file_exists) AS bit) FROM @fe_probe;
+    END;
+    IF @file_exists = 1
+    BEGIN
+        SET @msg = N'tierwise: pre-check failed: E:\data\Sales.mdf already exists. A file there now is not a copy of the database as it is (it is still online); if it is the original from before an earlier move, it is out of date. Rename or delete it, then run again. Nothing was changed.';
+        SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
+        RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
+        RAISERROR(N'%s', 16, 1, @msg);
+        SET NOEXEC ON;
+        RETURN;
+    END;
+END;
+GO
+DECLARE @tw_say nvarchar(2048);
+USE [master];
+DECLARE @msg nvarchar(2048);
+IF NOT ((SELECT state_desc FROM sys.databases WHERE name = N'Sales') = N'ONLINE' AND (EXISTS (SELECT 1 FROM sys.master_files WHERE database_id = DB_ID(N'Sales') AND name = N'Sales' AND LOWER(physical_name) = LOWER(N'F:\fc\Sales.mdf'))))
+    RETURN;
 DECLARE @dir_is_directory bit;
 IF CAST(PARSENAME(CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), 4) AS int) >= 14
 BEGIN
@@ -250,29 +279,6 @@ BEGIN
     RAISERROR(N'%s', 16, 1, @msg);
     SET NOEXEC ON;
     RETURN;
-END;
-DECLARE @fe_probe TABLE (file_exists int, is_directory int, parent_exists int), @file_exists bit;
-IF EXISTS (SELECT 1 FROM sys.master_files WHERE database_id = DB_ID(N'Sales') AND name = N'Sales' AND LOWER(physical_name) = LOWER(N'F:\fc\Sales.mdf'))
-BEGIN
-    SET @file_exists = NULL;
-    IF CAST(PARSENAME(CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), 4) AS int) >= 14
-        EXEC sys.sp_executesql N'SELECT @e = CAST(file_exists AS bit) FROM sys.dm_os_file_exists(@p);',
-            N'@p nvarchar(4000), @e bit OUTPUT', @p = N'E:\data\Sales.mdf', @e = @file_exists OUTPUT;
-    ELSE
-    BEGIN
-        DELETE FROM @fe_probe;
-        INSERT INTO @fe_probe EXEC master.dbo.xp_fileexist N'E:\data\Sales.mdf';
-        SELECT @file_exists = CAST(MAX(file_exists) AS bit) FROM @fe_probe;
-    END;
-    IF @file_exists = 1
-    BEGIN
-        SET @msg = N'tierwise: pre-check failed: E:\data\Sales.mdf already exists. A file there now is not a copy of the database as it is (it is still online); if it is the original from before an earlier move, it is out of date. Rename or delete it, then run again. Nothing was changed.';
-        SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
-        RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
-        RAISERROR(N'%s', 16, 1, @msg);
-        SET NOEXEC ON;
-        RETURN;
-    END;
 END;
 DECLARE @free_mb bigint, @need_mb bigint;
 SET @need_mb = CEILING((51200) * 1.10);
@@ -299,12 +305,12 @@ BEGIN
 END;
 IF @free_mb IS NULL
 BEGIN
-    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'warning: cannot measure the free space under E:\data\ (no database file on that volume yet); the copies of the files of [Sales] needs about ' + CAST(@need_mb AS nvarchar(20)) + N' MB there.';
+    SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'warning: cannot measure the free space under E:\data\ (no database file on that volume yet); the copies of the files of [Sales] going to E:\data\ needs about ' + CAST(@need_mb AS nvarchar(20)) + N' MB there.';
     RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
 END;
 IF @free_mb < @need_mb
 BEGIN
-    SET @msg = N'tierwise: pre-check failed: the copies of the files of [Sales] needs ' + CAST(@need_mb AS nvarchar(20)) + N' MB under ' + N'E:\data\' + N' (10 % headroom included), but only ' + CAST(@free_mb AS nvarchar(20)) + N' MB are free. Nothing was changed.';
+    SET @msg = N'tierwise: pre-check failed: the copies of the files of [Sales] going to E:\data\ needs ' + CAST(@need_mb AS nvarchar(20)) + N' MB under ' + N'E:\data\' + N' (10 % headroom included), but only ' + CAST(@free_mb AS nvarchar(20)) + N' MB are free. Nothing was changed.';
     SET @tw_say = N'tierwise: ' + CONVERT(nvarchar(19), SYSUTCDATETIME(), 126) + N'Z ' + N'STOPPED: the error below stopped the script; the later steps do not run. Every step checks first, so run the script again once the cause is fixed.';
     RAISERROR(N'%s', 0, 1, @tw_say) WITH NOWAIT;
     RAISERROR(N'%s', 16, 1, @msg);
