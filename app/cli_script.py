@@ -36,6 +36,7 @@ from migrations import (
     select_moves,
 )
 from migrations.header import GENERATOR_REVISION, timestamp
+from migrations.tsql_frame import sqlcmd_command
 from policies.model import DEFAULT_POOL, Policy
 
 
@@ -248,6 +249,10 @@ def script_command(
     entries = []
     for order, (move, forward, rollback, check) in enumerate(pairs, start=1):
         entry, written = _entry(order, move, forward, rollback, dialect, check)
+        if dialect == "tsql":
+            entry["check_only"] = sqlcmd_command(
+                move.target.server, str(out / entry["forward"]["path"]), check_only=True
+            )
         entries.append(entry)
         files.update(written)
     skipped = [*selection.skipped, *unsupported]
@@ -260,7 +265,8 @@ def script_command(
         "run": (
             "run each move's check-only script (`check`: changes nothing) days before the window; then "
             if dialect == "db2"
-            else ""
+            else "run each forward script with sqlcmd -v TW_CHECK_ONLY=1 first (`check_only`: every pre-check, "
+            "changes nothing) days before the window; then with -v TW_CHECK_ONLY=0 "
         )
         + "run the forward scripts in `order`; roll back in the reverse order; see docs/running-scripts.md",
         "scripts": entries,
@@ -284,6 +290,8 @@ def script_command(
             typer.echo(
                 f"{out / e['check']['path']}  (check only: changes nothing; run it first, days before the window)"
             )
+        if "check_only" in e:  # T-SQL: the forward script itself, with TW_CHECK_ONLY=1
+            typer.echo(f"check first (changes nothing; days before the window): {e['check_only']}")
         typer.echo(f"{out / e['forward']['path']}{note}")
         typer.echo(f"{out / e['rollback']['path']}")
     typer.echo(f"{out / 'plan.json'}")

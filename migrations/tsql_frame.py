@@ -72,6 +72,14 @@ MIN_MAJOR_VERSION = 11  # SQL Server 2012: sys.databases.replica_id, sys.dm_exec
 CLOUD_EDITIONS = "5, 6, 8, 9, 11"  # Azure SQL Database, Synapse, Managed Instance, Edge, serverless
 
 
+def sqlcmd_command(server: str, file: str, *, check_only: bool) -> str:
+    """How a script runs: the check-only run (TW_CHECK_ONLY=1: every pre-check, the plan, no
+    change) or the real one (0). -b: exit code 1 on an error; -f 65001: the file is UTF-8. The
+    header, `tierwise script` and the Scripts page all print this."""
+    quoted = f'"{file}"' if " " in file and not file.startswith("<") else file
+    return f"sqlcmd -S {server} -E -b -f 65001 -v {CHECK_ONLY}={1 if check_only else 0} -i {quoted}"
+
+
 def fail(condition: str, message: str, indent: str = "") -> list[str]:
     """IF condition: raise `message` (a T-SQL string expression) and stop every later batch."""
     assign = [] if message == "@msg" else [f"{indent}    SET @msg = {message};"]
@@ -346,9 +354,9 @@ def make_header(
     operations: Operations | None = None,
 ) -> list[str]:
     run = [
-        f"1. check only (days before, in daylight; changes nothing): sqlcmd -S {move.target.server} -E -b -f 65001 "
-        f"-v {CHECK_ONLY}=1 -i <this file>",
-        f"2. in the change window: sqlcmd -S {move.target.server} -E -b -f 65001 -v {CHECK_ONLY}=0 -i <this file>",
+        "1. check only (days before, in daylight; changes nothing): "
+        + sqlcmd_command(move.target.server, "<this file>", check_only=True),
+        "2. in the change window: " + sqlcmd_command(move.target.server, "<this file>", check_only=False),
         f"   SSMS: Query > SQLCMD Mode, and a first line :setvar {CHECK_ONLY} 1 (or 0).",
         "Never run it with sqlcmd -x. Read docs/running-scripts.md first.",
         FS_NOTE,

@@ -26,9 +26,28 @@ from app.store.policies import current_policy
 from app.store.recommendations import Status
 from app.web.pages import _back
 from app.web.templating import render
+from migrations.tsql_frame import sqlcmd_command
 
 router = APIRouter()
 _formatter = HtmlFormatter(cssclass="highlight", nowrap=False)  # colours in /static/highlight.css (CSP)
+
+
+def first_steps(rec: Recommendation, scripts: list[ScriptRecord]) -> dict[str, str] | None:
+    """The check-only run as the first step, with the exact command (issue #30): T-SQL runs the
+    forward script itself with TW_CHECK_ONLY=1, then 0 in the window; DB2 runs its stored
+    `.check.db2` (the CLP command its header gives), then the forward script."""
+    forward = next((sc for sc in scripts if sc.direction == "forward"), None)
+    check = next((sc for sc in scripts if sc.direction == "check"), None)
+    if forward is None:
+        return None
+    if forward.dialect == "tsql":
+        return {
+            "check": sqlcmd_command(rec.server, forward.filename, check_only=True),
+            "run": sqlcmd_command(rec.server, forward.filename, check_only=False),
+        }
+    if check is not None:
+        return {"check": f"db2 -td@ -vsf {check.filename}", "run": f"db2 -td@ -vsf {forward.filename}"}
+    return None
 
 
 def _highlighted(row: ScriptRecord) -> Markup:
@@ -51,8 +70,9 @@ def scripts_page(
             scripts = ensure_scripts(s, rec, policy, now=now) if rec.status == Status.APPROVED else list(
                 s.scalars(select(ScriptRecord).where(ScriptRecord.recommendation_id == rec.id)))  # fmt: skip
             rows.append(
-                {"rec": rec, "scripts": scripts, "refused": refusal(rec), "executable": executable(rec)}
-            )
+                {"rec": rec, "scripts": scripts, "refused": refusal(rec), "executable": executable(rec),
+                 "steps": first_steps(rec, scripts)}
+            )  # fmt: skip
         windows = plan([r for r in recs if r.status == Status.APPROVED], policy, now=now)
         refused = [r for r in rows if r["refused"]]
     return render(request, "scripts.html", user, rows=rows, can_execute=user.role in ("approver", "admin"),
@@ -68,7 +88,13 @@ def script_preview(script_id: int, request: Request, user: CurrentUser = Depends
         if row is None:
             raise NotFound(f"no script #{script_id}")
         rec = s.get(Recommendation, row.recommendation_id)
-    return render(request, "script.html", user, row=row, rec=rec, code=_highlighted(row))
+        siblings = list(
+            s.scalars(select(ScriptRecord).where(ScriptRecord.recommendation_id == row.recommendation_id))
+        )
+        steps = (
+            first_steps(rec, siblings) if rec is not None and row.direction in ("forward", "check") else None
+        )
+    return render(request, "script.html", user, row=row, rec=rec, code=_highlighted(row), steps=steps)
 
 
 @router.get("/scripts/{script_id}/download")

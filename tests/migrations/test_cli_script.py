@@ -480,3 +480,22 @@ def test_policy_db2_log_path_must_not_be_empty(tmp_path: Path) -> None:
     policy.write_text(yaml.safe_dump(doc), encoding="utf-8")
     with pytest.raises(PolicyError, match="db2_log_path"):
         load_policy(policy)
+
+
+def test_tsql_output_makes_the_check_only_run_the_first_step(cli: typer.Typer, tmp_path: Path) -> None:
+    """Issue #30: `tierwise script` prints, before each forward script, the exact check-only
+    command (the script itself with sqlcmd -v TW_CHECK_ONLY=1: every pre-check, the plan and the
+    estimated duration, no change), and plan.json says it per move and in its run line."""
+    out = tmp_path / "out"
+    r = run(cli, "--advice", str(FIXTURES / "advice_sqlserver.json"), "--dialect", "tsql", "--out", str(out),
+            "--policy", str(POLICY))  # fmt: skip
+    assert r.exit_code == 0, r.output
+    plan = json.loads((out / "plan.json").read_text(encoding="utf-8"))
+    assert plan["run"].startswith("run each forward script with sqlcmd -v TW_CHECK_ONLY=1 first")
+    lines = r.stdout.splitlines()
+    for s in plan["scripts"]:
+        forward = str(out / s["forward"]["path"])
+        command = f"sqlcmd -S {s['server']} -E -b -f 65001 -v TW_CHECK_ONLY=1 -i {forward}"
+        assert s["check_only"] == command
+        i = next(n for n, ln in enumerate(lines) if ln.startswith(forward))
+        assert lines[i - 1] == f"check first (changes nothing; days before the window): {command}"
