@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from connectors import queries
+from connectors import connstr, queries
 from connectors.records import (
     CORE_COUNTERS,
     Engine,
@@ -41,131 +41,17 @@ PAGE_BYTES = 8192  # SQL Server page size; used_pages are 8 KB pages
 NO_COUNTERS: dict[str, int | None] = dict.fromkeys(CORE_COUNTERS)
 
 # ---------------------------------------------------------------------------------------------
-# Connection strings: ODBC syntax (key=value;...; {braced} values with '}}' escapes). ibm_db uses
-# the same syntax, so db2.py imports these helpers.
+# Connection strings: the grammar, which values are secrets and their redaction live in
+# connectors.connstr (ibm_db takes the same syntax); db2.py imports these names from here.
 
-SECRET_KEYS = frozenset(
-    {
-        "pwd",
-        "password",
-        "passwd",
-        "uid",
-        "user",
-        "user id",
-        "userid",
-        "username",
-        "accesstoken",
-        "access token",
-        "secret",
-        "token",
-    }
-)
-MASK = "***"
-# a secret key followed by '=' anywhere in free text (a log line, a driver's error message)
-_SECRET_KEY_RE = re.compile(
-    r"(?i)\b(" + "|".join(sorted((re.escape(k) for k in SECRET_KEYS), key=len, reverse=True)) + r")\s*=[ \t]*"
-)
-
-
-def _value_end(text: str, start: int) -> int:
-    """Where the value starting at `start` ends, by the ODBC grammar: `{...}` with `}}` for a
-    literal brace, a quoted value with doubled quotes, else up to `;` or the end of the line.
-    An unterminated brace or quote runs to the end of the text: masking too much is safe."""
-    n = len(text)
-    if start < n and text[start] in "{\"'":
-        close = "}" if text[start] == "{" else text[start]
-        k = start + 1
-        while k < n:
-            if text[k] == close:
-                if text.startswith(close * 2, k):
-                    k += 2
-                    continue
-                return k + 1
-            k += 1
-        return n
-    ends = [e for e in (text.find(";", start), text.find("\n", start)) if e >= 0]
-    return min(ends) if ends else n
-
-
-def redact_text(text: str) -> str:
-    """`text` with the value of every secret attribute (PWD=, Password={..}, UID=, ...) masked,
-    wherever it stands: the one redactor for connection strings, log lines and error messages."""
-    out: list[str] = []
-    pos = 0
-    for m in _SECRET_KEY_RE.finditer(text):
-        if m.start() < pos:  # inside a value already masked
-            continue
-        end = _value_end(text, m.end())
-        out.append(text[pos : m.end()])
-        out.append(MASK)
-        pos = end
-    out.append(text[pos:])
-    return "".join(out)
-
-
-def _spans(connection_string: str) -> list[tuple[str, str, int, int]]:
-    """(key, value, value_start, value_end) per attribute; the span covers braces if any."""
-    out: list[tuple[str, str, int, int]] = []
-    text, i, n = connection_string, 0, len(connection_string)
-    while i < n:
-        if text[i] in "; \t\r\n":
-            i += 1
-            continue
-        eq = text.find("=", i)
-        if eq < 0:
-            raise ValueError(f"attribute {len(out) + 1} has no '='")
-        key = text[i:eq].strip()
-        j = eq + 1
-        while j < n and text[j] == " ":
-            j += 1
-        if j < n and text[j] == "{":
-            buf: list[str] = []
-            k = j + 1
-            while True:
-                if k >= n:
-                    raise ValueError(f"value of {key!r} has no closing '}}'")
-                if text[k] == "}":
-                    if text.startswith("}}", k):
-                        buf.append("}")
-                        k += 2
-                        continue
-                    k += 1
-                    break
-                buf.append(text[k])
-                k += 1
-            out.append((key, "".join(buf), j, k))
-            semi = text.find(";", k)
-            i = n if semi < 0 else semi + 1
-        else:
-            semi = text.find(";", j)
-            end = n if semi < 0 else semi
-            out.append((key, text[j:end].strip(), j, end))
-            i = end + 1
-    return out
+redact_text = connstr.redact_text
+scrub = connstr.scrub
 
 
 def parse_connection_string(connection_string: str) -> list[tuple[str, str]]:
-    """(key, value) pairs in order. Raises ValueError on a malformed string (never echoing it)."""
-    return [(k, v) for k, v, _, _ in _spans(connection_string)]
-
-
-def scrub(message: str, connection_string: str) -> str:
-    """`message` with the connection string and every secret value in it masked."""
-    if connection_string and connection_string in message:
-        message = message.replace(connection_string, redact_text(connection_string))
-    try:
-        secrets = [v for k, v in parse_connection_string(connection_string) if k.lower() in SECRET_KEYS]
-    except ValueError:
-        secrets = [
-            connection_string[m.end() : _value_end(connection_string, m.end())].strip("{}\"'")
-            for m in _SECRET_KEY_RE.finditer(connection_string)
-        ]
-    for value in sorted({s for s in secrets if s}, key=len, reverse=True):
-        pattern = re.escape(value)
-        if len(value) < 4:  # a very short secret is masked where it stands alone, not inside words
-            pattern = rf"(?<![A-Za-z0-9]){pattern}(?![A-Za-z0-9])"
-        message = re.sub(pattern, MASK, message, flags=re.IGNORECASE)
-    return message
+    """(key, value) pairs in order. Raises ValueError (connstr.ConnectionStringError) on a
+    malformed string, naming the problem and its position, never a value."""
+    return [(a.key, a.value) for a in connstr.parse(connection_string)]
 
 
 def attribute(connection_string: str, *names: str) -> str | None:
