@@ -24,7 +24,16 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import IO, Any, BinaryIO, NoReturn, cast
 
-from connectors.records import Engine, ImportFileError, ObjectKind, ObjectSample, Snapshot, SourceError
+from connectors.records import (
+    Engine,
+    ImportFileError,
+    ObjectKind,
+    ObjectSample,
+    Snapshot,
+    SourceError,
+    control_character,
+    escape_controls,
+)
 from connectors.shapes import ALL_SHAPES, ColumnType, Shape, shape_for_header
 
 # A parsed row as the mappers take it: lower-case shape column names -> str, int, bool, tz-aware
@@ -71,8 +80,15 @@ def parse_value(text: str, ctype: ColumnType) -> str | int | bool | datetime | N
     if ctype is ColumnType.TEXT:
         if "\x00" in text:
             raise _BadValue(
-                f"contains a NUL character (character {text.index(chr(0)) + 1}): the file is damaged, "
+                f"contains a NUL character (U+0000, character {text.index(chr(0)) + 1}): the file is damaged, "
                 "or UTF-16 read as UTF-8"
+            )
+        if (control := control_character(text)) is not None:
+            raise _BadValue(
+                f"contains a {control[1]} (character {control[0] + 1} of {escape_controls(text)[:80]!r}): "
+                "names with line breaks or other control characters are refused, since they would "
+                "break the lines of reports, mails and scripts. Rename the object on the server, or "
+                "correct the name in the file"
             )
         if text == "NULL":
             raise _BadValue(

@@ -7,6 +7,8 @@ later (advisors/deltas.py) so that restarts and resets are judged in one place.
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from datetime import datetime
@@ -149,6 +151,38 @@ class Snapshot:
     sample_time: datetime
     instance_start: datetime | None
     samples: tuple[ObjectSample, ...]
+
+
+# Characters no object name may carry: C0 controls (CR, LF, NUL, TAB, ...), DEL, C1 controls and
+# the Unicode line and paragraph separators. A name is data that ends up in mail headers, logs,
+# CSV exports and scripts, where a line break in it splits a line; SQL Server and Db2 allow them
+# in delimited identifiers, but no real server, database, file or table space is named so.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_ESCAPES = {"\r": "\\r", "\n": "\\n", "\t": "\\t", "\x00": "\\0"}
+
+
+def control_character(text: str) -> tuple[int, str] | None:
+    """The first control character in `text` (its 0-based position and a DBA-readable name, e.g.
+    "carriage return (U+000D)"), or None for a name that may be kept as it is."""
+    m = _CONTROL.search(text)
+    if m is None:
+        return None
+    ch = m.group()
+    name = {"\r": "carriage return", "\n": "line feed", "\t": "tab", "\x00": "NUL", "\x7f": "DEL"}.get(ch)
+    name = name or unicodedata.name(ch, "control character").lower()
+    return m.start(), f"{name} (U+{ord(ch):04X})"
+
+
+def escape_controls(text: str) -> str:
+    """`text` with each control character written visibly (\\r, \\n, \\t, \\0, \\xNN, \\uNNNN):
+    for a name read before names were checked, where it must not break a line (a mail header)."""
+    return _CONTROL.sub(
+        lambda m: (
+            _ESCAPES.get(m.group())
+            or (f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}")
+        ),
+        text,
+    )
 
 
 class SourceError(Exception):

@@ -24,6 +24,8 @@ from connectors.records import (
     ObjectSample,
     Snapshot,
     SourceError,
+    control_character,
+    escape_controls,
 )
 from connectors.shapes import (
     SQLSERVER_BUFFER_MANAGER,
@@ -322,15 +324,30 @@ def build_snapshot(
     samples: list[ObjectSample] = []
     servers: set[str] = set()
     starts: list[datetime] = []
+    refused: list[str] = []
     for name, (shape, mapper) in handlers.items():
         for raw in results.get(name, ()):
             row = typed_row(shape, raw)
+            if (bad := _control_in_names(shape, row)) is not None:
+                refused.append(bad)  # a name that would break lines downstream: never stored
+                continue
             start = row.get(shape.start_column)
             if isinstance(start, datetime):
                 starts.append(start)
             sample = mapper(row)
             servers.add(sample.ref.server)
             samples.append(sample)
+    if refused:
+        log.error(
+            "%s: %d row(s) refused, their names hold control characters (line breaks, ...): %s",
+            escape_controls(next(iter(servers), "") or "a server"),
+            len(refused),
+            "; ".join(refused[:5]) + ("; ..." if len(refused) > 5 else ""),
+        )
+    if not samples and refused:
+        raise SourceError(
+            f"every row was refused: names hold control characters (line breaks, ...), e.g. {refused[0]}"
+        )
     if not samples:
         raise SourceError("the server returned no rows at all (check the permissions in the connect guide)")
     if len(servers) > 1:
@@ -347,6 +364,17 @@ def build_snapshot(
         instance_start=max(starts) if starts else None,
         samples=tuple(samples),
     )
+
+
+def _control_in_names(shape: Shape, row: Row) -> str | None:
+    """Where a polled row's name holds a control character ("file_stats column 'file_name' =
+    'Sa\\r\\nles': carriage return (U+000D)", escaped), or None. Such a row is refused, as an import
+    file with it is: a name that breaks lines would break mail headers, logs, exports and scripts."""
+    for col in shape.columns:
+        value = row.get(col.name)
+        if col.type is ColumnType.TEXT and isinstance(value, str) and (bad := control_character(value)):
+            return f"{shape.name} column {col.name!r} = '{escape_controls(value)[:80]}': {bad[1]}"
+    return None
 
 
 HANDLERS: dict[str, tuple[Shape, Mapper]] = {
