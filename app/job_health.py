@@ -19,6 +19,9 @@ from app.secrets import redact
 from app.timefmt import iso
 
 STALE_FACTOR = 3  # a job is late when it has not succeeded for this many of its intervals
+# A job whose last this-many runs each ended in failure makes the scheduler degraded at once,
+# however long its allowance: a job that fails every minute is not "late" for a quarter hour.
+FAILED_RUNS_DEGRADED = 3
 
 
 def describe(exc: BaseException) -> str:
@@ -42,9 +45,15 @@ class JobHealth:
     last_success: datetime | None = None
     last_error: str | None = None  # redacted
     last_error_at: datetime | None = None
-    consecutive_failures: int = 0
+    consecutive_failures: int = 0  # tries (a run retries store errors) since the last success
     failures: int = 0
     successes: int = 0  # runs that succeeded since the process started
+    failed_runs: int = 0  # runs in a row that ended in failure (each counted once, retries or not)
+    runs: int = 0  # runs started (JobMonitor.started)
+    failed_run: int = -1  # the run `failed_runs` last counted
+
+    def failing_repeatedly(self) -> bool:
+        return self.failed_runs >= FAILED_RUNS_DEGRADED
 
     def stale(self, now: datetime) -> bool:
         if self.stale_after_s is None:
@@ -61,6 +70,7 @@ class JobHealth:
             "last_error": self.last_error,
             "last_error_at": iso(self.last_error_at),
             "consecutive_failures": self.consecutive_failures,
+            "failed_runs": self.failed_runs,
         }
 
 
@@ -73,15 +83,18 @@ class SchedulerStatus:
     stale: list[str]  # jobs that have not succeeded within their allowance
     failing: list[str]  # jobs whose last try failed
     jobs: list[JobHealth] = field(default_factory=list)
+    failed_repeatedly: list[str] = field(default_factory=list)  # their last FAILED_RUNS_DEGRADED runs failed
 
 
 def scheduler_status(jobs: list[JobHealth], *, alive: bool, now: datetime) -> SchedulerStatus:
-    """running: the thread is alive and every job succeeded within its allowance (STALE_FACTOR
-    x its interval); degraded: alive, but some job is late; stopped: the thread has ended."""
+    """running: the thread is alive, every job succeeded within its allowance (STALE_FACTOR x its
+    interval) and none failed its last FAILED_RUNS_DEGRADED runs; degraded: alive, but some job is
+    late or keeps failing; stopped: the thread has ended."""
     stale = [j.job_id for j in jobs if j.stale(now)]
     failing = [j.job_id for j in jobs if j.consecutive_failures]
-    state: SchedulerState = "stopped" if not alive else "degraded" if stale else "running"
-    return SchedulerStatus(state, stale, failing, jobs)
+    repeated = [j.job_id for j in jobs if j.failing_repeatedly()]
+    state: SchedulerState = "stopped" if not alive else "degraded" if stale or repeated else "running"
+    return SchedulerStatus(state, stale, failing, jobs, repeated)
 
 
 class JobMonitor:
@@ -124,13 +137,16 @@ class JobMonitor:
 
     def started(self, job_id: str) -> None:
         with self._lock:
-            self._get(job_id).last_start = self.clock()
+            job = self._get(job_id)
+            job.last_start = self.clock()
+            job.runs += 1
 
     def succeeded(self, job_id: str) -> None:
         with self._lock:
             job = self._get(job_id)
             job.last_success = self.clock()
             job.consecutive_failures = 0
+            job.failed_runs = 0
             job.successes += 1
         metrics.record_job(job.kind, job.target, ok=True, at=job.last_success)
 
@@ -141,6 +157,10 @@ class JobMonitor:
             job.last_error_at = self.clock()
             job.consecutive_failures += 1
             job.failures += 1
+            # a run's retries count once; a job never `started` (the loop, a pool) counts each failure
+            if job.runs == 0 or job.failed_run != job.runs:
+                job.failed_runs += 1
+                job.failed_run = job.runs
         metrics.record_job(job.kind, job.target, ok=False)
 
     def get(self, job_id: str) -> JobHealth | None:

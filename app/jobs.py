@@ -48,6 +48,7 @@ from sqlalchemy import text
 from app import metrics
 from app.collect import poll_target
 from app.job_health import JobMonitor, SchedulerStatus, describe, scheduler_status
+from app.mail.send import MailStop
 from app.secrets import Vault, redact
 from app.settings import Settings
 from app.store.db import Store, retryable
@@ -107,6 +108,7 @@ class Runtime:
     import_check_s: float = IMPORT_CHECK_S
     import_watch: ImportWatch = field(default_factory=lambda: ImportWatch())
     full_evaluation_at: float | None = None  # monotonic time of this process's last whole-fleet run
+    mail_stop: MailStop = field(default_factory=MailStop)  # set at shutdown: unsent reports stay queued
 
 
 class ImportWatch:
@@ -225,7 +227,7 @@ def retention_job() -> None:
 def _reports(rt: Runtime) -> None:
     from app.mail.service import run_due
 
-    run_due(rt.store, rt.settings, now=datetime.now(UTC))
+    run_due(rt.store, rt.settings, now=datetime.now(UTC), stop=rt.mail_stop)
 
 
 def reports_job() -> None:
@@ -615,7 +617,10 @@ class Scheduler:
         return scheduler_status(self.monitor.snapshot(), alive=alive, now=now or self.monitor.clock())
 
     def shutdown(self) -> None:
+        """Stop the jobs, waiting for the running ones; a report being sent does not wait out its
+        SMTP retries (MailStop): it stays queued as a pending delivery, sent at the next start."""
         self.started = False
+        self.runtime.mail_stop.set()
         if self.scheduler is not None:
             if self.scheduler.running:  # else it was stopped already (its thread has ended)
                 self.scheduler.shutdown(wait=True)

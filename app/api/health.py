@@ -17,8 +17,8 @@ router = APIRouter(prefix="/api")
 def health(request: Request, state: AppState = Depends(app_state)) -> JSONResponse:
     """Liveness, the scheduler's state and a count of what the store holds (no login: nothing
     sensitive). The scheduler is running (thread alive, every job succeeded within 3 of its
-    intervals), degraded (some job late: named in `stale`; `failing` names jobs whose last try
-    failed) or stopped (its thread ended: answered with 503, restart the service); off when this
+    intervals), degraded (some job late: named in `stale`; or some job failed its last 3 runs:
+    named in `failed_repeatedly`; `failing` names jobs whose last try failed) or stopped (its thread ended: answered with 503, restart the service); off when this
     process schedules nothing. The late or failing jobs' details (target names, last errors)
     only for a logged-in caller or an API token."""
     with state.store.session() as s:
@@ -38,8 +38,10 @@ def health(request: Request, state: AppState = Depends(app_state)) -> JSONRespon
         body["scheduler"] = sched.state
         body["status"] = "ok" if sched.state == "running" else "degraded"
         body["stale"], body["failing"] = sched.stale, sched.failing
+        body["failed_repeatedly"] = sched.failed_repeatedly
         if _signed_in(request):
-            body["jobs"] = [j.as_dict() for j in sched.jobs if j.job_id in {*sched.stale, *sched.failing}]
+            named = {*sched.stale, *sched.failing, *sched.failed_repeatedly}
+            body["jobs"] = [j.as_dict() for j in sched.jobs if j.job_id in named]
     body.update({"demo": state.settings.demo, **counts})
     return JSONResponse(body, status_code=503 if body["scheduler"] == "stopped" else 200)
 

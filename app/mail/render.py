@@ -16,6 +16,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from app.mail.charts import skew_chart, tier_chart
 from app.mail.content import NOTIFY_HEADER, ReportContent
 from app.textfmt import filters
+from connectors.records import escape_controls
 
 _env = Environment(
     loader=FileSystemLoader(str(Path(__file__).parent / "templates")),
@@ -37,8 +38,11 @@ _env.filters.update(filters(missing="n/a"))  # the pages' filters; "n/a" reads b
 
 
 def subject_for(content: ReportContent) -> str:
+    """The Subject header's text. The scope's names are data: a control character a name may still
+    hold (stored before names were checked) is written visibly, never as a line break; the email
+    package folds and encodes the rest (RFC 2047) when the header is set."""
     c = content.counts
-    return (
+    return escape_controls(
         f"tierwise: {c['open']} open, {c['approved']} approved recommendations for {content.scope.label()}"
         f" ({content.generated_at:%Y-%m-%d})"
     )

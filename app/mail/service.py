@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import email
+import email.policy
 import logging
 import re
 from collections.abc import Callable, Sequence
@@ -14,13 +16,15 @@ from apscheduler.triggers.cron import CronTrigger
 from sqlalchemy import select
 
 from app.errors import Invalid
+from app.job_health import describe
 from app.mail.content import NOTIFY_HEADER, ReportContent, gather
 from app.mail.render import Attachment, build_message
 from app.mail.scope import Scope, ScopeError, resolve_scope
-from app.mail.send import send, wire_bytes
+from app.mail.send import MailStop, send, wire_bytes
 from app.settings import Settings
-from app.store.db import Store
+from app.store.db import Store, store_fault
 from app.store.models import Delivery, ReportSubscription
+from connectors.records import escape_controls
 
 log = logging.getLogger("tierwise.reports")
 
@@ -103,6 +107,7 @@ class Sent:
     ok: bool
     error: str | None
     message: EmailMessage
+    queued: bool = False  # not sent: the service is stopping; the delivery stays pending, and queued
 
 
 def compose(store: Store, settings: Settings, scope: Scope, recipients: Sequence[str], *, now: datetime,
@@ -153,29 +158,42 @@ def deliver(
     now: datetime,
     subscription_id: int | None = None,
     sleep: Callable[[float], None] | None = None,
+    stop: MailStop | None = None,
+    delivery_id: int | None = None,
 ) -> Sent:
+    """Send `message` and record the outcome: on the pending delivery `delivery_id` (a scheduled
+    report), else on a new one. A send the service's stop ended leaves the delivery pending with
+    the message, for the next start (`run_due`)."""
     notify = str(message.get(NOTIFY_HEADER) or "")  # regressions this report announces (internal header)
     del message[NOTIFY_HEADER]
-    outcome = send(message, settings, sleep=sleep) if sleep is not None else send(message, settings)
+    outcome = send(message, settings, stop=stop, **({} if sleep is None else {"sleep": sleep}))
     if notify and outcome.ok:
         from app.verify import mark_notified
 
         mark_notified(store, [int(x) for x in notify.split(",") if x.isascii() and x.isdigit()], now=now)
     elif notify:
         message[NOTIFY_HEADER] = notify  # not sent: the next attempt announces them again
+    status = "sent" if outcome.ok else "pending" if outcome.stopped else "failed"
     with store.session() as s:
-        d = Delivery(subscription_id=subscription_id, at=now, recipients=str(message["To"]),
-                     subject=str(message["Subject"]), status="sent" if outcome.ok else "failed",
-                     attempts=outcome.attempts, error=outcome.error, message_id=str(message["Message-ID"]))  # fmt: skip
-        s.add(d)
+        d = s.get(Delivery, delivery_id) if delivery_id is not None else None
+        if d is None:
+            d = Delivery(subscription_id=subscription_id, at=now, attempts=0)
+            s.add(d)
+        d.recipients, d.subject, d.status = str(message["To"]), str(message["Subject"]), status
+        d.attempts = (d.attempts or 0) + outcome.attempts
+        d.error, d.message_id = outcome.error, str(message["Message-ID"])
+        d.message = wire_bytes(message) if outcome.stopped else None  # queued as it will be sent
         s.flush()
         delivery_id = d.id
     if outcome.ok:
         log.info("report %r sent to %s", message["Subject"], message["To"])
+    elif outcome.stopped:
+        log.warning("report %r to %s queued: the service is stopping; it is sent at the next start",
+                    message["Subject"], message["To"])  # fmt: skip
     else:
         log.error("report %r to %s FAILED after %d attempts: %s", message["Subject"], message["To"], outcome.attempts,
                   outcome.error)  # fmt: skip
-    return Sent(delivery_id, outcome.ok, outcome.error, message)
+    return Sent(delivery_id, outcome.ok, outcome.error, message, queued=outcome.stopped)
 
 
 def scope_attachments(store: Store, settings: Settings, scope: Scope, *, now: datetime) -> list[Attachment]:
@@ -195,6 +213,17 @@ def scope_attachments(store: Store, settings: Settings, scope: Scope, *, now: da
         return approved_script_attachments(s, recs, current_policy(s, settings.policy_file), now=now)
 
 
+@dataclass(frozen=True)
+class _Claim:
+    """A subscription's run, claimed: its pending delivery and what the report is made from."""
+
+    delivery_id: int
+    subscription_id: int | None
+    scope: str
+    recipients: str
+    fmt: str
+
+
 def run_due(
     store: Store,
     settings: Settings,
@@ -202,40 +231,127 @@ def run_due(
     now: datetime,
     attachments_for: Callable[[Scope], Sequence[Attachment]] | None = None,
     sleep: Callable[[float], None] | None = None,
+    stop: MailStop | None = None,
 ) -> list[Sent]:
-    """Send every enabled subscription that is due, once each, and mark it run."""
+    """The queued reports first (pending deliveries a stopped service left), then every enabled
+    subscription that is due, once each. Each is its own unit: claimed in a transaction of its own
+    (marked run, with a pending delivery: a crash never sends twice), then composed and sent; a
+    report that cannot be composed, for whatever reason, is a failed delivery with the reason, and
+    the others go on. Only a store error stops the run (the store is needed to record anything):
+    the deliveries it left pending are composed and sent at the next run."""
+    sent = _send_queued(store, settings, now=now, attachments_for=attachments_for, sleep=sleep, stop=stop)
     with store.session() as s:
-        subs = [
-            (sub.id, sub.scope, sub.recipients, sub.format)
-            for sub in s.scalars(select(ReportSubscription).where(ReportSubscription.enabled.is_(True)))
-            if due(sub, now)
-        ]
-        for sub_id, _, _, _ in subs:
-            row = s.get(ReportSubscription, sub_id)
-            assert row is not None
-            row.last_run_at = now  # claimed before sending: a crash never sends twice
-    sent: list[Sent] = []
-    for sub_id, scope_text, recipients, fmt in subs:
-        try:
-            msg = report_message(store, settings, scope_text, parse_recipients(recipients), now=now, fmt=fmt,
-                                 attachments_for=attachments_for)  # fmt: skip
-        except (ScopeError, SubscriptionError) as exc:  # e.g. its target was removed: recorded, not skipped
-            sent.append(_not_composed(store, sub_id, recipients, scope_text, str(exc), now))
+        subs = list(s.scalars(select(ReportSubscription).where(ReportSubscription.enabled.is_(True))
+                              .order_by(ReportSubscription.id)))  # fmt: skip
+    for sub in subs:
+        if stop is not None and stop.is_set():
+            break  # the rest are still due at the next start
+        if not _due(sub, now):
             continue
-        sent.append(deliver(store, settings, msg, now=now, subscription_id=sub_id, sleep=sleep))
+        claim = _claim(store, sub.id, now)
+        if claim is not None:
+            sent.append(_compose_and_send(store, settings, claim, now=now, attachments_for=attachments_for,
+                                          sleep=sleep, stop=stop))  # fmt: skip
     return sent
 
 
-def _not_composed(
-    store: Store, sub_id: int, recipients: str, scope_text: str, error: str, now: datetime
-) -> Sent:
-    """A failed delivery for a subscription whose report cannot be made (its scope names a target
-    that is gone): on the Reports page and in the log, never silent."""
+def _due(sub: ReportSubscription, now: datetime) -> bool:
+    """`due`, with a schedule that can no longer be read (a time zone gone from the system's
+    database) logged and skipped: it never stops the other subscriptions."""
+    try:
+        return due(sub, now)
+    except SubscriptionError as exc:
+        log.error("subscription #%d (%s) skipped: %s", sub.id, escape_controls(sub.name), exc.detail)
+        return False
+
+
+def _claim(store: Store, sub_id: int, now: datetime) -> _Claim | None:
+    """Mark one subscription run and queue its pending delivery, in one transaction."""
     with store.session() as s:
-        d = Delivery(subscription_id=sub_id, at=now, recipients=recipients, subject=f"tierwise report for {scope_text}",
-                     status="failed", attempts=0, error=f"not composed: {error}")  # fmt: skip
+        sub = s.get(ReportSubscription, sub_id)
+        if sub is None or not sub.enabled or not due(sub, now):
+            return None
+        sub.last_run_at = now
+        d = Delivery(subscription_id=sub.id, at=now, recipients=sub.recipients, status="pending", attempts=0,
+                     subject=f"tierwise report for {escape_controls(sub.scope)}")  # fmt: skip
         s.add(d)
         s.flush()
-        delivery_id = d.id
-    log.error("report for subscription #%d not composed: %s", sub_id, error)
-    return Sent(delivery_id, False, error, EmailMessage())
+        return _Claim(d.id, sub.id, sub.scope, sub.recipients, sub.format)
+
+
+def _compose_and_send(
+    store: Store,
+    settings: Settings,
+    claim: _Claim,
+    *,
+    now: datetime,
+    attachments_for: Callable[[Scope], Sequence[Attachment]] | None,
+    sleep: Callable[[float], None] | None,
+    stop: MailStop | None,
+) -> Sent:
+    try:
+        msg = report_message(store, settings, claim.scope, parse_recipients(claim.recipients), now=now,
+                             fmt=claim.fmt, attachments_for=attachments_for)  # fmt: skip
+    except Exception as exc:  # its own failure, recorded on its delivery; a store error is the run's
+        if store_fault(exc) is not None:
+            raise
+        known = isinstance(exc, ScopeError | SubscriptionError)  # e.g. its target was removed
+        return _not_composed(store, claim, str(exc) if known else describe(exc))
+    return deliver(store, settings, msg, now=now, subscription_id=claim.subscription_id,
+                   delivery_id=claim.delivery_id, sleep=sleep, stop=stop)  # fmt: skip
+
+
+def _send_queued(
+    store: Store,
+    settings: Settings,
+    *,
+    now: datetime,
+    attachments_for: Callable[[Scope], Sequence[Attachment]] | None,
+    sleep: Callable[[float], None] | None,
+    stop: MailStop | None,
+) -> list[Sent]:
+    """Pending deliveries, oldest first: a queued message is sent as it was composed; one claimed
+    but never composed (the service stopped, or the store failed, in between) is composed now."""
+    with store.session() as s:
+        rows = s.execute(
+            select(Delivery.id, Delivery.subscription_id, Delivery.message, Delivery.at)
+            .where(Delivery.status == "pending")
+            .order_by(Delivery.id)
+        ).all()
+    sent: list[Sent] = []
+    for delivery_id, sub_id, raw, at in rows:
+        if stop is not None and stop.is_set():
+            break
+        if raw is not None:
+            msg = email.message_from_bytes(raw, policy=email.policy.default)
+            assert isinstance(msg, EmailMessage)
+            sent.append(deliver(store, settings, msg, now=now, subscription_id=sub_id, delivery_id=delivery_id,
+                                sleep=sleep, stop=stop))  # fmt: skip
+            continue
+        with store.session() as s:
+            sub = s.get(ReportSubscription, sub_id) if sub_id is not None else None
+            claim = (
+                None if sub is None else _Claim(delivery_id, sub.id, sub.scope, sub.recipients, sub.format)
+            )
+        if claim is None:
+            gone = _Claim(delivery_id, sub_id, "", "", "html")
+            sent.append(
+                _not_composed(store, gone, "its subscription was removed before the report was composed")
+            )
+            continue
+        sent.append(_compose_and_send(store, settings, claim, now=at, attachments_for=attachments_for,
+                                      sleep=sleep, stop=stop))  # fmt: skip
+    return sent
+
+
+def _not_composed(store: Store, claim: _Claim, error: str) -> Sent:
+    """A failed delivery for a subscription whose report cannot be made (its scope names a target
+    that is gone, a name or value the report cannot take): on the Reports page and in the log
+    (one line: control characters escaped), never silent."""
+    error = escape_controls(error)
+    with store.session() as s:
+        d = s.get(Delivery, claim.delivery_id)
+        assert d is not None
+        d.status, d.error, d.message = "failed", f"not composed: {error}", None
+    log.error("report for subscription #%s not composed: %s", claim.subscription_id, error)
+    return Sent(claim.delivery_id, False, error, EmailMessage())

@@ -18,6 +18,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Text,
@@ -351,10 +352,12 @@ class Delivery(Base):
     at: Mapped[datetime] = mapped_column(index=True)
     recipients: Mapped[str] = mapped_column(Text)
     subject: Mapped[str] = mapped_column(Text)
-    status: Mapped[str] = mapped_column(String(20))  # sent | failed
+    status: Mapped[str] = mapped_column(String(20))  # pending | sent | failed
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     error: Mapped[str | None] = mapped_column(Text, default=None)
     message_id: Mapped[str | None] = mapped_column(String(300), default=None)
+    # while pending: the message as sent (None: not composed yet); dropped once sent or failed
+    message: Mapped[bytes | None] = mapped_column(LargeBinary, default=None, deferred=True)
 
 
 class IlmPlanRecord(Base):
