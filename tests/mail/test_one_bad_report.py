@@ -8,7 +8,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from aiosmtpd.controller import Controller
@@ -182,3 +182,32 @@ def test_stopping_hangs_up_a_connection_the_smtp_server_never_answers(
     assert not thread.is_alive() and time.monotonic() - started < 3
     assert [x.queued for x in out] == [True]
     assert deliveries(demo_store)[sub].status == "pending"
+
+
+def test_the_scheduler_stops_in_seconds_while_a_report_retries_and_leaves_it_queued(
+    store: Store, settings: Settings
+) -> None:
+    from app.jobs import Runtime, Scheduler
+    from app.secrets import Vault, load_key
+
+    refusing, port = Inbox(refuse_first=10**6), free_port()
+    controller = Controller(refusing, hostname="127.0.0.1", port=port)
+    controller.start()
+    cfg = mail_settings(settings, port, smtp_backoff_s=30.0, smtp_attempts=4)  # 3.5 minutes of retries
+    with store.session() as s:
+        s.add(ReportSubscription(name="weekly", recipients="dba@example.test", scope="fleet", cron="* * * * *",
+                                 timezone="UTC", enabled=True, created_by="ada",
+                                 created_at=datetime.now(UTC) - timedelta(days=1)))  # fmt: skip
+    scheduler = Scheduler(Runtime(store, Vault(load_key(cfg)), cfg))
+    try:
+        assert scheduler.start()
+        _wait(lambda: refusing.attempts >= 1, timeout=60)  # the reports job runs at start
+        started = time.monotonic()
+        scheduler.shutdown()
+        assert time.monotonic() - started < 5
+    finally:
+        controller.stop()
+    with store.session() as s:
+        [d] = s.scalars(select(Delivery))
+        assert (d.status, d.attempts) == ("pending", 1)
+        assert s.scalar(select(Delivery.message).where(Delivery.id == d.id))
