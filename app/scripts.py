@@ -175,7 +175,10 @@ def _offline_scripts(
 def approved_script_attachments(session: Session, recs: Sequence[Recommendation], policy: Policy,
                                 *, now: datetime) -> list[Attachment]:  # fmt: skip
     out: list[Attachment] = []
+    seen: set[tuple[str, str]] = set()  # an offline group's recommendations share one script: attach it once
     for rec in recs:
         for row in ensure_scripts(session, rec, policy, now=now):
-            out.append(Attachment(row.filename, row.text.encode("utf-8")))
+            if (row.filename, row.sha256) not in seen:
+                seen.add((row.filename, row.sha256))
+                out.append(Attachment(row.filename, row.text.encode("utf-8")))
     return out

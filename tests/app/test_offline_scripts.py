@@ -79,3 +79,23 @@ def test_approved_offline_moves_of_one_database_share_one_script(store: Store) -
         alone = next(r for r in ensure_scripts(s, primary, policy, now=NOW) if r.direction == "forward")
         assert _offline_periods(alone.text) == 1
         assert "Sales_log" not in alone.text.split(":on error exit")[1]
+
+
+def test_a_shared_offline_script_is_attached_once(store: Store) -> None:
+    """The report email attaches approved scripts: the pair two recommendations share goes once."""
+    from app.scripts import approved_script_attachments
+
+    policy = parse_policy(POLICY.read_text(encoding="utf-8"), source="test")
+    with store.session() as s:
+        t = Target(name="SQLPROD01", engine="sqlserver", source="import", created_at=NOW)
+        s.add(t)
+        s.flush()
+        recs = [
+            _rec(s, t, "Sales/filegroup/PRIMARY", "filegroup", "PRIMARY"),
+            _rec(s, t, "Sales/file/2", "log_file", "Sales_log"),
+        ]
+        files = [a.filename for a in approved_script_attachments(s, recs, policy, now=NOW)]
+        assert len(files) == 2 and len(set(files)) == 2, files
+        assert any(f.endswith(".forward.sql") for f in files) and any(
+            f.endswith(".rollback.sql") for f in files
+        )

@@ -216,10 +216,14 @@ def _scripts(
         read_only=[f"{doc['objects'][0]['server']}|{keys[0]}"] if dialect == "tsql" else [],
     )  # type: ignore[arg-type]
     out = []
-    moves: list[Move] = sorted(sel.moves, key=lambda m: (keys.index(m.key), type(m.action).__name__))
+
+    def index(key: str) -> int:  # a database's offline moves are one move, keyed "k1 + k2"
+        return keys.index(key.split(" + ")[0])
+
+    moves: list[Move] = sorted(sel.moves, key=lambda m: (index(m.key), type(m.action).__name__))
     for m in moves:
         fwd, back = render_pair(m, dialect, OPTIONS, WHEN)  # type: ignore[arg-type]
-        out.append((f"{keys.index(m.key)}:{type(m.action).__name__}", fwd.text, back.text))
+        out.append((f"{index(m.key)}:{type(m.action).__name__}", fwd.text, back.text))
     return out, [s.reason for s in sel.skipped]
 
 
