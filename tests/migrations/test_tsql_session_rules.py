@@ -11,19 +11,18 @@ recommendation is approved (app.review, as an approver does on the Recommendatio
 
 The rules, with Microsoft's words for each (Microsoft Learn):
 
-1. `:on error exit` comes first ("sqlcmd utility", `:On Error [ exit | ignore ]`: with exit,
-   "sqlcmd exits and returns the appropriate error value" when an error occurs), before any batch,
-   and nothing sets it to ignore. The first SQL batch is the gate: SQLCMD mode, `TW_CHECK_ONLY`
+1. `:on error exit` comes first ("sqlcmd utility" / "sqlcmd commands", `:On Error [ exit |
+   ignore ]`: with exit, sqlcmd ends the run at an error, with an error exit code), before any
+   batch, and nothing sets it to ignore. The first SQL batch is the gate: SQLCMD mode, `TW_CHECK_ONLY`
    given as 0 or 1 (no `:setvar TW_CHECK_ONLY`: "sqlcmd - Use with scripting variables", variable
    precedence, `:setvar` is above `sqlcmd -v`, so a default would override the command line), and
    the seven SET options indexed views, computed-column and filtered indexes require ("SET options
    that affect results").
 2. Every check stops the script at severity 16 or more before anything changes: RAISERROR is
-   used at severity 0 (progress, WITH NOWAIT) or 16 and above, never 1-15 ("RAISERROR",
-   severity: "severity levels from 0 through 10 are informational"; 11 to 16 are errors the user
-   can correct, and sqlcmd's `:on error exit` acts on errors above 10); a severity 16 outside a
-   TRY is followed by `SET NOEXEC ON` ("SET NOEXEC": "compiles each query but doesn't execute it",
-   so no later batch runs) and RETURN; one inside a TRY lands in a CATCH that stops the same way;
+   used at severity 0 (progress, WITH NOWAIT) or 16 and above, never 1-15 ("RAISERROR": severities
+   up to 10 are informational messages, not errors, so neither sqlcmd nor a CATCH acts on them);
+   a severity 16 outside a TRY is followed by `SET NOEXEC ON` ("SET NOEXEC": later queries are
+   compiled, not executed, so no later batch runs) and RETURN; one inside a TRY lands in a CATCH that stops the same way;
    and every statement that changes something comes after the check-only barrier, so every
    pre-check has run (and stopped the script when it failed) before the first change.
 3. `SET XACT_ABORT ON` holds wherever a transaction spans statements ("SET XACT_ABORT": "When
