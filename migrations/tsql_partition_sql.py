@@ -14,7 +14,7 @@ Choices that rest on Microsoft Learn pages:
   table (built with the same values) and the target partition match. Rebuilding the staging table
   to the neighbour's compression instead would silently change the partition's compression.
 - "Transferring Data Efficiently by Using Partition Switching" (table and index structure
-  requirements): "the two tables must have the same ANSI_NULLS and QUOTED_IDENTIFIER settings". A
+  requirements): both tables must have the same ANSI_NULLS and QUOTED IDENTIFIER settings. A
   table records the QUOTED_IDENTIFIER setting it was created with (OBJECTPROPERTY, IsQuotedIdentOn:
   "table ... Specifies that the quoted identifier setting for the object is ON"), and sqlcmd's
   session runs with it ON (the frame's gate), so a table created with it OFF could never be

@@ -429,7 +429,7 @@ def test_log_room_counts_each_volume_once_and_sets_aside_the_filegroup_growth(na
 
 
 def test_staging_table_is_created_under_the_tables_own_quoted_identifier_setting() -> None:
-    """N6: "the two tables must have the same ANSI_NULLS and QUOTED_IDENTIFIER settings"
+    """N6: both tables of a switch must have the same ANSI_NULLS and QUOTED IDENTIFIER settings
     (Microsoft Learn, "Transferring Data Efficiently by Using Partition Switching", table and index
     structure requirements). The session runs with QUOTED_IDENTIFIER ON (the gate sets it; sqlcmd
     connects with it OFF), so a staging table made by SELECT INTO got ON, and a table created with
