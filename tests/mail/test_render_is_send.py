@@ -97,7 +97,11 @@ def test_rendered_bytes_are_the_bytes_sent(
     assert deliver(approved_store, cfg, msg, now=NOW).ok
     assert box.raw == [on_file]
     files = sorted(f for t, f, _ in _parts(on_file) if f and t != "image/png")
-    assert len(files) == 4 and [f.split(".")[-2] for f in files] == ["forward", "rollback"] * 2
+    # the DB2 move's check-only script goes with its forward and rollback (issue #30)
+    assert [(f.split("_")[0], f.split(".")[-2]) for f in files] == [
+        ("01-DB2PROD01", "check"), ("01-DB2PROD01", "forward"), ("01-DB2PROD01", "rollback"),
+        ("01-SQLPROD01", "forward"), ("01-SQLPROD01", "rollback"),
+    ]  # fmt: skip
     # two renderings of one report differ only in the Message-ID (and the MIME boundaries)
     again = rendered(report_message(approved_store, cfg, "fleet", ["dba@example.test"], now=NOW))
     assert _parts(again) == _parts(on_file)
