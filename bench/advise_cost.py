@@ -24,7 +24,6 @@ from policies.model import Policy
 T0 = datetime(2026, 11, 13, tzinfo=UTC)
 HOURS = 7 * 24
 NOW = T0 + timedelta(hours=HOURS)
-PATH = {"flash": "E:\\flash\\", "fc": "F:\\fc\\", "sata": "S:\\sata\\"}
 TIERS = ("flash", "fc", "sata")
 
 
@@ -58,7 +57,7 @@ def _hours(rng: random.Random, rate: float, read_share: float, read_kb: float, r
     return Usage(3600.0 * HOURS, dict(total)), tuple(buckets)
 
 
-def _sqlserver(rng: random.Random, server: str) -> list[ObjectWindow]:
+def _sqlserver(rng: random.Random, server: str, path: dict[str, str]) -> list[ObjectWindow]:
     out: list[ObjectWindow] = []
     for db in ("Sales", "Stock"):
         for g in range(3):
@@ -78,7 +77,7 @@ def _sqlserver(rng: random.Random, server: str) -> list[ObjectWindow]:
                     name=f"{db}_{fg}_{f}",
                     size_bytes=int(rng.lognormvariate(3.5, 1.0) * GB),
                     current_tier=tier,
-                    physical_name=f"{PATH[tier]}{db}_{fg}_{f}.ndf",
+                    physical_name=f"{path[tier]}{db}_{fg}_{f}.ndf",
                     logical_name=f"{db}_{fg}_{f}",
                     file_id=10 * g + f + 3,
                     filegroup=fg,
@@ -107,13 +106,13 @@ def _sqlserver(rng: random.Random, server: str) -> list[ObjectWindow]:
         total, by_hour = _hours(rng, rng.uniform(5, 60), 0.05, 60.0, 2.0, burst=False, trend=0.0)
         info = ObjectInfo(key=f"{db}/file/2", engine="sqlserver", server=server, database=db, kind="log_file",
                           name=f"{db}_log", size_bytes=int(rng.uniform(5, 50) * GB), current_tier=tier,
-                          physical_name=f"{PATH[tier]}{db}_log.ldf", file_id=2)  # fmt: skip
+                          physical_name=f"{path[tier]}{db}_log.ldf", file_id=2)  # fmt: skip
         out.append(ObjectWindow(info, total, by_hour))
     for f in range(2):
         total, by_hour = _hours(rng, 30.0, 0.5, 64.0, 4.0, burst=False, trend=0.1)
         info = ObjectInfo(key=f"tempdb/file/{f + 1}", engine="sqlserver", server=server, database="tempdb",
                           kind="tempdb", name=f"tempdev{f}", size_bytes=8 * GB, current_tier="fc",
-                          physical_name=f"{PATH['fc']}tempdev{f}.ndf", file_id=f + 1)  # fmt: skip
+                          physical_name=f"{path['fc']}tempdev{f}.ndf", file_id=f + 1)  # fmt: skip
         out.append(ObjectWindow(info, total, by_hour))
     x = {"page_lookups": 10_000_000, "page_reads": rng.randint(10_000, 900_000)}
     info = ObjectInfo(
@@ -123,7 +122,7 @@ def _sqlserver(rng: random.Random, server: str) -> list[ObjectWindow]:
     return out
 
 
-def _db2(rng: random.Random, server: str) -> list[ObjectWindow]:
+def _db2(rng: random.Random, server: str, groups: dict[str, str]) -> list[ObjectWindow]:
     out: list[ObjectWindow] = []
     for ts in range(6):
         tier = rng.choice(TIERS)
@@ -133,7 +132,7 @@ def _db2(rng: random.Random, server: str) -> list[ObjectWindow]:
         reads = total.counters["reads"] or 0
         x = {"pool_data_l_reads": reads * 20, "pool_data_p_reads": reads, "pool_async_data_reads": reads // 3}
         total = Usage(total.seconds, total.counters, x)
-        sg = {"flash": "SG_FLASH", "fc": "SG_FC", "sata": "SG_SATA"}[tier]
+        sg = groups[tier]
         info = ObjectInfo(key=f"PROD/tablespace/TS{ts}", engine="db2", server=server, database="PROD",
                           kind="tablespace", name=f"TS{ts}", size_bytes=int(rng.lognormvariate(3.0, 1.0) * GB),
                           current_tier=tier, storage_group=sg, tablespace=f"TS{ts}")  # fmt: skip
@@ -149,19 +148,25 @@ def _db2(rng: random.Random, server: str) -> list[ObjectWindow]:
     return out
 
 
-def fleet(servers: int = 15, seed: int = 14) -> list[ObjectWindow]:
-    """A seeded fleet: three SQL Server instances for every DB2 one (~30 objects per instance)."""
+def fleet(servers: int = 15, seed: int = 14, policy: Policy | None = None) -> list[ObjectWindow]:
+    """A seeded fleet: three SQL Server instances for every DB2 one (~30 objects per instance), its
+    files and table spaces in the tiers' directories and storage groups of `policy` (default: the
+    shipped one)."""
+    tiers = {t.name: t.locations for t in (policy or load_policy()).tiers}
+    path = {t: tiers[t].sqlserver_directory or "" for t in TIERS}
+    groups = {t: tiers[t].db2_storage_group or "" for t in TIERS}
     rng = random.Random(seed)
     out: list[ObjectWindow] = []
     for s in range(servers):
-        out.extend(_db2(rng, f"DB2P{s:03d}") if s % 4 == 3 else _sqlserver(rng, f"SQLP{s:03d}"))
+        out.extend(_db2(rng, f"DB2P{s:03d}", groups) if s % 4 == 3 else _sqlserver(rng, f"SQLP{s:03d}", path))
     return out
 
 
-def fleet_policy(windows: list[ObjectWindow]) -> Policy:
-    """The default policy with flash sized to a fifth of the fleet's GB (so capacity binds) and
-    SATA with six times the devices (it serves what the fleet puts there today)."""
-    policy = load_policy()
+def fleet_policy(windows: list[ObjectWindow], base: Policy | None = None) -> Policy:
+    """`base` (default: the shipped policy) with flash sized to a fifth of the fleet's GB (so
+    capacity binds) and the slowest tier with six times the devices (it serves what the fleet puts
+    there today)."""
+    policy = base or load_policy()
     gb = sum((w.info.size_bytes or 0) for w in windows if w.info.kind != "partition") / GB
     tiers = [
         t.model_copy(update={"capacity_gb": round(gb * share, 1), "devices": t.devices * more})

@@ -4,7 +4,10 @@ residency holds, an overloaded tier) is advised and its advice JSON, per-databas
 the unrounded figures behind them compared with an expectation stored before the speed-up
 (fixtures/advise_equal_fast.json). Every tier, rule and text equal; every number to 1e-9 relative.
 
-Regenerate the expectation only when the advice is meant to change:
+The fleet and its policy are built on the frozen reference policy (tests/reference-policy.yaml),
+not the shipped one: the expectation was stored on its figures, and a change of the shipped
+figures is not a change of the advisor. Regenerate the expectation only when the advice is meant
+to change:
     .venv/bin/python -m tests.advisors.test_advise_equal_fast --write
 """
 
@@ -18,12 +21,28 @@ from pathlib import Path
 from typing import Any
 
 from advisors.advise import Advice, AdviceReport, DatabaseCurve
+from advisors.features import ObjectWindow
 from app.advice import report_json
 from app.evaluate import curve_json
-from bench.advise_cost import fleet, fleet_policy, run
+from bench.advise_cost import fleet as bench_fleet
+from bench.advise_cost import fleet_policy as bench_fleet_policy
+from bench.advise_cost import run
+from policies.model import Policy
+from tests.fixture_policy import reference_policy
 
 EXPECTED = Path(__file__).parent / "fixtures" / "advise_equal_fast.json"
 REL = 1e-9
+REFERENCE = reference_policy()
+
+
+def fleet(servers: int = 15, seed: int = 14) -> list[ObjectWindow]:
+    """bench.advise_cost's fleet, placed in the reference policy's tier directories."""
+    return bench_fleet(servers, seed, REFERENCE)
+
+
+def fleet_policy(windows: list[ObjectWindow]) -> Policy:
+    """bench.advise_cost's fleet policy on the reference policy's figures."""
+    return bench_fleet_policy(windows, REFERENCE)
 
 
 def _plain(v: Any) -> Any:

@@ -18,9 +18,9 @@ from advisors.benefit import (
 )
 from advisors.features import GB, ObjectInfo, ObjectWindow, PeriodSplit, Usage, compute_features
 from advisors.units import WHOLE, make_case, unit_costs, window_mixes
-from policies.loader import load_policy
+from tests.fixture_policy import reference_policy
 
-POLICY = load_policy()
+POLICY = reference_policy()  # hand arithmetic on its tier figures (tests/reference-policy.yaml)
 PHYS = physics(POLICY)
 RULES = POLICY.classification
 HOUR = 3600.0

@@ -8,9 +8,9 @@ import pytest
 
 from advisors.classify import describe, latency_for_tier, profile_of
 from advisors.features import GB, ObjectInfo, ObjectWindow, Usage, compute_features
-from policies.loader import load_policy
+from tests.fixture_policy import reference_policy
 
-POLICY = load_policy()
+POLICY = reference_policy()  # hand arithmetic on its tier figures (tests/reference-policy.yaml)
 HOUR = 3600.0
 
 

@@ -15,9 +15,9 @@ from advisors.advise import Advice, advise, database_curves
 from advisors.explain import STAGES, evidence_lines, match_objects
 from advisors.features import GB, ObjectInfo, ObjectWindow, Usage
 from app.advice import report_json
-from policies.loader import load_policy
+from tests.fixture_policy import reference_policy
 
-POLICY = load_policy()
+POLICY = reference_policy()  # hand arithmetic on its tier figures (tests/reference-policy.yaml)
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 WEEK = 7 * 24
 

@@ -25,9 +25,9 @@ from advisors.features import (
 )
 from advisors.maintenance import prepare_window, sum_usage
 from advisors.units import window_mixes
-from bench.advise_cost import fleet, fleet_policy, run
+from bench.advise_cost import run
 from policies.loader import load_policy
-from tests.advisors.test_advise_equal_fast import EXPECTED, _differences, document
+from tests.advisors.test_advise_equal_fast import EXPECTED, _differences, document, fleet, fleet_policy
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 KEYS = ("reads", "bytes_read", "read_time_ms", "writes", "bytes_written", "write_time_ms")

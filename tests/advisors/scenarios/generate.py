@@ -34,8 +34,8 @@ from typing import Any
 
 import yaml
 
-from policies.loader import DEFAULT_POLICY
 from policies.model import Policy
+from tests.fixture_policy import REFERENCE_POLICY
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_END = datetime(2026, 11, 20, tzinfo=UTC)
@@ -163,8 +163,10 @@ def _named(items: list[Any]) -> bool:
 
 
 def scenario_policy(spec: Mapping[str, Any]) -> Policy:
-    """policies/default.yaml with the scenario's `policy` deep-merged over it, validated."""
-    base = yaml.safe_load(DEFAULT_POLICY.read_text(encoding="utf-8"))
+    """The frozen reference policy (tests/reference-policy.yaml, not the shipped one: the corpus's
+    expectations are worked out by hand on its tier figures) with the scenario's `policy`
+    deep-merged over it, validated."""
+    base = yaml.safe_load(REFERENCE_POLICY.read_text(encoding="utf-8"))
     return Policy.model_validate(deep_merge(base, spec.get("policy") or {}))
 
 
