@@ -20,7 +20,7 @@ from app.cli_runtime import runtime as _runtime
 from app.cli_runtime import store_line
 from app.cli_script import register as register_script
 from app.cli_users import register as register_users
-from app.secrets import configure_logging
+from app.secrets import configure_logging, logging_config
 from app.settings import ensure_data_dir, get_settings, with_demo
 
 app = typer.Typer(
@@ -111,6 +111,8 @@ def serve(
         host=host or settings.host,
         port=port or settings.port,
         log_level=settings.log_level.lower(),
+        # uvicorn's loggers (access lines, tracebacks) through our one redacting handler
+        log_config=logging_config(settings.log_level.upper()),
     )
 
 
@@ -127,19 +129,19 @@ def targets_add(
     interval: int = typer.Option(None, help="poll interval in seconds (default 300)"),
 ) -> None:
     """Register an instance. The connection string is stored encrypted and never shown again."""
-    from app.store.targets import TargetError, add_target
+    from app.store.targets import TargetError, register_target
 
     settings, store, vault = _runtime()
     if connection is None:
         connection = typer.prompt("connection string", hide_input=True)
     try:
         with store.session() as s:
-            add_target(
+            register_target(
                 s,
                 name=name,
                 engine=engine,
-                source="live",
-                connection_encrypted=vault.encrypt(connection),
+                connection=connection,
+                vault=vault,
                 password_env=password_env,
                 poll_interval_s=interval or settings.default_poll_interval_s,
                 now=datetime.now(UTC),

@@ -16,11 +16,12 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from app.metrics import record_poll
-from app.secrets import Vault, scrub
+from app.secrets import Vault, redact, remember_secrets, scrub
 from app.settings import Settings
 from app.store.db import Store, store_fault
 from app.store.ingest import IngestResult, ingest_snapshots
 from app.store.models import Target
+from connectors import connstr
 from connectors.records import Snapshot, SourceError
 
 if TYPE_CHECKING:
@@ -73,27 +74,35 @@ def _simulated_snapshot(connection: str, now: datetime) -> Snapshot:
         raise SourceError(f"the simulated fleet has no instance {params['instance']!r}") from None
 
 
-def _pwd_value(password: str, engine: str) -> str:
-    """ODBC quotes a value in braces with '}' doubled; the DB2 CLI takes a plain value unless it
-    holds a ';' (then braces, which the DB2 CLI documents for values with special characters)."""
-    if engine == "db2" and ";" not in password and not password.startswith("{"):
-        return password
-    return "{" + password.replace("}", "}}") + "}"
+# malformed strings the driver would misread and repeat: a brace never closed swallows the rest of
+# the string into one value (unixODBC answers "Can't open lib '<the rest>'"), a control character
+# breaks the log line it is repeated in. Any other slip (a key twice, text after a brace) is left
+# to the driver, as before: a string stored by an older version still polls.
+_REFUSED_AT_POLL = ("unclosed_brace", "control")
 
 
 def read_target(target: Target, vault: Vault, *, now: datetime, timeout_s: int) -> Snapshot:
-    """The target's snapshot at `now`; raises SourceError with a scrubbed message."""
+    """The target's snapshot at `now`; raises SourceError with a message masked by the target's
+    own secret values (every value whose key is not on the allow-list, the password from the
+    environment) and by pattern."""
     if target.connection_encrypted is None:
         raise SourceError("target has no connection (imported targets are not polled)")
     connection = vault.decrypt(target.connection_encrypted)
     if connection.startswith(SIMULATOR_PREFIX):
         return _simulated_snapshot(connection, now)
-    password = None
+    try:
+        connstr.parse(connection)
+    except connstr.ConnectionStringError as exc:
+        if exc.kind in _REFUSED_AT_POLL:
+            raise SourceError(
+                f"the stored connection string is malformed: {exc}; remove the target and add it again"
+            ) from None
     if target.password_env:
         password = os.environ.get(target.password_env)
         if password is None:
             raise SourceError(f"environment variable {target.password_env} (the password) is not set")
-        connection = f"{connection.rstrip(';')};PWD={_pwd_value(password, target.engine)}"
+        connection = connstr.append(connection, "PWD", password)
+    remember_secrets(connstr.secret_values(connection, accounts=False))
     try:
         if target.engine == "sqlserver":
             from connectors import sqlserver
@@ -105,9 +114,14 @@ def read_target(target: Target, vault: Vault, *, now: datetime, timeout_s: int) 
             return db2.collect(connection, sample_time=now, timeout_s=timeout_s)
         raise SourceError(f"unknown engine {target.engine!r}")
     except SourceError as exc:
-        raise SourceError(scrub(str(exc), password, connection)) from None
+        raise SourceError(_scrub(str(exc), connection)) from None
     except Exception as exc:  # a driver or bug: keep the type, never the secret
-        raise SourceError(scrub(f"{type(exc).__name__}: {exc}", password, connection)) from None
+        raise SourceError(_scrub(f"{type(exc).__name__}: {exc}", connection)) from None
+
+
+def _scrub(message: str, connection: str) -> str:
+    """A driver's message with the connection's own secrets masked by value, then by pattern."""
+    return redact(connstr.scrub(message, connection))
 
 
 def backoff_delay(failures: int, interval_s: int, max_backoff_s: int) -> timedelta:
@@ -127,7 +141,7 @@ def record_poll_outcome(
         target.consecutive_failures = 0
         target.next_attempt_at = next_due
         return
-    target.last_error = error
+    target.last_error = redact(error)  # scrubbed by its poller; masked again on the way to the store
     target.last_error_at = at
     target.consecutive_failures += 1
     target.next_attempt_at = at + backoff_delay(

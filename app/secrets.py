@@ -1,20 +1,26 @@
 """Credentials at rest: Fernet-encrypted connection strings, key from env or a 0600 key file.
 
 A connection string never leaves this module in clear except to the driver; everything shown to
-people goes through `redact`.
+people goes through `redact`, and every log record of the process (ours, uvicorn's, every
+library's) through one handler whose formatter redacts (`configure_logging`).
 """
 
 from __future__ import annotations
 
 import logging
+import logging.config
 import os
 import re
+import threading
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
+from urllib.parse import quote, quote_plus
 
 from cryptography.fernet import Fernet, InvalidToken
 
 from app.settings import Settings
-from connectors.sqlserver import redact_text
+from connectors.connstr import MASK, redact_text
 
 
 class SecretError(Exception):
@@ -60,10 +66,49 @@ _URL_PASSWORD = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^:/@\s]+:)[^@\s]+@")
 
 
 def redact(connection_string: str) -> str:
-    """Mask every credential in a connection string or any text that may hold one: attribute
-    values by the ODBC grammar (connectors.sqlserver.redact_text: braces, quotes, `;` inside
-    values) and URL passwords."""
-    return _URL_PASSWORD.sub(r"\1***@", redact_text(connection_string))
+    """Mask every credential in a connection string or any text that may hold one: the secret
+    values this process has seen (`remember_secrets`), attribute values by the ODBC grammar
+    (connectors.connstr.redact_text: braces, quotes, `;` inside values) and URL passwords."""
+    return _URL_PASSWORD.sub(r"\1***@", redact_text(_KNOWN.mask(connection_string)))
+
+
+class _KnownSecrets:
+    """The secret values of the connection strings this process has decrypted: a log line or a
+    traceback that repeats one is masked by value, whatever words surround it. Shorter values
+    are left to the pattern and to the scrub of each driver message (masking "true" or "1433" in
+    every line would garble the log)."""
+
+    MIN_LENGTH = 6
+    LIMIT = 10_000
+
+    def __init__(self) -> None:
+        self._values: set[str] = set()
+        self._pattern: re.Pattern[str] | None = None
+        self._lock = threading.Lock()
+
+    def add(self, values: Iterable[str]) -> None:
+        forms = set()
+        for value in values:
+            if value and len(value) >= self.MIN_LENGTH:
+                forms.update({value, quote(value, safe=""), quote_plus(value)})  # as a URL repeats it
+        with self._lock:
+            if forms <= self._values or len(self._values) + len(forms) > self.LIMIT:
+                return
+            self._values |= forms
+            ordered = sorted(self._values, key=len, reverse=True)
+            self._pattern = re.compile("|".join(re.escape(v) for v in ordered), re.IGNORECASE)
+
+    def mask(self, text: str) -> str:
+        pattern = self._pattern
+        return text if pattern is None else pattern.sub(MASK, text)
+
+
+_KNOWN = _KnownSecrets()
+
+
+def remember_secrets(values: Iterable[str]) -> None:
+    """Mask these values in every later log line and `redact` result of this process."""
+    _KNOWN.add(values)
 
 
 # the user info of one URL up to its last "@" before the query: a password may itself hold "@" or "/"
@@ -93,8 +138,44 @@ class RedactingFormatter(logging.Formatter):
         return redact(super().format(record))
 
 
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+# uvicorn configures these itself unless told otherwise (uvicorn.config.LOGGING_CONFIG)
+UVICORN_LOGGERS = ("uvicorn", "uvicorn.error", "uvicorn.access", "uvicorn.asgi")
+
+
+def logging_config(level: str | int) -> dict[str, Any]:
+    """The one logging set-up, as `logging.config.dictConfig` takes it: one stderr handler whose
+    formatter redacts, on the root logger; uvicorn's loggers keep no handler of their own and
+    pass their records (access lines, "Exception in ASGI application" tracebacks) up to it.
+    `tierwise serve` hands the same dict to uvicorn as its `log_config`."""
+    if isinstance(level, str):
+        level = level.upper()
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "formatters": {"redacting": {"()": f"{__name__}.RedactingFormatter", "fmt": LOG_FORMAT}},
+        "handlers": {
+            "redacting": {
+                "class": "logging.StreamHandler",
+                "formatter": "redacting",
+                "stream": "ext://sys.stderr",
+            }
+        },
+        "root": {"level": level, "handlers": ["redacting"]},
+        "loggers": {name: {"handlers": [], "propagate": True} for name in UVICORN_LOGGERS},
+    }
+
+
 def configure_logging(level: str | int) -> None:
-    """The CLI's logging: one stderr handler whose every line is redacted."""
-    handler = logging.StreamHandler()
-    handler.setFormatter(RedactingFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    logging.basicConfig(level=level, handlers=[handler])
+    """The process's logging: `logging_config`, warnings routed to the log, and any handler a
+    library attached to its own logger removed, so that its records reach the redacting one."""
+    logging.config.dictConfig(logging_config(level))
+    logging.captureWarnings(True)
+    for logger in list(logging.root.manager.loggerDict.values()):
+        if not isinstance(logger, logging.Logger):
+            continue
+        own = [h for h in logger.handlers if not isinstance(h, logging.NullHandler)]
+        for handler in own:
+            logger.removeHandler(handler)
+        if own or not logger.handlers:  # a NullHandler without propagation is a library's "silent"
+            logger.propagate = True

@@ -333,21 +333,22 @@ def _lenient_pairs(text: str) -> list[tuple[str | None, str]]:
     return pairs
 
 
-def secret_values(text: str) -> list[str]:
+def secret_values(text: str, *, accounts: bool = True) -> list[str]:
     """Every value of `text` that must not be shown: the value of each key not on the allow-list
-    (as written and decoded) and each account name. A malformed string is read leniently
-    (`_lenient_pairs`), so that nothing is missed. Longest first, so that a longer secret is
-    masked before a part of it."""
+    (as written and decoded) and (`accounts`) each account name. A malformed string is read
+    leniently (`_lenient_pairs`), so that nothing is missed. Longest first, so that a longer
+    secret is masked before a part of it."""
+    masked = ACCOUNT_KEYS if accounts else frozenset()
     found: set[str] = set()
     try:
         attributes = parse(text)
     except ConnectionStringError:
         for key, value in _lenient_pairs(text):
-            if key is None or is_secret_key(key) or normal_key(key) in ACCOUNT_KEYS:
+            if key is None or is_secret_key(key) or normal_key(key) in masked:
                 found.update(_forms(value))
     else:
         for a in attributes:
-            if is_secret_key(a.key) or normal_key(a.key) in ACCOUNT_KEYS:
+            if is_secret_key(a.key) or normal_key(a.key) in masked:
                 found.update(_forms(a.raw))
                 found.update(_forms(a.value))
     return sorted((v for v in found if v), key=len, reverse=True)

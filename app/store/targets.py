@@ -11,7 +11,9 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
+from app.secrets import Vault, redact
 from app.store.models import DbObject, Target
+from connectors import connstr
 
 
 class TargetError(Exception):
@@ -44,6 +46,57 @@ def get_target(session: Session, ref: str) -> Target:
     return target
 
 
+def _check_fields(*, name: str, engine: str, poll_interval_s: int) -> None:
+    if engine not in ENGINES:
+        raise TargetError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
+    if not name.strip():
+        raise TargetError("target name must not be empty")
+    if poll_interval_s < 10:
+        raise TargetError("poll interval must be at least 10 seconds")
+
+
+def check_connection(connection: str, *, password_env: str | None) -> None:
+    """Refuse a connection string the driver would misread, before it is stored: by the ODBC
+    grammar (connectors.connstr: a brace never closed, a pair without '=', an empty key, a key
+    given twice, text after a closing brace, a control character), naming the problem and its
+    character, never a value; and a password given twice (PWD= in the string and a password
+    environment variable, which the poll would append)."""
+    if not connection.strip():
+        raise TargetError("the connection string is empty")
+    try:
+        attributes = connstr.parse(connection)
+    except connstr.ConnectionStringError as exc:
+        raise TargetError(f"the connection string is malformed: {exc}") from None
+    if not attributes:
+        raise TargetError("the connection string holds no key=value pair")
+    if password_env and any(connstr.normal_key(a.key) in connstr.PASSWORD_KEYS for a in attributes):
+        raise TargetError(
+            "the connection string holds a password (PWD=) and a password environment variable is "
+            "named too: keep one"
+        )
+
+
+def register_target(
+    session: Session,
+    *,
+    name: str,
+    engine: str,
+    connection: str,
+    vault: Vault,
+    password_env: str | None,
+    poll_interval_s: int,
+    now: datetime,
+) -> Target:
+    """A live target from a connection string a person gave (the CLI, the Targets page): checked
+    (`check_connection`) and stored only encrypted, secrets and all. What may be shown of it is
+    derived when needed (connectors.connstr.display), never stored in clear."""
+    _check_fields(name=name, engine=engine, poll_interval_s=poll_interval_s)
+    check_connection(connection, password_env=password_env)
+    return add_target(session, name=name, engine=engine, source="live",
+                      connection_encrypted=vault.encrypt(connection), password_env=password_env,
+                      poll_interval_s=poll_interval_s, now=now)  # fmt: skip
+
+
 def add_target(
     session: Session,
     *,
@@ -55,12 +108,9 @@ def add_target(
     poll_interval_s: int,
     now: datetime,
 ) -> Target:
-    if engine not in ENGINES:
-        raise TargetError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
-    if not name.strip():
-        raise TargetError("target name must not be empty")
-    if poll_interval_s < 10:
-        raise TargetError("poll interval must be at least 10 seconds")
+    """The target row, for callers whose connection is their own (the demo's simulated fleet,
+    tests); a string typed by a person goes through `register_target`."""
+    _check_fields(name=name, engine=engine, poll_interval_s=poll_interval_s)
     if session.scalar(select(Target.id).where(Target.name == name)) is not None:
         raise TargetError(f"a target named {name!r} already exists")
     target = Target(
@@ -176,7 +226,7 @@ def statuses(session: Session) -> list[TargetStatus]:
             poll_interval_s=t.poll_interval_s,
             objects=counts.get(t.id, 0),
             last_success_at=t.last_success_at,
-            last_error=t.last_error,
+            last_error=redact(t.last_error) if t.last_error else None,  # and rows older versions wrote
             last_error_at=t.last_error_at,
             consecutive_failures=t.consecutive_failures,
             next_attempt_at=t.next_attempt_at,

@@ -21,7 +21,7 @@ from app.metrics import render as render_metrics
 from app.store.advice_run import advice_run
 from app.store.policies import conflicts_text, current_policy_text, history, pool_conflicts, save_policy
 from app.store.recommendations import audit
-from app.store.targets import TargetError, add_target, get_target, statuses
+from app.store.targets import TargetError, get_target, register_target, statuses
 from app.store.tokens import TokenError, TokenInfo, list_tokens, revoke_token
 from app.store.unmapped import by_target, unknown_locations
 from app.store.users import UserError, authenticate, set_password
@@ -66,9 +66,8 @@ def add_target_form(
     now = datetime.now(UTC)
     try:
         with state.store.session() as s:
-            add_target(s, name=name.strip(), engine=engine, source="live",
-                       connection_encrypted=state.vault.encrypt(connection),
-                       password_env=password_env.strip() or None, poll_interval_s=interval, now=now)  # fmt: skip
+            register_target(s, name=name.strip(), engine=engine, connection=connection, vault=state.vault,
+                            password_env=password_env.strip() or None, poll_interval_s=interval, now=now)  # fmt: skip
             audit(s, at=now, username=user.username, action="add_target", subject_type="target", subject_id=name,
                   summary=f"added {engine} target {name} (polled every {interval} s)")  # fmt: skip
     except TargetError as exc:
