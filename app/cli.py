@@ -21,7 +21,7 @@ from app.cli_runtime import store_line
 from app.cli_script import register as register_script
 from app.cli_users import register as register_users
 from app.secrets import configure_logging, logging_config
-from app.settings import ensure_data_dir, get_settings, with_demo
+from app.settings import Settings, ensure_data_dir, get_settings, with_demo
 
 app = typer.Typer(
     help="tierwise: storage-tier placement advice for SQL Server and DB2.", no_args_is_help=True
@@ -113,7 +113,17 @@ def serve(
         log_level=settings.log_level.lower(),
         # uvicorn's loggers (access lines, tracebacks) through our one redacting handler
         log_config=logging_config(settings.log_level.upper()),
+        **client_address_options(settings),
     )
+
+
+def client_address_options(settings: Settings) -> dict[str, Any]:
+    """How uvicorn resolves the client's address (request.client.host, which the login throttle
+    and the audit log use): X-Forwarded-For is read only when TIERWISE_TRUSTED_PROXIES names
+    proxies, and only from them; otherwise the connection's peer is the client, whatever headers
+    say (uvicorn's own default would trust the header from 127.0.0.1)."""
+    proxies = settings.trusted_proxy_list
+    return {"proxy_headers": bool(proxies), "forwarded_allow_ips": proxies or []}
 
 
 @targets_app.command("add")

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
 import platformdirs
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
@@ -86,6 +87,12 @@ class Settings(BaseSettings):
         gt=0,
         description="seconds without a new import chunk before the service advises an import",
     )
+    trusted_proxies: str = Field(
+        default="",
+        description="comma-separated addresses or networks (10.0.0.5, 10.1.0.0/16) of the reverse proxies "
+        "whose X-Forwarded-For names the client; unset, no header is trusted and the client is the "
+        "connection's own address (what the login throttle and the audit log record)",
+    )
     secure_cookies: bool = Field(default=False, description="send the session cookie over HTTPS only")
     session_hours: int = Field(default=12, description="how long a login lasts")
     session_idle_minutes: int = Field(
@@ -107,6 +114,28 @@ class Settings(BaseSettings):
     smtp_attempts: int = Field(default=4, description="tries per message before it is recorded as failed")
     smtp_backoff_s: float = Field(default=30.0, description="first retry delay; doubles each try")
     base_url: str = Field(default="http://127.0.0.1:8080", description="link target in report emails")
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxies_are_addresses(cls, value: str) -> str:
+        for item in _items(value):
+            if item != "*":
+                try:
+                    ipaddress.ip_network(item, strict=False)
+                except ValueError:
+                    raise ValueError(
+                        f"{item!r} is not an IP address or network (e.g. 10.0.0.5 or 10.1.0.0/16, or *)"
+                    ) from None
+        return value
+
+    @property
+    def trusted_proxy_list(self) -> list[str]:
+        """`trusted_proxies` as uvicorn's `forwarded_allow_ips` takes it (empty: trust none)."""
+        return _items(self.trusted_proxies)
+
+
+def _items(value: str) -> list[str]:
+    return [item.strip() for item in value.split(",") if item.strip()]
 
 
 def with_demo(settings: Settings) -> Settings:

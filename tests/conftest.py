@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from sqlalchemy import create_engine, text
@@ -19,6 +20,9 @@ from sqlalchemy import create_engine, text
 from app.secrets import Vault
 from app.settings import Settings
 from app.store.db import Store
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
 
 POSTGRES_URL = os.environ.get(
     "TIERWISE_TEST_POSTGRES_URL", "postgresql+psycopg://postgres:postgres@127.0.0.1:5432/postgres"
@@ -43,15 +47,23 @@ def free_port() -> int:
 
 
 @contextmanager
-def live_server(settings: Settings) -> Iterator[str]:
-    """The service as `tierwise serve` runs it, on a free loopback port in a thread; yields its URL."""
+def live_server(settings: Settings, app: FastAPI | None = None) -> Iterator[str]:
+    """The service as `tierwise serve` runs it (its client-address rules included), on a free
+    loopback port in a thread; yields its URL. `app`: one built by the test (to reach its state)."""
     import uvicorn
 
+    from app.cli import client_address_options
     from app.main import create_app
 
     port = free_port()
     srv = uvicorn.Server(
-        uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
+        uvicorn.Config(
+            app or create_app(settings),
+            host="127.0.0.1",
+            port=port,
+            log_level="warning",
+            **client_address_options(settings),
+        )
     )
     thread = threading.Thread(target=srv.run, daemon=True)
     thread.start()

@@ -12,7 +12,7 @@ import hmac
 import secrets
 import threading
 import time
-from collections import defaultdict, deque
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -213,28 +213,74 @@ def form_user(role: str) -> Callable[..., CurrentUser]:
 
 
 class LoginLimiter:
-    """At most `attempts` failed logins per user name and client address in `window_s`."""
+    """Failed logins, counted in this process over a sliding window (`window_s`, 5 minutes), by two
+    rules that hold together (docs/security.md, "Login throttling"):
 
-    def __init__(self, attempts: int = 5, window_s: float = 300.0) -> None:
-        self.attempts, self.window_s = attempts, window_s
-        self._failures: dict[tuple[str, str], deque[float]] = defaultdict(deque)
+    - per account: `per_account` (5) failures for one user name (any case), from any addresses,
+      block that account's logins;
+    - per source address: `per_address` (10) failures from one client address, whatever user names
+      they tried, block every login from that address: a password sprayed across many names gets
+      ten tries, not one per name.
+
+    A blocked login is refused before its password is checked, so the right password is refused
+    too, until enough counted failures have left the window. A success clears its account's count,
+    never its address's (one good account does not reset a spray). The address is the one uvicorn
+    resolved (`request.client.host`): the socket's peer, or a trusted proxy's X-Forwarded-For
+    (TIERWISE_TRUSTED_PROXIES)."""
+
+    MAX_KEYS = 10_000  # above this many tracked names and addresses, expired ones are dropped
+
+    def __init__(
+        self,
+        per_account: int = 5,
+        per_address: int = 10,
+        window_s: float = 300.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.per_account, self.per_address, self.window_s = per_account, per_address, window_s
+        self._clock = clock
+        self._accounts: dict[str, deque[float]] = {}
+        self._addresses: dict[str, deque[float]] = {}
         self._lock = threading.Lock()
 
-    def _recent(self, key: tuple[str, str], now: float) -> deque[float]:
-        q = self._failures[key]
-        while q and now - q[0] > self.window_s:
+    def _recent(self, table: dict[str, deque[float]], key: str, now: float) -> deque[float]:
+        q = table.get(key)
+        if q is None:
+            return deque()
+        while q and now - q[0] >= self.window_s:
             q.popleft()
+        if not q:
+            del table[key]
         return q
 
-    def blocked(self, username: str, client: str) -> bool:
+    def retry_after(self, username: str, client: str) -> float:
+        """Seconds until a login for `username` from `client` is allowed again (0: it is now)."""
         with self._lock:
-            return len(self._recent((username.lower(), client), time.monotonic())) >= self.attempts
+            now = self._clock()
+            waits = [0.0]
+            for table, key, limit in (
+                (self._accounts, username.lower(), self.per_account),
+                (self._addresses, client, self.per_address),
+            ):
+                q = self._recent(table, key, now)
+                if len(q) >= limit:  # allowed once the failure that makes the count `limit` expires
+                    waits.append(q[len(q) - limit] + self.window_s - now)
+            return max(waits)
+
+    def blocked(self, username: str, client: str) -> bool:
+        return self.retry_after(username, client) > 0
 
     def failed(self, username: str, client: str) -> None:
         with self._lock:
-            now = time.monotonic()
-            self._recent((username.lower(), client), now).append(now)
+            now = self._clock()
+            for table, key in ((self._accounts, username.lower()), (self._addresses, client)):
+                q = self._recent(table, key, now)
+                q.append(now)
+                table[key] = q
+                if len(table) > self.MAX_KEYS:
+                    for k in list(table):
+                        self._recent(table, k, now)
 
     def succeeded(self, username: str, client: str) -> None:
         with self._lock:
-            self._failures.pop((username.lower(), client), None)
+            self._accounts.pop(username.lower(), None)
