@@ -7,7 +7,7 @@ can be written for it) is flagged, left out of the change windows and cannot be 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -19,11 +19,13 @@ from app.scripts import ensure_scripts
 from app.store.models import Recommendation, ScriptRecord, Suppression
 from app.store.recommendations import (
     REVIEW_ACTIONS,
+    ConcurrentChange,
     RecommendationNotFound,
     ReviewError,
     Status,
     actions_for,
     change_status,
+    concurrent_change,
 )
 from app.store.recommendations import review as record_review
 from app.store.suppressions import SuppressionError, SuppressionNotFound
@@ -34,6 +36,7 @@ from policies.model import Policy
 
 __all__ = [
     "REVIEW_ACTIONS",
+    "ConcurrentChange",
     "RecommendationNotFound",
     "ReviewError",
     "ScriptsRefused",
@@ -92,10 +95,13 @@ def review(
     comment: str | None,
     now: datetime,
     policy: Policy,
+    expected: str | None = None,
 ) -> Recommendation:
     """approve / reject / defer / reopen one recommendation; an approval writes its scripts now
-    (or records on the recommendation why none can be written: see `refusal`)."""
-    rec = record_review(session, rec_id, action=action, username=username, comment=comment, now=now)
+    (or records on the recommendation why none can be written: see `refusal`). `expected`: the
+    status the reviewer saw; another status now is a ConcurrentChange (409)."""
+    rec = record_review(session, rec_id, action=action, username=username, comment=comment, now=now,
+                        expected=expected)  # fmt: skip
     if rec.status == Status.APPROVED:
         ensure_scripts(session, rec, policy, now=now)  # frozen now: what ops run is what was approved
     return rec
@@ -122,19 +128,23 @@ def review_many(
     comment: str | None,
     now: datetime,
     policy: Policy,
+    seen: Mapping[int, str] | None = None,
 ) -> Outcome:
     """The same review action on a selection (all or nothing); rows already in the status asked
-    for are left alone rather than refusing the whole selection."""
+    for, and shown so (`seen`: id -> the status the page showed), are left alone rather than
+    refusing the whole selection. A row whose status changed since the page showed it was
+    reviewed by someone else meanwhile: ConcurrentChange (409), nothing of the selection kept."""
     target = REVIEW_ACTIONS.get(action)
+    seen = seen or {}
     out = Outcome()
     for rec_id in rec_ids:
         rec = session.get(Recommendation, rec_id)
-        if rec is not None and target is not None and rec.status == target:
+        expected = seen.get(rec_id)
+        if rec is not None and target is not None and rec.status == target and expected in (None, target):
             out.unchanged.append(rec)
             continue
-        out.done.append(
-            review(session, rec_id, action=action, username=username, comment=comment, now=now, policy=policy)
-        )
+        out.done.append(review(session, rec_id, action=action, username=username, comment=comment, now=now,
+                               policy=policy, expected=expected))  # fmt: skip
     return out
 
 
@@ -179,6 +189,8 @@ def mark_executed(
     rec = session.get(Recommendation, rec_id)
     if rec is None:
         raise RecommendationNotFound(f"no recommendation #{rec_id}")
+    if rec.status == Status.EXECUTED:  # a second click, or another approver, was first
+        raise concurrent_change(session, rec, Status.EXECUTED)
     if rec.status != Status.APPROVED:
         raise ReviewError(
             f"recommendation #{rec_id} is {rec.status}: only approved moves can be marked executed"
@@ -194,7 +206,7 @@ def mark_executed(
             f"({rec.script_error}); no script of tierwise could have run. Reopen or reject it."
         )
     change_status(session, rec, Status.EXECUTED, action="executed", username=username, now=now,
-                  summary=f"run on {when:%Y-%m-%d %H:%M} UTC")  # fmt: skip
-    rec.executed_by, rec.executed_at = username, when
+                  summary=f"run on {when:%Y-%m-%d %H:%M} UTC",
+                  values={"executed_by": username, "executed_at": when})  # fmt: skip
     open_for_executed(session, rec, when=when, now=now)  # measured again once the after-window has passed
     return rec

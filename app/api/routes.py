@@ -175,6 +175,11 @@ def recommendations(
 class ReviewBody(BaseModel):
     action: Literal["approve", "reject", "defer", "reopen"]
     comment: str | None = Field(default=None, max_length=4000)
+    expected_status: Literal["open", "approved", "rejected", "deferred"] | None = Field(
+        default=None,
+        description="the status you saw: if it is no longer the recommendation's, someone else "
+        "reviewed it meanwhile and the review is refused with 409 (naming who), never applied over theirs",
+    )
 
 
 @router.post(
@@ -196,7 +201,8 @@ def review_recommendation(
     with state.store.session() as s:  # no such recommendation: 404; a review its status refuses: 409
         now = datetime.now(UTC)
         rec = reviews.review(s, rec_id, action=body.action, username=user.username, comment=body.comment,
-                             now=now, policy=current_policy(s, state.settings.policy_file))  # fmt: skip
+                             now=now, policy=current_policy(s, state.settings.policy_file),
+                             expected=body.expected_status)  # fmt: skip
         return recommendation_json(rec, active_for(s, now).get((rec.target_id, rec.key)), now=now)
 
 

@@ -412,7 +412,11 @@ class Verification(Base):
     """A measured before/after comparison of one move (executed recommendation or a seen relocation)."""
 
     __tablename__ = "verification"
-    __table_args__ = (UniqueConstraint("target_id", "key", "changed_at"),)
+    # one verification per executed recommendation (two "executed" clicks never count one move twice)
+    __table_args__ = (
+        UniqueConstraint("target_id", "key", "changed_at"),
+        UniqueConstraint("recommendation_id"),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     target_id: Mapped[int] = mapped_column(ForeignKey("target.id", ondelete="CASCADE"), index=True)

@@ -6,10 +6,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import ColumnElement, and_, exists, func, or_, select
+from sqlalchemy import ColumnElement, CursorResult, and_, exists, func, or_, select, update
 from sqlalchemy.orm import Session
+from sqlalchemy.orm.attributes import set_committed_value
 
 from app.errors import Conflict, NotFound
 from app.store.models import AuditEvent, Recommendation, Suppression, Target
@@ -73,6 +74,51 @@ class ReviewError(Conflict):
 
 class RecommendationNotFound(NotFound, ReviewError):
     """No recommendation with that id (404; still a ReviewError for callers that catch those)."""
+
+
+class ConcurrentChange(ReviewError):
+    """Another review (or the advice run) changed the recommendation's status between this one's
+    read and its write: this one lost the compare-and-set (409) and changed nothing."""
+
+
+def compare_and_set(
+    session: Session, rec: Recommendation, expected: Sequence[Status], values: dict[str, Any]
+) -> bool:
+    """UPDATE recommendation SET <values> WHERE id = :id AND status IN (:expected): True when the
+    row still had an expected status, so this change won; `rec` then shows the values. Every status
+    change goes through here: two requests that both read "open" cannot both approve (on
+    PostgreSQL the second waits for the first's row lock, then finds the status changed; on SQLite
+    the write lock orders them the same way)."""
+    result = session.execute(
+        update(Recommendation)
+        .where(Recommendation.id == rec.id, Recommendation.status.in_([str(x) for x in expected]))
+        .values(**values),
+        execution_options={"synchronize_session": False},
+    )
+    if cast(CursorResult[Any], result).rowcount != 1:
+        return False
+    for name, value in values.items():
+        set_committed_value(rec, name, value)
+    return True
+
+
+def concurrent_change(session: Session, rec: Recommendation, tried: Status) -> ConcurrentChange:
+    """What the loser of a race is told: the status the winner set, who set it and when."""
+    session.refresh(rec)
+    status = Status(rec.status)
+    by = (
+        rec.executed_by
+        if status == Status.EXECUTED
+        else "a new advice run"
+        if status in (Status.SUPERSEDED, Status.WITHDRAWN)
+        else rec.reviewed_by
+    )
+    at = f"{rec.updated_at:%Y-%m-%d %H:%M:%S} UTC" if rec.updated_at else "just now"
+    what = f"already {status}" if status == tried else f"{status} meanwhile"
+    return ConcurrentChange(
+        f"recommendation #{rec.id} ({rec.name}) is {what} by {by or 'someone'} at {at}; "
+        "nothing was changed: reload it to see its status"
+    )
 
 
 def suppression_in_force(now: datetime) -> ColumnElement[bool]:
@@ -162,8 +208,10 @@ def sync_recommendations(
         moves = a["current_tier"] is not None and a["recommended_tier"] != a["current_tier"]
         rec = live.pop((target_id, a["key"]), None)
         if rec is not None and (not moves or rec.to_tier != a["recommended_tier"]):
-            rec.status = Status.WITHDRAWN if not moves else Status.SUPERSEDED
-            rec.updated_at = now
+            ended = Status.WITHDRAWN if not moves else Status.SUPERSEDED
+            # a review that won the race keeps its recommendation; no new one is added beside it
+            if not compare_and_set(session, rec, LIVE, {"status": ended, "updated_at": now}):
+                continue
             withdrawn += not moves
             superseded += bool(moves)
             rec = None
@@ -192,13 +240,12 @@ def sync_recommendations(
                 )
             )
             created += 1
-        else:
-            for name, value in values.items():
-                setattr(rec, name, value)
+        elif compare_and_set(session, rec, LIVE, values):  # reviewed meanwhile: left as reviewed
             updated += 1
     for (target_id, _), rec in live.items():  # no longer advised to move (within the scope)
-        if target_id in advised:
-            rec.status, rec.updated_at = Status.WITHDRAWN, now
+        if target_id in advised and compare_and_set(
+            session, rec, LIVE, {"status": Status.WITHDRAWN, "updated_at": now}
+        ):
             withdrawn += 1
     return SyncResult(created, updated, superseded, withdrawn)
 
@@ -213,8 +260,11 @@ def change_status(
     now: datetime,
     comment: str | None = None,
     summary: str = "",
+    values: dict[str, Any] | None = None,
 ) -> Recommendation:
-    """Move `rec` to status `to` if TRANSITIONS allows it, and audit it; ReviewError if not."""
+    """Move `rec` to status `to` if TRANSITIONS allows it, with `values` (who reviewed it, ...) in
+    the same compare-and-set, and audit it; ReviewError if the status does not allow it, and
+    ConcurrentChange if another change won the race for it (nothing changed, nothing audited)."""
     old = Status(rec.status)
     if to not in TRANSITIONS[old]:
         if to == old:
@@ -222,7 +272,8 @@ def change_status(
         if not TRANSITIONS[old] or old == Status.EXECUTED:
             raise ReviewError(f"recommendation #{rec.id} is {old} and can no longer be reviewed")
         raise ReviewError(f"recommendation #{rec.id} is {old}: it cannot become {to}")
-    rec.status, rec.updated_at = to, now
+    if not compare_and_set(session, rec, [old], {"status": to, "updated_at": now, **(values or {})}):
+        raise concurrent_change(session, rec, to)
     audit(session, at=now, username=username, action=action, subject_type="recommendation", subject_id=str(rec.id),
           summary=f"{rec.server} {rec.database} {rec.kind} {rec.name}: {rec.from_tier} -> {rec.to_tier} "
           f"{summary or f'({old} -> {to})'}", comment=comment or None)  # fmt: skip
@@ -240,23 +291,37 @@ def suppression_of(session: Session, rec: Recommendation, now: datetime) -> Supp
 
 
 def review(
-    session: Session, rec_id: int, *, action: str, username: str, comment: str | None, now: datetime
+    session: Session,
+    rec_id: int,
+    *,
+    action: str,
+    username: str,
+    comment: str | None,
+    now: datetime,
+    expected: str | None = None,
 ) -> Recommendation:
     """A DBA's review action (approve, reject, defer, reopen), checked against TRANSITIONS and
-    audited. Approving also needs no suppression in force. app/review.py adds the scripts."""
+    audited. Approving also needs no suppression in force. app/review.py adds the scripts.
+
+    `expected`: the status the reviewer saw (the page's, or the API caller's `expected_status`).
+    When the recommendation no longer has it, someone else reviewed it first: ConcurrentChange
+    (409, naming who), even if that review asked for the same status (a double-click)."""
     new_status = REVIEW_ACTIONS.get(action)
     if new_status is None:
         raise ReviewError(f"unknown review action {action!r} (use {', '.join(REVIEW_ACTIONS)})")
     rec = session.get(Recommendation, rec_id)
     if rec is None:
         raise RecommendationNotFound(f"no recommendation #{rec_id}")
+    if expected is not None and rec.status != expected:
+        raise concurrent_change(session, rec, new_status)
     if new_status == Status.APPROVED and (sup := suppression_of(session, rec, now)) is not None:
         raise ReviewError(
             f"recommendation #{rec_id} ({rec.name}) is suppressed until {sup.expires_at:%Y-%m-%d %H:%M} UTC "
             f"by {sup.created_by}: lift the suppression before approving it"
         )
-    change_status(session, rec, new_status, action=action, username=username, now=now, comment=comment)
-    rec.reviewed_by, rec.reviewed_at, rec.review_comment = username, now, comment or None
+    reviewed = {"reviewed_by": username, "reviewed_at": now, "review_comment": comment or None}
+    change_status(session, rec, new_status, action=action, username=username, now=now, comment=comment,
+                  values=reviewed)  # fmt: skip
     return rec
 
 

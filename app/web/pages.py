@@ -29,6 +29,7 @@ from app.http.state import AppState, app_state
 from app.move_impact import impacts, recommendation_impact
 from app.review import (
     REVIEW_ACTIONS,
+    ConcurrentChange,
     ReviewError,
     SuppressionError,
     actions_for,
@@ -315,11 +316,14 @@ def review_form(
     action: str = Form(""),
     comment: str = Form(""),
     back: str = Form("/recommendations"),
+    seen: list[str] = Form(default=[], description="id:status as the page showed each row"),
     user: CurrentUser = Depends(form_user("approver")),
     state: AppState = Depends(app_state),
 ) -> Response:
-    """Review the selected recommendations (a plain def: the store and the script generators block)."""
+    """Review the selected recommendations (a plain def: the store and the script generators block).
+    A row reviewed by someone else since the page showed it answers 409 (review_many)."""
     rec_ids = [int(v) for v in ids if v.isascii() and v.isdigit()]
+    shown = {int(i): st for i, _, st in (v.partition(":") for v in seen) if i.isascii() and i.isdigit()}
     if not back.startswith("/") or back.startswith("//"):  # never redirect off-site
         back = "/recommendations"
     if not rec_ids:
@@ -329,9 +333,11 @@ def review_form(
         with state.store.session() as s:
             policy = current_policy(s, state.settings.policy_file)
             done = review_many(s, rec_ids, action=action, username=user.username, comment=comment.strip() or None,
-                               now=now, policy=policy)  # fmt: skip
+                               now=now, policy=policy, seen=shown)  # fmt: skip
             refused = [f"#{r.id} {r.name}: {refusal(r)}" for r in done.refused]
             unchanged = len(done.unchanged)
+    except ConcurrentChange:
+        raise  # another review won the race: a 409 page that says who, nothing of this one kept
     except ReviewError as exc:
         return _back(back, str(exc))
     text = f"{action}: {len(rec_ids) - unchanged} recommendation(s) by {user.username}"
