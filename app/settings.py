@@ -119,13 +119,14 @@ class Settings(BaseSettings):
     @classmethod
     def _proxies_are_addresses(cls, value: str) -> str:
         for item in _items(value):
-            if item != "*":
-                try:
-                    ipaddress.ip_network(item, strict=False)
-                except ValueError:
-                    raise ValueError(
-                        f"{item!r} is not an IP address or network (e.g. 10.0.0.5 or 10.1.0.0/16, or *)"
-                    ) from None
+            if item == "*":  # uvicorn would then take the left-most address, which a client writes
+                raise ValueError("'*' would trust any sender's X-Forwarded-For: name the proxies' network")
+            try:
+                ipaddress.ip_network(item, strict=False)
+            except ValueError:
+                raise ValueError(
+                    f"{item!r} is not an IP address or network (e.g. 10.0.0.5 or 10.1.0.0/16)"
+                ) from None
         return value
 
     @property

@@ -205,3 +205,5 @@ def test_trusted_proxies_must_be_addresses() -> None:
     with pytest.raises(ValidationError, match="trusted_proxies") as caught:
         Settings(trusted_proxies="10.0.0.5,proxy.corp")
     assert "'proxy.corp' is not an IP address or network" in str(caught.value)
+    with pytest.raises(ValidationError, match="would trust any sender"):
+        Settings(trusted_proxies="*")
