@@ -20,6 +20,7 @@ from app.settings import Settings
 from app.store.db import Store
 from app.store.models import Recommendation
 from app.web.pages import review_form
+from policies.loader import load_policy
 from tests.web.conftest import csrf_of, login
 
 
@@ -44,10 +45,11 @@ def test_start_here_adds_up_what_the_recommendations_say(app_client: TestClient)
     assert re.search(r"<strong>[\d.]+ %</strong> of the window's [\d,.]+ (ms/s|s/s);", block)
     assert re.search(r"reads [\d.]+ ms → [\d.]+ ms per read", block)
     assert f"Review {len(items)} open moves" in block
+    capacity = load_policy().tier("flash").capacity_gb  # the demo's policy: the shipped one
     assert re.search(
-        rf"flash used</div>\s*<div class=\"value\">[\d,.]+ [GT]B <span class=\"unit\">of {gb(1400)}</span>",
+        rf"flash used</div>\s*<div class=\"value\">[\d,.]+ [GT]B <span class=\"unit\">of {gb(capacity)}</span>",
         block,
-    )  # 1,400 GB reads 1.4 TB
+    )  # capacity_gb in the size rule: 1,400 GB reads 1.4 TB
     assert re.search(
         r'"unit">of fc</span></div>\s*<div class="muted small">worth USD [\d,.]+ at the policy', block
     )
