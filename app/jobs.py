@@ -52,7 +52,7 @@ from app.mail.send import MailStop
 from app.secrets import Vault, redact
 from app.settings import Settings
 from app.store.db import Store, retryable
-from app.store.rollup import apply_retention, roll_up
+from app.store.rollup import apply_retention, roll_up_in_batches
 from app.store.targets import pollable
 from app.store.watermarks import import_pending, request_changed_pools
 from policies.model import Policy
@@ -200,8 +200,7 @@ def poll_job(target_id: int) -> None:
 
 
 def _rollup(rt: Runtime) -> None:
-    with rt.store.session() as s:
-        n = roll_up(s)
+    n = roll_up_in_batches(rt.store)  # short transactions: a login waits for one batch at most
     log.info("rolled up %d intervals", n)
 
 

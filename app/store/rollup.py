@@ -6,6 +6,13 @@ AUTOINCREMENT on SQLite), so the intervals not rolled up yet are exactly those w
 including intervals stored late for old hours (an import of older files): they get new, higher
 ids and are added by the next roll-up. The roll-up writes only hourly_rollup and one progress row;
 io_interval rows are never updated.
+
+The scheduled roll-up works in short transactions (`roll_up_in_batches`): each adds at most
+ROLLUP_BATCH intervals and moves the mark past exactly those, in the same transaction, so each
+interval is still added once, and a login or a poll waits for one batch at most, never for the
+whole backlog a large import left (on SQLite one writer holds the database at a time: 23-35 s
+for one transaction after a large import, issue #33). On SQLite a batch is read and added up
+before the write lock is taken, which is then held only to write the sums and the mark.
 """
 
 from __future__ import annotations
@@ -26,8 +33,10 @@ from sqlalchemy import (
     tuple_,
     update,
 )
+from sqlalchemy.engine import Row
 from sqlalchemy.orm import Session
 
+from app.store.db import Store
 from app.store.models import (
     COUNTER_COLUMNS,
     HourlyRollup,
@@ -37,6 +46,9 @@ from app.store.models import (
 )
 
 HOURLY = "hourly"
+# intervals per transaction of the scheduled roll-up: about 0.2 s of work on SQLite, of which the
+# write lock is held for the writes only (bench/sqlite_load.py measures what a login waits)
+ROLLUP_BATCH = 10_000
 
 
 def rolled_up_through() -> ScalarSelect[Any]:
@@ -120,62 +132,118 @@ def _existing(session: Session, keys: list[tuple[int, datetime]]) -> dict[tuple[
     return found
 
 
+def _read_batch(session: Session, mark: int, limit: int) -> list[Row[Any]]:
+    """The next `limit` intervals above `mark`, in id order (one statement: one snapshot)."""
+    cols = [getattr(IoInterval, c) for c in COUNTER_COLUMNS]
+    return list(
+        session.execute(
+            select(IoInterval.id, IoInterval.object_id, IoInterval.end_time, IoInterval.seconds, IoInterval.extra, *cols)
+            .where(IoInterval.id > mark)
+            .order_by(IoInterval.id)
+            .limit(limit)
+        ).all()
+    )  # fmt: skip
+
+
+Sums = dict[tuple[int, datetime], dict[str, Any]]
+
+
+def _sums(rows: list[Row[Any]]) -> Sums:
+    """The intervals added up per object and hour of their end."""
+    sums: Sums = defaultdict(
+        lambda: {"intervals": 0, "seconds": 0.0, "extra": {}, **dict.fromkeys(COUNTER_COLUMNS)}
+    )
+    for iv in rows:
+        acc = sums[(iv.object_id, _hour(iv.end_time))]
+        acc["intervals"] += 1
+        acc["seconds"] += iv.seconds
+        for c in COUNTER_COLUMNS:
+            acc[c] = add_known(acc[c], getattr(iv, c))
+        for k, v in (iv.extra or {}).items():
+            acc["extra"][k] = acc["extra"].get(k, 0) + v
+    return sums
+
+
+def _add(session: Session, sums: Sums) -> None:
+    """Add the sums into their hourly rows (new rows for new hours), in the caller's transaction."""
+    existing = _existing(session, list(sums))
+    for (object_id, hour), acc in sums.items():
+        row = existing.get((object_id, hour))
+        if row is None:
+            session.add(HourlyRollup(object_id=object_id, hour=hour, **acc))
+            continue
+        row.intervals += acc["intervals"]
+        row.seconds += acc["seconds"]
+        for c in COUNTER_COLUMNS:
+            setattr(row, c, add_known(getattr(row, c), acc[c]))
+        merged = dict(row.extra or {})
+        for k, v in acc["extra"].items():
+            merged[k] = merged.get(k, 0) + v
+        row.extra = merged
+    session.flush()
+
+
+def _move_mark(session: Session, mark: int) -> None:
+    session.execute(update(RollupProgress).where(RollupProgress.name == HOURLY).values(last_interval_id=mark))
+
+
 def roll_up(session: Session, *, batch: int = 50_000) -> int:
     """Add the intervals stored since the last roll-up into their hour (by interval end) and move
     the mark past them, in the caller's transaction: the sums and the mark change together, so
-    each interval is added exactly once. Returns the number of intervals rolled up."""
+    each interval is added exactly once. Returns the number of intervals rolled up. One
+    transaction for the whole backlog: the scheduler uses roll_up_in_batches."""
     mark = _claim_progress(session, datetime.now(UTC))
-    cols = [getattr(IoInterval, c) for c in COUNTER_COLUMNS]
     done = 0
-    while True:
-        rows = session.execute(
-            select(
-                IoInterval.id,
-                IoInterval.object_id,
-                IoInterval.end_time,
-                IoInterval.seconds,
-                IoInterval.extra,
-                *cols,
-            )
-            .where(IoInterval.id > mark)
-            .order_by(IoInterval.id)
-            .limit(batch)
-        ).all()
-        if not rows:
-            break
-        sums: dict[tuple[int, datetime], dict[str, Any]] = defaultdict(
-            lambda: {"intervals": 0, "seconds": 0.0, "extra": {}, **dict.fromkeys(COUNTER_COLUMNS)}
-        )
-        for iv in rows:
-            acc = sums[(iv.object_id, _hour(iv.end_time))]
-            acc["intervals"] += 1
-            acc["seconds"] += iv.seconds
-            for c in COUNTER_COLUMNS:
-                acc[c] = add_known(acc[c], getattr(iv, c))
-            for k, v in (iv.extra or {}).items():
-                acc["extra"][k] = acc["extra"].get(k, 0) + v
-        existing = _existing(session, list(sums))
-        for (object_id, hour), acc in sums.items():
-            row = existing.get((object_id, hour))
-            if row is None:
-                session.add(HourlyRollup(object_id=object_id, hour=hour, **acc))
-                continue
-            row.intervals += acc["intervals"]
-            row.seconds += acc["seconds"]
-            for c in COUNTER_COLUMNS:
-                setattr(row, c, add_known(getattr(row, c), acc[c]))
-            merged = dict(row.extra or {})
-            for k, v in acc["extra"].items():
-                merged[k] = merged.get(k, 0) + v
-            row.extra = merged
+    while rows := _read_batch(session, mark, batch):
+        _add(session, _sums(rows))
         mark = rows[-1].id
-        session.flush()
         done += len(rows)
     if done:
-        session.execute(
-            update(RollupProgress).where(RollupProgress.name == HOURLY).values(last_interval_id=mark)
-        )
+        _move_mark(session, mark)
     return done
+
+
+def roll_up_batch(store: Store, *, limit: int = ROLLUP_BATCH) -> int | None:
+    """One short transaction: at most `limit` intervals added and the mark moved past exactly them.
+    Returns how many, or None when another roll-up moved the mark meanwhile (nothing written:
+    read again). PostgreSQL: as roll_up (progress row locked, io_interval in SHARE mode, then
+    read). SQLite: read and added up first, outside the write lock (a WAL reader waits for
+    nobody, and every interval a writer still has in flight gets an id above those read), then
+    the write lock is taken (BEGIN IMMEDIATE) to check the mark and write."""
+    now = datetime.now(UTC)
+    if store.is_postgres:
+        with store.session() as s:
+            mark = _claim_progress(s, now)
+            rows = _read_batch(s, mark, limit)
+            if rows:
+                _add(s, _sums(rows))
+                _move_mark(s, rows[-1].id)
+            return len(rows)
+    with store.session() as s:  # reads only: SQLite takes no lock for them
+        mark = rolled_up_mark(s)
+        rows = _read_batch(s, mark, limit)
+    if not rows:
+        return 0
+    sums = _sums(rows)
+    with store.write_session() as s:
+        if _claim_progress(s, now) != mark:
+            return None  # nothing added; the claim only stamped the progress row
+        _add(s, sums)
+        _move_mark(s, rows[-1].id)
+    return len(rows)
+
+
+def roll_up_in_batches(store: Store, *, batch: int = ROLLUP_BATCH) -> int:
+    """The whole backlog, `batch` intervals per transaction (roll_up_batch); a failure keeps what
+    the batches before it committed, and the next run goes on from their mark."""
+    done = 0
+    while True:
+        n = roll_up_batch(store, limit=batch)
+        if n is None:
+            continue  # another roll-up ran: read from its mark
+        done += n
+        if n < batch:
+            return done
 
 
 @dataclass(frozen=True)
