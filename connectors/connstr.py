@@ -193,10 +193,12 @@ def _key_label(key: str) -> str:
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 
 
-def parse(text: str) -> list[Attribute]:
+def parse(text: str, *, strict: bool = True) -> list[Attribute]:
     """The attributes of `text`, in order. Raises ConnectionStringError for: a control character
     (a line break, NUL…), a pair without '=', an empty key, a brace that is never closed, text
-    after a closing brace, and a key given twice."""
+    after a closing brace, and a key given twice. `strict=False` lets the last two pass, as
+    drivers do (the text after a brace is skipped, a repeated key listed again): the connectors
+    read strings stored before targets were checked."""
     if (bad := _CONTROL.search(text)) is not None:
         raise ConnectionStringError("a control character (line break, NUL, …)", bad.start(), "control")
     out: list[Attribute] = []
@@ -237,7 +239,10 @@ def parse(text: str) -> list[Attribute]:
             after = k + 1
             while after < n and text[after] in " \t":
                 after += 1
-            if after < n and text[after] != ";":
+            if after < n and text[after] != ";" and not strict:
+                semi_after = text.find(";", after)
+                after = n if semi_after < 0 else semi_after
+            elif after < n and text[after] != ";":
                 raise ConnectionStringError(
                     f"text after the closing brace of {_named(key).removeprefix('the value of ')}",
                     after,
@@ -249,7 +254,7 @@ def parse(text: str) -> list[Attribute]:
             value = raw.strip()
             next_i = pair_end + 1
         norm = normal_key(key)
-        if norm in seen:
+        if norm in seen and strict:
             raise ConnectionStringError(f"{_key_label(key)} is given twice", key_at, "duplicate_key")
         seen[norm] = key_at
         out.append(Attribute(key=key, value=value, raw=raw.strip(), key_at=key_at))

@@ -51,9 +51,11 @@ scrub = connstr.scrub
 
 
 def parse_connection_string(connection_string: str) -> list[tuple[str, str]]:
-    """(key, value) pairs in order. Raises ValueError (connstr.ConnectionStringError) on a
-    malformed string, naming the problem and its position, never a value."""
-    return [(a.key, a.value) for a in connstr.parse(connection_string)]
+    """(key, value) pairs in order, read as drivers read them (a repeated key or text after a
+    brace passes: targets stored before strings were checked). Raises ValueError
+    (connstr.ConnectionStringError) on what no driver can read, naming the problem and its
+    position, never a value."""
+    return [(a.key, a.value) for a in connstr.parse(connection_string, strict=False)]
 
 
 def attribute(connection_string: str, *names: str) -> str | None:

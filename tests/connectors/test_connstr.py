@@ -180,3 +180,22 @@ def test_pattern_redaction_covers_credential_like_keys_in_free_text() -> None:
     for marker in ("KsSecretLeak23", "TsPassLeak24", "Db2KdbLeak25", "ApiKeyLeak30"):
         assert marker not in out
     assert out.endswith(";Server=db1")
+
+
+def test_the_connectors_read_as_drivers_do_what_a_new_target_may_not_hold() -> None:
+    """A string stored before targets were checked still polls: a repeated key and text after a
+    brace pass the lenient reading (the connectors'), never the strict one (a new target's)."""
+    from connectors.sqlserver import attribute, parse_connection_string
+
+    old = "DRIVER={FreeTDS}x;SERVER=db1;server=db2;PORT=1433"
+    assert parse_connection_string(old) == [
+        ("DRIVER", "FreeTDS"),
+        ("SERVER", "db1"),
+        ("server", "db2"),
+        ("PORT", "1433"),
+    ]
+    assert attribute(old, "port") == "1433"
+    with pytest.raises(ConnectionStringError):
+        parse(old)
+    with pytest.raises(ConnectionStringError, match="never closed"):
+        parse_connection_string(ISSUE_REPRO)
