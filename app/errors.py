@@ -36,3 +36,18 @@ class Invalid(TierwiseError, ValueError):
     """A value in the request the service cannot take (422)."""
 
     status_code = 422
+
+
+class StoreBusy(TierwiseError):
+    """The store is locked or busy (SQLite "database is locked" behind a long writer, PostgreSQL
+    lock or statement timeout, serialization failure, deadlock, a lost connection): the same
+    request may succeed in a few seconds. Answered 503 with Retry-After, never 500."""
+
+    status_code = 503
+    retry_after_s = 5
+
+    def __init__(self) -> None:
+        super().__init__(
+            "The store is busy (another writer holds it, such as a large import or the hourly "
+            f"roll-up): nothing was changed; try again in {self.retry_after_s} seconds."
+        )

@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import logging
 import secrets
+import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
+import psycopg
 from fastapi import FastAPI, Request
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
-from sqlalchemy.exc import DataError
+from sqlalchemy.exc import DataError, DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.sessions import SessionMiddleware
 
@@ -26,14 +28,14 @@ from app.api import reports as api_reports
 from app.api import routes as api_routes
 from app.api import scripts as api_scripts
 from app.demo import DEMO_PASSWORD, DEMO_USER, ensure_demo_fleet, ensure_demo_user
-from app.errors import TierwiseError
+from app.errors import StoreBusy, TierwiseError
 from app.evaluate import evaluate
 from app.http.auth import CurrentUser, LoginRequired, current_user, session_secret
 from app.http.state import AppState
 from app.jobs import Runtime, Scheduler
 from app.secrets import Vault, load_key
 from app.settings import Settings, get_settings
-from app.store.db import Store
+from app.store.db import Store, retryable
 from app.store.policies import current_policy
 from app.web.admin import router as admin_router
 from app.web.mapping import router as mapping_router
@@ -116,11 +118,28 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @app.exception_handler(TierwiseError)
     def domain_error(request: Request, exc: TierwiseError) -> Response:
-        """NotFound / Conflict / Invalid (app/errors.py) raised by a service: their status code with
-        the message, as a page for a browser and as {"detail": ...} for /api and JSON clients."""
-        if wants_html(request):
-            return error_page(request, exc.status_code, exc.detail, user=_page_user(request))
-        return JSONResponse({"detail": exc.detail}, status_code=exc.status_code)
+        """NotFound / Conflict / Invalid / StoreBusy (app/errors.py) raised by a service: their
+        status code with the message, as a page for a browser and as {"detail": ...} for /api and
+        JSON clients; a busy store also says when to try again (Retry-After)."""
+        headers = {"Retry-After": str(exc.retry_after_s)} if isinstance(exc, StoreBusy) else None
+        if wants_html(request):  # a busy store may be what the page's user would be read from
+            user = None if headers else _page_user(request)
+            return error_page(request, exc.status_code, exc.detail, user=user, headers=headers)
+        return JSONResponse({"detail": exc.detail}, status_code=exc.status_code, headers=headers)
+
+    @app.exception_handler(DBAPIError)
+    @app.exception_handler(sqlite3.Error)
+    @app.exception_handler(psycopg.Error)
+    def store_error(request: Request, exc: Exception) -> Response:
+        """A store error: 503 with Retry-After when it is worth trying again (app.store.db.retryable:
+        locked, busy, a lock or statement timeout, a serialization failure, unreachable), else the
+        500 below."""
+        if retryable(exc):
+            log.warning(
+                "store busy, answered 503: %s %s (%s)", request.method, request.url.path, type(exc).__name__
+            )
+            return domain_error(request, StoreBusy())
+        return server_error(request, exc)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
@@ -151,7 +170,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @app.exception_handler(Exception)
     def server_error(request: Request, exc: Exception) -> Response:
         """A 500 says only that something failed and a reference to find in the log: never the
-        exception's text (it may quote a connection string) nor a traceback."""
+        exception's text (it may quote a connection string) nor a traceback. A busy store (raised
+        in a middleware, outside the handlers above) is a 503 here too."""
+        if retryable(exc):
+            return domain_error(request, StoreBusy())
         ref = secrets.token_hex(4)
         log.error("unhandled error, reference %s: %s %s (%s)", ref, request.method, request.url.path,
                   type(exc).__name__)  # fmt: skip

@@ -30,6 +30,7 @@ _TRANSIENT: tuple[type[BaseException], ...] = (
 )
 
 StoreFault = Literal["transient", "permanent"]
+_SQLITE_BUSY = ("database is locked", "database is busy", "database table is locked")
 
 
 def store_fault(exc: BaseException) -> StoreFault | None:
@@ -37,7 +38,12 @@ def store_fault(exc: BaseException) -> StoreFault | None:
 
     transient: the store is locked, busy or unreachable (retry later); permanent: the store refused
     what was written (an integrity, data or SQL error: the same write fails again, so it is a bug or
-    bad data, never retried); None: not the store's error at all (a target's, or a bug)."""
+    bad data, never retried); None: not the store's error at all (a target's, or a bug).
+    SQLite raises OperationalError for a lock and for a missing table or bad SQL alike: only its
+    lock messages are transient."""
+    orig = exc.orig if isinstance(exc, DBAPIError) else exc
+    if isinstance(orig, sqlite3.Error) and not (isinstance(exc, DBAPIError) and exc.connection_invalidated):
+        return "transient" if any(m in str(orig) for m in _SQLITE_BUSY) else "permanent"
     if isinstance(exc, _TRANSIENT):
         return "transient"
     if isinstance(exc, DBAPIError) and exc.connection_invalidated:

@@ -189,6 +189,7 @@ ERROR_TITLES = {
     422: "Bad value",
     429: "Too many requests",
     500: "Something went wrong",
+    503: "Busy, try again",
 }
 
 
