@@ -359,13 +359,15 @@ def import_(
 
                 out = import_file(store, path, progress=advance, now=now, partial=partial)
         except ImportFileError as exc:
-            typer.echo(f"error: {exc} (nothing from this file was stored)", err=True)
+            typer.echo(f"error: {_import_failed(exc)}", err=True)
             failed += 1
             continue
         if out.already_imported:
             typer.echo(f"{path}: already imported, nothing to do")
             continue
         typer.echo(_import_summary(str(path), out))
+        if out.grew_to is not None:
+            typer.echo(f"{path}: note: {_grew_note(out)}", err=True)
         for note in _import_notes(out, now, settings.sample_retention_days, settings.rollup_retention_days):
             typer.echo(f"{path}: note: {note}", err=True)
         if out.result.ignored_count:
@@ -374,6 +376,24 @@ def import_(
     store.dispose()
     if failed:
         raise typer.Exit(1)
+
+
+def _import_failed(exc: Exception) -> str:
+    """A refused file, saying what was stored: nothing (the first pass refused it), or the samples
+    committed before the second pass met a change in the file (ImportStoppedError says how many)."""
+    from app.importer import ImportStoppedError
+
+    if isinstance(exc, ImportStoppedError):
+        return str(exc)
+    return f"{exc} (nothing from this file was stored)"
+
+
+def _grew_note(out: Any) -> str:
+    return (
+        f"the file grew while it was imported ({out.size:,} -> {out.grew_to:,} bytes): what it held "
+        "when the import began was imported; import it again once the collection has finished "
+        "(the samples stored now are recognised)"
+    )
 
 
 def _import_summary(path: str, out: Any) -> str:

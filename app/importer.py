@@ -9,6 +9,12 @@ target; SQLite: BEGIN IMMEDIATE), so two imports of one server cannot both compu
 the same stored sample. The file's checksum is recorded last, and only when every sample was
 stored or already there: after a crash, or after samples were ignored, the file can be imported
 again, and samples already stored are recognised by their time.
+
+Both passes read the file as it was when the import began (its size then): a collection still
+writing it cannot add rows the first pass never checked, nor a half-written last line. What
+happened is said as it is: the rows appended meanwhile are left for the next import
+(`FileImport.grew_to`), and an error met by the second pass after chunks were committed says how
+many samples were stored (`ImportStoppedError`), never "nothing".
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ from app.store.ingest import IGNORED_LISTED, IgnoredSample, IngestResult, ingest
 from app.store.models import DbObject, ImportedFile, Target
 from app.store.targets import import_target, import_target_name
 from connectors.files import FileSnapshot, ReadStats, StoreLimits, iter_import_file
-from connectors.records import ObjectRef
+from connectors.records import ImportFileError, ObjectRef
 
 CHUNK_ROWS = 5000  # samples per transaction: ~0.1-0.5 s of write lock (bench/import_file.py)
 # second key of pg_advisory_xact_lock(int, int): the first is this namespace, apart from other locks
@@ -56,6 +62,8 @@ class FileImport:
     recorded: bool = False  # the checksum was recorded: importing the file again does nothing
     oldest: datetime | None = None  # the file's first and last sample_time
     newest: datetime | None = None
+    size: int = 0  # bytes imported: the file's size when the import began
+    grew_to: int | None = None  # the file's size at the end, when it grew meanwhile (rows left over)
 
     @property
     def complete(self) -> bool:
@@ -63,11 +71,41 @@ class FileImport:
         return self.result.ignored_count == 0 and self.read.cut_at_line is None
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
+class ImportStoppedError(ImportFileError):
+    """A problem the second pass met after some chunks were committed (the file was changed while
+    it was imported): the samples stored so far stay (an import again recognises them), and the
+    message says how many, so nobody reads "nothing was stored"."""
+
+    def __init__(self, error: ImportFileError, stored: IngestResult) -> None:
+        self.stored = stored
+        where = f"{stored.samples} samples ({stored.snapshots} snapshots) of this file were stored before it"
+        super().__init__(
+            error.path,
+            error.line,
+            error.column,
+            f"{error.message} [the file changed while it was imported; {where}: import it again once "
+            "it is complete, the samples already stored are recognised]",
+        )
+
+
+def _whole_lines(path: Path, size: int) -> int:
+    """The end of the last whole line within the first `size` bytes (a writer may be mid-line)."""
     with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
+        start = max(0, size - (1 << 20))
+        fh.seek(start)
+        tail = fh.read(size - start)
+    end = tail.rfind(b"\n")
+    return start + end + 1 if end >= 0 else size
+
+
+def _sha256(path: Path, size: int) -> str:
+    """The checksum of the file's first `size` bytes (what the import reads)."""
+    h = hashlib.sha256()
+    left = size
+    with path.open("rb") as fh:
+        while left > 0 and (chunk := fh.read(min(1 << 20, left))):
             h.update(chunk)
+            left -= len(chunk)
     return h.hexdigest()
 
 
@@ -204,17 +242,20 @@ def import_file(
     """
     path = Path(path)
     now = now or datetime.now(UTC)
-    digest = _sha256(path)
+    size = path.stat().st_size  # what the import reads, however the file grows meanwhile
+    digest = _sha256(path, size)
+    if path.stat().st_size > size:  # still being written: up to its last whole line
+        size = _whole_lines(path, size)
+        digest = _sha256(path, size)
     with store.session() as s:
         if s.get(ImportedFile, digest) is not None:
-            return FileImport(str(path), True, IngestResult(), recorded=True)
+            return FileImport(str(path), True, IngestResult(), recorded=True, size=size)
     limits = store_limits()
-    size = path.stat().st_size
     read = ReadStats()
     servers: set[tuple[str, str]] = set()
-    out = FileImport(str(path), False, IngestResult(), read)
+    out = FileImport(str(path), False, IngestResult(), read, size=size)
     for item in iter_import_file(
-        path, now=now, partial=partial, limits=limits, progress=progress, stats=read
+        path, now=now, partial=partial, limits=limits, progress=progress, stats=read, size=size
     ):
         snap = item.snapshot
         servers.add((str(snap.engine), snap.server))
@@ -234,15 +275,24 @@ def import_file(
         if committed is not None:
             committed(out.result.snapshots)
 
-    for item in iter_import_file(path, now=now, partial=partial, limits=limits, progress=second):
-        chunk.append(item)
-        rows += len(item.snapshot.samples)
-        if rows >= chunk_rows:
-            flush()
-            chunk, rows = [], 0
+    try:
+        for item in iter_import_file(
+            path, now=now, partial=partial, limits=limits, progress=second, size=size
+        ):
+            chunk.append(item)
+            rows += len(item.snapshot.samples)
+            if rows >= chunk_rows:
+                flush()
+                chunk, rows = [], 0
+    except ImportFileError as exc:  # the bytes changed since the first pass read them
+        if out.result.snapshots:
+            raise ImportStoppedError(exc, out.result) from None
+        raise
     if chunk:
         flush()
     if out.result.ignored_count == 0:
         _record(store, digest, path, now, out.result)
         out.recorded = True
+    if (grown := path.stat().st_size) > size:
+        out.grew_to = grown
     return out

@@ -47,6 +47,10 @@ BIGINT_MAX = 2**63 - 1  # the store's counters are BIGINT (SQL Server and Db2 co
 FUTURE_SKEW = timedelta(minutes=5)  # clock difference tolerated between collector and importer
 START_SKEW = timedelta(seconds=60)  # a start time converted to UTC may be rounded
 MAX_OPEN_SAMPLES = 256  # samples (server, time) held open while their rows may still come
+# Longest line read (bytes, or characters for UTF-16): a row our scripts write is under 4 KB. Read
+# with readline(limit), so a damaged file's endless line is refused before it is held whole or
+# split (a 50 MB line of commas cost 1 GB once split into fields).
+MAX_LINE_BYTES = 1 << 20
 _WHOLE = re.compile(r"[+-]?[0-9]+")
 _TIMESTAMP = re.compile(
     r"(?P<date>[0-9]{4}-[0-9]{2}-[0-9]{2})[T ]"
@@ -157,13 +161,56 @@ def _mapper_for(shape: Shape) -> Mapper:
     raise LookupError(f"no mapper for shape {shape.name}")  # pragma: no cover - every shape has one
 
 
+class _Head(io.RawIOBase):
+    """The first `size` bytes of a file, as a file: an import reads the file as it was when the
+    import began, however much a collection still running appends meanwhile."""
+
+    def __init__(self, fh: BinaryIO, size: int) -> None:
+        super().__init__()
+        self._fh = fh
+        self._size = size
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        room = self._size - self._fh.tell()
+        if room <= 0:
+            return 0
+        data = self._fh.read(min(len(buffer), room))
+        buffer[: len(data)] = data
+        return len(data)
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        return self._fh.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self._fh.tell()
+
+
+def _looks_utf16(head: bytes) -> bool:
+    """NUL bytes in every other position of the first bytes: UTF-16 text (mostly ASCII) that came
+    without a byte-order mark, which UTF-8 decoding would take for NUL-laden Latin text."""
+    if len(head) < 8:
+        return False
+    even, odd = head[0::2], head[1::2]
+    for zeros, others in ((odd, even), (even, odd)):
+        if zeros.count(0) >= 0.75 * len(zeros) and others.count(0) <= 0.1 * len(others):
+            return True
+    return False
+
+
 class _Lines:
     """Decoded lines of a binary file, with exact line numbers for bad UTF-8 and byte progress.
 
     Decoding line by line (b"\\n" never occurs inside a UTF-8 sequence) rather than through one
     TextIOWrapper is what lets a decoding error name its line. A file starting with a UTF-16
-    byte-order mark (sqlcmd -u, PowerShell 5.1 `>` and Out-File) is decoded as UTF-16 instead.
-    Keeps the raw text of the record being parsed so errors can quote it.
+    byte-order mark (sqlcmd -u, PowerShell 5.1 `>` and Out-File) is decoded as UTF-16 instead;
+    UTF-16 without one is refused with a message saying so. No line longer than MAX_LINE_BYTES is
+    read whole. Keeps the raw text of the record being parsed so errors can quote it.
     """
 
     def __init__(self, fh: BinaryIO, path: str, progress: Progress | None) -> None:
@@ -176,9 +223,21 @@ class _Lines:
         self.record: list[str] = []
 
     def __iter__(self) -> Iterator[str]:
-        head = self._fh.read(4)
+        head = self._fh.read(64)
         self._fh.seek(0)
-        texts = self._utf16() if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) else self._utf8()
+        if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+            texts = self._utf16()
+        elif _looks_utf16(head):
+            raise ImportFileError(
+                self._path,
+                1,
+                None,
+                "save as UTF-8 (this file looks like UTF-16 without a byte-order mark: every other "
+                "byte is 0). Run sqlcmd with -f o:65001, or in PowerShell write it with "
+                "Out-File -Encoding utf8",
+            )
+        else:
+            texts = self._utf8()
         for text in texts:
             self.record.append(text)
             if self._progress is not None and self.bytes_read - self._reported >= _PROGRESS_STEP:
@@ -189,10 +248,21 @@ class _Lines:
             self._reported = self.bytes_read
             self._progress(self.bytes_read)
 
+    def _too_long(self) -> ImportFileError:
+        return ImportFileError(
+            self._path,
+            self.line,
+            None,
+            f"the line is longer than {MAX_LINE_BYTES:,} bytes; no line the collection scripts write is "
+            "near that long (a damaged file, or not a collection file). It was refused before being read whole",
+        )
+
     def _utf8(self) -> Iterator[str]:
-        for raw in self._fh:
+        while raw := self._fh.readline(MAX_LINE_BYTES + 1):
             self.line += 1
             self.bytes_read += len(raw)
+            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                raise self._too_long()
             if self.line == 1 and raw.startswith(codecs.BOM_UTF8):
                 raw = raw[len(codecs.BOM_UTF8) :]
             try:
@@ -211,8 +281,10 @@ class _Lines:
     def _utf16(self) -> Iterator[str]:
         text = io.TextIOWrapper(cast(IO[bytes], self._fh), encoding="utf-16", errors="strict", newline="")
         try:
-            for line in text:
+            while line := text.readline(MAX_LINE_BYTES + 1):
                 self.line += 1
+                if len(line) > MAX_LINE_BYTES and not line.endswith("\n"):
+                    raise self._too_long()
                 self.bytes_read = self._fh.tell()
                 yield line.removeprefix("\ufeff") if self.line == 1 else line
         except UnicodeDecodeError as exc:
@@ -600,6 +672,7 @@ def iter_import_file(
     limits: StoreLimits | None = None,
     progress: Progress | None = None,
     stats: ReadStats | None = None,
+    size: int | None = None,
 ) -> Iterator[FileSnapshot]:
     """The snapshots of one collection-script CSV file, streamed: each is yielded once its server
     moves on to a later sample_time (the collection scripts write one sample's rows together),
@@ -610,7 +683,8 @@ def iter_import_file(
     are held open, and a sample closed too early continues as a second snapshot with the same
     time (each object still has one reading per time). `now` refuses samples dated in the future;
     `partial` stops, without error, at a collection tool's error message (and a cut-off line just
-    before it), dropping the samples still open there; `limits` checks values against the store.
+    before it), dropping the samples still open there; `limits` checks values against the store;
+    `size` reads only the file's first `size` bytes (what it held when an import began).
     """
     name = str(path)
     stats = stats if stats is not None else ReadStats()
@@ -619,7 +693,8 @@ def iter_import_file(
     except OSError as exc:
         raise ImportFileError(name, None, None, f"cannot open the file: {exc.strerror}") from None
     with fh:
-        lines = _Lines(fh, name, progress)
+        source: BinaryIO = fh if size is None else cast(BinaryIO, io.BufferedReader(_Head(fh, size)))
+        lines = _Lines(source, name, progress)
         rows = csv.reader(lines, strict=True)
         reader: _Reader | None = None
         open_groups: dict[tuple[str, datetime], _Group] = {}
