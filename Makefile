@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint check-system bench golden clean
+.PHONY: run test lint check-system bench bench-load golden clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,13 @@ bench: check-system $(STAMP)
 	$(BIN)/python -m bench.advise_cost
 	$(BIN)/python -m bench.verify_power
 	$(BIN)/python -m bench.import_file
+	$(MAKE) bench-load
+
+## bench-load: login latency while a large import and the roll-up run, SQLite then PostgreSQL
+## (where SQLite stops serving: docs/operations.md)
+bench-load: check-system $(STAMP)
+	$(BIN)/python -m bench.sqlite_load
+	$(BIN)/python -m bench.sqlite_load --postgres
 
 ## golden: regenerate the golden migration scripts (review the diff)
 golden: $(STAMP)
