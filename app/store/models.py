@@ -476,6 +476,8 @@ class WebSession(Base):
     created_at: Mapped[datetime]
     last_seen_at: Mapped[datetime]
     expires_at: Mapped[datetime] = mapped_column(index=True)
+    # a confirmation waiting for the next page, shown once (app/http/flash.py); never from the URL
+    flash: Mapped[str | None] = mapped_column(Text, default=None)
 
 
 class IngestWatermark(Base):

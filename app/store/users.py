@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import delete, select
+from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
 from app.store.models import ApiToken, User, WebSession
@@ -108,6 +108,30 @@ def session_user(
 def end_session(session: Session, sid: str) -> None:
     """Logout: this login ends for every copy of its cookie."""
     session.execute(delete(WebSession).where(WebSession.id_sha256 == _digest(sid)))
+
+
+def set_flash(session: Session, sid: str, message: str) -> bool:
+    """Leave `message` for this login's next page (replacing one not shown yet); False when the
+    session id names no login (nothing to show it to)."""
+    done = session.execute(
+        update(WebSession).where(WebSession.id_sha256 == _digest(sid)).values(flash=message)
+    )
+    return bool(done.rowcount)  # type: ignore[attr-defined]
+
+
+def take_flash(session: Session, sid: str) -> str | None:
+    """This login's waiting message, once: it is cleared as it is read (compare-and-set, so two
+    pages loading at once do not both show it)."""
+    digest = _digest(sid)
+    message = session.scalar(select(WebSession.flash).where(WebSession.id_sha256 == digest))
+    if message is None:
+        return None
+    cleared = session.execute(
+        update(WebSession)
+        .where(WebSession.id_sha256 == digest, WebSession.flash == message)
+        .values(flash=None)
+    )
+    return message if cleared.rowcount else None  # type: ignore[attr-defined]
 
 
 def revoke_sessions(session: Session, user_id: int, *, keep_sid: str | None = None) -> int:

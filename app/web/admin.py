@@ -15,6 +15,7 @@ from starlette.datastructures import FormData
 
 from app.collect import read_target
 from app.http.auth import CurrentUser, api_user, form_user, page_user, session_id
+from app.http.flash import take as take_flash
 from app.http.state import AppState, app_state
 from app.jobs import advise_soon
 from app.metrics import render as render_metrics
@@ -49,7 +50,7 @@ def targets_page(
         unknown = by_target(unknown_locations(s))
         pools = pool_health(s) if is_admin else []
     return render(request, "targets.html", user, rows=rows, now=datetime.now(UTC), is_admin=is_admin,
-                  message=request.query_params.get("message"), unknown=unknown, pools=pools,
+                  message=take_flash(request), unknown=unknown, pools=pools,
                   pool_state=pool_state)  # fmt: skip
 
 
@@ -131,7 +132,7 @@ def _my_tokens(state: AppState, user: CurrentUser) -> list[TokenInfo]:
 def account_page(
     request: Request, user: CurrentUser = Depends(page_user), state: AppState = Depends(app_state)
 ) -> HTMLResponse:
-    return render(request, "account.html", user, message=request.query_params.get("message"), error=None,
+    return render(request, "account.html", user, message=take_flash(request), error=None,
                   tokens=_my_tokens(state, user))  # fmt: skip
 
 
@@ -236,7 +237,7 @@ def _policy_page(
         form = form_of(now.doc, now.policy, base=now.base)
     return render(request, "policies.html", user, text=now.text if text is None else text,
                   source=source or now.source, versions=versions, is_admin=user.role == "admin", error=error,
-                  message=request.query_params.get("message"), unknown=unknown,
+                  message=take_flash(request), unknown=unknown,
                   choices=tier_choices(now.policy) if now.policy is not None else {}, form=form,
                   form_problem=now.problem, run=run, status_code=status_code)  # fmt: skip
 

@@ -13,6 +13,8 @@ from fastapi import APIRouter, Depends, Form, Query, Request, status
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from sqlalchemy import select
 from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
+from starlette.types import Receive, Scope, Send
 
 from advisors import quantities as q
 from app.errors import NotFound
@@ -25,6 +27,8 @@ from app.http.auth import (
     log_out,
     page_user,
 )
+from app.http.flash import flash
+from app.http.flash import take as take_flash
 from app.http.state import AppState, app_state
 from app.move_impact import impacts, recommendation_impact
 from app.review import (
@@ -210,7 +214,7 @@ def recommendations(
                         "aria": ("descending" if current_desc else "ascending") if on else None,
                         "url": _list_query(params, sort=key, dir="desc" if desc else "asc")})  # fmt: skip
     sorted_by = {"sort": sort if sort != DEFAULT_SORT else None, "dir": direction}
-    message = request.query_params.get("message")
+    message = take_flash(request)
     return render(
         request,
         "recommendations.html",
@@ -300,7 +304,7 @@ def recommendation_detail(
     can_review = user.role in ("approver", "admin")
     return render(request, "recommendation.html", user, rec=rec, events=events, can_review=can_review,
                   actions=actions_for(rec.status) if can_review else [],
-                  message=request.query_params.get("message"), verification=found["verification"],
+                  message=take_flash(request), verification=found["verification"],
                   figures=figures((rec.evidence or {}).get("metrics") or {}), members=members,
                   charted=next((m for m in members if not m.held), None), impact=impact, scripts=scripts,
                   saving=saving_ms_per_s(rec), gb_freed=freed(rec), refused=refusal(rec),
@@ -407,8 +411,19 @@ def lift_form(
     return _back(back, f"lifted the suppression of {name}; its advice shows again")
 
 
+class _FlashRedirect(RedirectResponse):
+    """A 303 to `url` whose message waits in the signed-in login's row (app/http/flash.py) for the
+    next page: left there as the response is sent, when the request (and its session) is at hand."""
+
+    def __init__(self, url: str, message: str) -> None:
+        super().__init__(url, status_code=status.HTTP_303_SEE_OTHER)
+        self.message = message
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await run_in_threadpool(flash, Request(scope), self.message)  # the store blocks
+        await super().__call__(scope, receive, send)
+
+
 def _back(url: str, message: str) -> RedirectResponse:
-    sep = "&" if "?" in url else "?"
-    return RedirectResponse(
-        f"{url}{sep}{urlencode({'message': message})}", status_code=status.HTTP_303_SEE_OTHER
-    )
+    """Back to `url`, which shows `message` once (a flash message: never in the URL)."""
+    return _FlashRedirect(url, message)

@@ -10,6 +10,7 @@ from fastapi.responses import HTMLResponse, Response
 from sqlalchemy import select
 
 from app.http.auth import CurrentUser, form_user, page_user
+from app.http.flash import take as take_flash
 from app.http.state import AppState, app_state
 from app.mail.service import SubscriptionError
 from app.mail.subscriptions import SubscriptionIn, create, recent_deliveries, validate
@@ -30,7 +31,7 @@ def reports_page(
         deliveries = recent_deliveries(s)
         targets = list(s.scalars(select(Target.name).order_by(Target.name)))  # the scope field's choices
     return render(request, "reports.html", user, subs=subs, deliveries=deliveries, targets=targets,
-                  can_manage=user.role in ("approver", "admin"), message=request.query_params.get("message"))  # fmt: skip
+                  can_manage=user.role in ("approver", "admin"), message=take_flash(request))  # fmt: skip
 
 
 @router.post("/reports")

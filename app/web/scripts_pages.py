@@ -18,6 +18,7 @@ from sqlalchemy import select
 from app.change_windows import plan
 from app.errors import NotFound
 from app.http.auth import CurrentUser, api_user, form_user, page_user
+from app.http.flash import take as take_flash
 from app.http.state import AppState, app_state
 from app.review import executable, mark_executed, refusal
 from app.scripts import ensure_scripts
@@ -76,7 +77,7 @@ def scripts_page(
         windows = plan([r for r in recs if r.status == Status.APPROVED], policy, now=now)
         refused = [r for r in rows if r["refused"]]
     return render(request, "scripts.html", user, rows=rows, can_execute=user.role in ("approver", "admin"),
-                  message=request.query_params.get("message"), today=now.strftime("%Y-%m-%dT%H:%M"),
+                  message=take_flash(request), today=now.strftime("%Y-%m-%dT%H:%M"),
                   windows=windows, refused=refused)  # fmt: skip
 
 

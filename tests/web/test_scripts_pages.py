@@ -64,4 +64,4 @@ def test_mark_executed_is_audited_and_only_for_approved(app_client: TestClient) 
     audit = app_client.get("/api/audit").json()[0]
     assert audit["action"] == "executed" and "2026-11-21 01:30" in audit["summary"]
     r = app_client.post(f"/recommendations/{rec['id']}/executed", data={"csrf_token": token})
-    assert "only approved moves can be marked executed" in r.text
+    assert r.status_code == 409 and "already executed by abe" in r.text  # a second click changes nothing

@@ -165,9 +165,11 @@ def test_changing_your_password_on_the_account_page_ends_your_other_sessions(app
     c.cookies.set(COOKIE, mine)
     r = c.post("/account/password", data={"current": PASSWORD, "new": "n3w password", "again": "n3w password",
                                           "csrf_token": token}, follow_redirects=False)  # fmt: skip
-    assert r.status_code == 303 and "password+changed" in r.headers["location"]
+    assert r.status_code == 303 and r.headers["location"] == "/account"
     assert _as(c, other) == 401
     assert _as(c, mine) == 200
+    c.cookies.set(COOKIE, mine)
+    assert "password changed; your other sessions have ended" in c.get("/account").text  # its flash
     app_client.cookies.clear()
     login(app_client, "vera", "n3w password")
 
