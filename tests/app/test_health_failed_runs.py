@@ -62,7 +62,11 @@ def test_api_health_names_the_job_that_failed_its_last_runs(store_url: str, tmp_
             jobs._guard("reports", failing_reports)
             body = client.get("/api/health").json()
             assert body["failed_repeatedly"] == ([] if run < FAILED_RUNS_DEGRADED - 1 else ["reports"])
-        assert body["status"] == "degraded" and body["scheduler"] == "degraded" and "reports" not in body["stale"]
+        assert (
+            body["status"] == "degraded"
+            and body["scheduler"] == "degraded"
+            and "reports" not in body["stale"]
+        )
         assert "jobs" not in body  # the errors only for a signed-in caller
         with state.store.session() as s:
             demo = s.scalar(select(User).where(User.username == DEMO_USER))

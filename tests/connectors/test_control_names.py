@@ -56,7 +56,9 @@ def _with_value(src: Path, dest: Path, column: str, value: str) -> Path:
 
 def test_every_import_file_has_name_columns_checked() -> None:
     files = {p.name for p, _ in NAME_COLUMNS}
-    assert len(files) == 8 and len(NAME_COLUMNS) >= 30  # server, database, file, table space, bounds, paths...
+    assert (
+        len(files) == 8 and len(NAME_COLUMNS) >= 30
+    )  # server, database, file, table space, bounds, paths...
     assert ("db2_table_partitions.csv", "lowvalue") in {(p.name, c) for p, c in NAME_COLUMNS}
 
 
@@ -139,4 +141,6 @@ def test_a_polled_db2_table_space_with_a_control_character_is_refused_and_logged
     names = {s.ref.name for s in snap.samples}
     assert victim not in names and all("\x1b" not in n for n in names)
     assert {r["tbsp_name"] for r in results["tablespaces"][1:]} <= names  # only the bad row went
-    assert any(DB2_TABLESPACES.name in r.getMessage() and "\\x1b[31m" in r.getMessage() for r in caplog.records)
+    assert any(
+        DB2_TABLESPACES.name in r.getMessage() and "\\x1b[31m" in r.getMessage() for r in caplog.records
+    )
