@@ -31,7 +31,7 @@ from sqlalchemy import create_engine, text
 from app.store.db import Store
 from app.store.watermarks import request_changed_pools
 from app.workers import run_due_pools
-from policies.loader import DEFAULT_POLICY, parse_policy
+from policies.loader import DEFAULT_POLICY, load_policy, parse_policy
 from policies.model import Policy
 
 ADMIN = "postgresql+psycopg://postgres:postgres@127.0.0.1:5432/postgres"
@@ -57,7 +57,7 @@ def build(url: str, instances: int, files: int, pools: int, days: int, polls: in
     hours = days * 24
     first = NOW.replace(minute=0, second=0, microsecond=0, tzinfo=None) - timedelta(hours=hours - 1)
     per_pool = -(-instances // pools)
-    tiers = ("E:\\flash\\", "F:\\fc\\", "S:\\sata\\")
+    tiers = [t.locations.sqlserver_directory for t in load_policy().tiers]  # the shipped policy's
     engine = create_engine(url)
     # per object and hour: a steady base by object, a daily swing, a few hot objects
     vals = (

@@ -18,6 +18,7 @@ from app.store.models import DbObject, Target
 from policies.loader import load_policy
 from tests.app.test_evaluate_windows import oracle_windows_from_store
 
+FC_DIR = load_policy().tier("fc").locations.sqlserver_directory  # where the shipped policy's fc is
 ADMIN = "postgresql+psycopg://postgres:postgres@127.0.0.1:5432/postgres"
 NOW = datetime(2026, 11, 20, 12, 58, tzinfo=UTC)
 
@@ -54,7 +55,7 @@ def main() -> None:
                         key=f"Sales/file/{f}",
                         name=f"f{f}.ndf",
                         size_bytes=2**34,
-                        physical_name=f"F:\\fc\\f{f}.ndf",
+                        physical_name=f"{FC_DIR}f{f}.ndf",
                         filegroup=f"FG{f % 10}",
                         first_seen=NOW,
                         last_seen=NOW,

@@ -43,10 +43,14 @@ from app.store.models import (
     Target,
 )
 from app.store.users import add_user
+from policies.loader import load_policy
 
 ADMIN_URL = "postgresql+psycopg://postgres:postgres@127.0.0.1:5432/postgres"
 USER, PASSWORD = "bench", "bench-password"
-TIERS = ("F:\\fc\\", "S:\\sata\\", "E:\\flash\\")
+# the shipped policy's directories of fc (most files), sata and flash
+TIERS = tuple(
+    load_policy().tier(name).locations.sqlserver_directory or "" for name in ("fc", "sata", "flash")
+)
 
 
 def synthesize(

@@ -40,6 +40,8 @@ from app.store.object_detail import object_detail
 from app.store.rollup import rolled_up_mark
 from policies.loader import load_policy
 
+FC_DIR = load_policy().tier("fc").locations.sqlserver_directory  # where the shipped policy's fc is
+
 ADMIN_URL = "postgresql+psycopg://postgres:postgres@127.0.0.1:5432/postgres"
 GUIDE = Path(__file__).resolve().parents[1] / "docs" / "large-fleet.md"
 CHUNK = 200_000
@@ -81,7 +83,7 @@ def load(url: str, instances: int, files: int, days: int, raw_days: int, now: da
                             f"DB{f % 5}/file/{f}",
                             f"file{f}",
                             (1 + f % 40) * 2**30,
-                            f"F:\\fc\\DB{f % 5}\\file{f}.ndf",
+                            f"{FC_DIR}DB{f % 5}\\file{f}.ndf",
                             f,
                             f"FG{f % 7}",
                             naive,

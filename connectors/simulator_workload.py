@@ -13,11 +13,15 @@ belongs where it does: docs/demo-fleet.md.
 from __future__ import annotations
 
 import math
+import ntpath
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 from connectors.db2 import with_container_locations
 from connectors.records import Engine, ObjectKind, ObjectRef, ObjectSample
@@ -47,14 +51,44 @@ _GB = 1024**3
 _READ_MS = {"flash": (0.5, 1.0), "fc": (5.0, 8.0), "sata": (12.0, 20.0)}
 _HOT_FC_READ_MS = (12.0, 17.0)  # hot random reads queue up on FC spindles (EMC 2009: 17 ms)
 _LOG_WRITE_MS = (1.0, 2.0)  # sequential log writes land in the array's write cache
-_SQL_DIR = {"flash": "E:\\flash", "fc": "F:\\fc", "sata": "S:\\sata"}
-_DB2_DIR = {"flash": "/db2data/flash", "fc": "/db2data/fc", "sata": "/db2data/sata"}
 _TB = 1024 * 1024**3
-# tier -> (volume, total bytes): SQL Server volumes (mount points) and DB2 file systems (FS_ID)
-_SQL_VOLUMES = {"flash": ("E:\\", 4 * _TB), "fc": ("F:\\", 40 * _TB), "sata": ("S:\\", 80 * _TB)}
-_DB2_FILE_SYSTEMS = {"flash": ("64769", 4 * _TB), "fc": ("64770", 40 * _TB), "sata": ("64771", 80 * _TB)}
+_TIERS = ("flash", "fc", "sata")
+# The policy tierwise ships (policies/loader.py's DEFAULT_POLICY), read as plain data: the demo sits
+# where its tiers are, so the demo is advised by the policy it ships with; connectors import
+# nothing of the policy model.
+SHIPPED_POLICY = Path(__file__).resolve().parents[1] / "policies" / "default.yaml"
+
+
+def _shipped_locations() -> dict[str, dict[str, Any]]:
+    """Each tier's `locations` in the shipped policy (a tier without a SQL Server directory, a DB2
+    storage group or a DB2 path prefix is a mistake in policies/default.yaml)."""
+    doc = yaml.safe_load(SHIPPED_POLICY.read_text(encoding="utf-8"))
+    locations = {t["name"]: t.get("locations") or {} for t in doc["tiers"]}
+    for name in _TIERS:
+        loc = locations.get(name, {})
+        if not (
+            loc.get("sqlserver_directory") and loc.get("db2_storage_group") and loc.get("db2_path_prefixes")
+        ):
+            raise ValueError(
+                f"{SHIPPED_POLICY}: tier {name!r} needs sqlserver_directory, db2_storage_group and "
+                "db2_path_prefixes for the demo fleet"
+            )
+    return locations
+
+
+_LOCATIONS = _shipped_locations()
+_SQL_DIR = {t: str(_LOCATIONS[t]["sqlserver_directory"]).rstrip("\\") for t in _TIERS}
+_DB2_DIR = {t: str(_LOCATIONS[t]["db2_path_prefixes"][0]).rstrip("/") for t in _TIERS}
+_STORAGE_GROUPS = {t: str(_LOCATIONS[t]["db2_storage_group"]) for t in _TIERS}
+# tier -> (volume, total bytes): SQL Server volumes (the directory's drive) and DB2 file systems (FS_ID)
+_SIZES = {"flash": 4 * _TB, "fc": 40 * _TB, "sata": 80 * _TB}
+_SQL_VOLUMES = {t: (ntpath.splitdrive(_SQL_DIR[t])[0] + "\\", _SIZES[t]) for t in _TIERS}
+_DB2_FILE_SYSTEMS = {
+    "flash": ("64769", _SIZES["flash"]),
+    "fc": ("64770", _SIZES["fc"]),
+    "sata": ("64771", _SIZES["sata"]),
+}
 _OTHER_USE = 0.25  # share of each volume used by things other than the simulated objects
-_STORAGE_GROUPS = {"flash": "SG_FLASH", "fc": "SG_FC", "sata": "SG_SATA"}
 
 
 # issue #9: maintenance, a business period and flash endurance in the demo (docs/demo-fleet.md)
@@ -184,7 +218,7 @@ _SQLPROD01_FILES = (
     _File("Sales", 4, "Sales_HotIdx2", "FG_HOT_INDEX", "random_read", "fc", 60, reads=(700, 800)),
     _File("Sales", 5, "Sales_Cust1", "FG_CUSTOMERS", "random_mixed", "fc", 250, reads=(160, 200), intended="flash"),
     _File("Sales", 6, "Sales_Archive1", "FG_ARCHIVE", "cold", "sata", 1600),
-    _File("Sales", 7, "Sales_Rpt1", "FG_REPORTING", "sequential_read", "fc", 400),
+    _File("Sales", 7, "Sales_Rpt1", "FG_REPORTING", "sequential_read", "fc", 400, intended="sata"),
     # files 8-31: dbo.Orders, one filegroup per month (_SqlServer.orders)
     _File("Staging", 1, "Staging", "PRIMARY", "write_heavy", "fc", 150, writes=(120, 200)),
     _File("Staging", 2, "Staging_log", None, "log_write", "fc", 40, writes=(120, 180)),
@@ -308,9 +342,10 @@ class _SqlServer(_Builder):
     def staging_load(self) -> None:
         """Issue #9: a write-hot staging table (Staging FG_LOAD, 40 GB, on fc): 185 random 8 KB
         reads/s at 13 ms (a flash candidate by its reads) under 60 bulk writes/s of 256 KB (95 % of
-        its bytes): ~1.3 TB written per day, ~30 % of the default flash tier's write budget. Its
-        reads earn it flash while the budget, shared with every other writer placed there, has
-        room. Fixed numbers, nothing drawn, so every other object is what it was."""
+        its bytes): ~1.3 TB written per day, a third of the default flash tier's write budget
+        (3,840 GB a day). Its reads earn it flash and the budget has room for it; Staging's PRIMARY,
+        which writes ~0.6 TB a day and saves far less per GB written, is the writer left out.
+        Fixed numbers, nothing drawn, so every other object is what it was."""
         reads, writes, read_ms, write_ms = 185.0, 60.0, 13.0, 6.0
         ref = self.ref(
             "Staging", ObjectKind.DATA_FILE, "Staging/file/3", "Staging_Load1", size_bytes=40 * _GB,
@@ -322,10 +357,13 @@ class _SqlServer(_Builder):
         model = _SqlFileModel(ref, rates, 0.4, self.phase(22, jitter=False), _SQL_PAGE, 262_144)
         self.models.append(model)
         self.tiers[ref.key] = "fc"
-        self.truth[ref.key] = replace(
-            _truth(model, "write_heavy", "fc", "fc"),
-            endurance="writes ~1.3 TB a day, over half of flash's daily write budget (3 DWPD on RAID 5 7+1: "
-            "2,400 GB of host writes): the budget goes to the writers that save more per GB written",
+        self.truth[ref.key] = _truth(model, "write_heavy", "flash", "fc")
+        primary = self.truth["Staging/file/1"]
+        written_gb = primary.write_iops * primary.avg_write_bytes * _DAY_S / _GB
+        self.truth[primary.key] = replace(
+            primary,
+            endurance=f"writes ~{written_gb:,.0f} GB a day; flash's daily write budget (3,840 GB on the shipped "
+            "policy) goes to the writers that save more per GB written",
         )
 
     def buffer_manager(self, miss: float) -> None:
@@ -433,7 +471,7 @@ _DB2PROD01_SPACES = (
            miss=0.3, prefetch=0.0, index_share=0.0, page_writes=(500, 700), amplitude=0.4, peak_hour=2),
     _Space("TS_HOT_IDX", 3, "LARGE", 8192, "fc", 90, "random_read", "flash", (4500, 5500),
            miss=0.3, prefetch=0.03, index_share=0.8, page_writes=(40, 80)),
-    _Space("TS_SCAN", 4, "LARGE", 16_384, "fc", 600, "sequential_read", "fc", (5000, 7000),
+    _Space("TS_SCAN", 4, "LARGE", 16_384, "fc", 600, "sequential_read", "flash", (5000, 7000),
            miss=0.04, prefetch=0.95, index_share=0.1, page_writes=(2, 6), block_share=0.3,
            amplitude=0.5, peak_hour=2),
     _Space("TS_CUR", 5, "LARGE", 16_384, "fc", 300, "random_mixed", "flash", (11_000, 13_000),

@@ -49,17 +49,17 @@ def test_agreement_with_ground_truth(week: tuple[AdviceReport, dict[str, ObjectT
     report, truth = week
     pairs = [(a, _truth_of(a, truth)) for a in report.objects]
     agree = sum((a.verdict.profile, a.recommended_tier) == (t.profile, t.intended_tier) for a, t in pairs)
-    # 70 of 76; the misses are the boundary cases listed in docs/demo-fleet.md
+    # 70 of 76; the misses are the boundary cases listed in docs/demo-fleet.md (their profile: the
+    # year-old Orders months read in 64 KB requests are described as scans; their tier is right)
     assert len(pairs) == 76 and agree >= 70, agree
     for a, t in pairs:
-        if t.intended_tier == "flash":
-            assert a.recommended_tier == "flash", (a.info.name, a.explanation)
-        if a.recommended_tier == "flash":  # no scan, nothing cold
-            assert a.verdict.profile not in ("sequential_read", "cold"), a.info.name
+        assert a.recommended_tier == t.intended_tier, (a.info.name, a.explanation)
+        if (
+            a.recommended_tier == "flash"
+        ):  # nothing cold; a scan only where SSDs serve it far faster (TS_SCAN)
+            assert a.verdict.profile != "cold", a.info.name
         if t.profile in ("log_write", "tempdb"):
             assert a.verdict.profile == t.profile and a.recommended_tier != "sata", a.info.name
-        if t.profile == "sequential_read":
-            assert a.recommended_tier != "flash", a.info.name
 
 
 def test_every_verdict_has_reasons_in_numbers(week: tuple[AdviceReport, dict[str, ObjectTruth]]) -> None:

@@ -14,8 +14,10 @@ from app.advice import windows_from_snapshots
 from app.ilm import make_plan
 from connectors.simulator import demo_fleet
 from policies.loader import load_policy, parse_policy
+from tests.fixture_policy import REFERENCE_POLICY, reference_policy
 
-POLICY = load_policy()
+POLICY = reference_policy()  # the synthetic tables' expectations: hand arithmetic on its tier figures
+SHIPPED = load_policy()  # the demo fleet sits where the shipped policy's tiers are
 NOW = datetime(2026, 11, 20, tzinfo=UTC)
 
 
@@ -69,9 +71,9 @@ def test_simulator_plan_puts_current_months_on_flash_and_the_cold_tail_on_sata()
     origin = datetime(2026, 11, 1, tzinfo=UTC)
     fleet = demo_fleet(origin)
     snaps = [s for h in range(31, 31 + 7 * 24 + 1) for s in fleet.snapshots(origin + timedelta(hours=h))]
-    report = advise(windows_from_snapshots(snaps, POLICY), POLICY, curve_points=0)
+    report = advise(windows_from_snapshots(snaps, SHIPPED), SHIPPED, curve_points=0)
     now = snaps[-1].sample_time
-    plan = make_plan(report, POLICY, now=now, months=12)
+    plan = make_plan(report, SHIPPED, now=now, months=12)
     orders = next(t for t in plan.tables if t.table == "dbo.Orders")
     assert orders.fit.method == "huber" and orders.fit.r2 is not None and orders.fit.r2 > 0.9
     existing = sorted((p for p in orders.partitions if not p.new), key=lambda p: p.partition)
@@ -80,9 +82,11 @@ def test_simulator_plan_puts_current_months_on_flash_and_the_cold_tail_on_sata()
     # one answer per object: month 0 is what the recommendations say for each partition
     advised = {a.info.key: a.recommended_tier for a in report.objects if a.info.kind == "partition"}
     assert [advised[p.key] for p in existing] == tiers
-    assert tiers[-3:] == ["flash"] * 3  # the current months
-    assert set(tiers[:8]) == {"sata"}  # the oldest
-    assert "fc" in tiers  # the recent ones in between
+    # the demo's truth (docs/demo-fleet.md): the newest 11 months save more than flash's price, the
+    # older ones are cold; on the shipped policy a GB on fc (10K SAS) costs 1.35 ms/s per GB more than
+    # on sata (NL-SAS), far more than the ~0.4 ms/s per GB those months' reads would wait there, so
+    # none stays on fc
+    assert tiers == ["sata"] * 13 + ["flash"] * 11
     # later in the year the then-current months are on flash and today's are gone down
     in_six = add_months(now.date(), 6)
     new_now = [
@@ -93,7 +97,7 @@ def test_simulator_plan_puts_current_months_on_flash_and_the_cold_tail_on_sata()
     assert new_now and tier_at(new_now[0], in_six) == "flash"
     # heat halves every ~3 months: the month 10 months old today is worth less than flash's price
     # within six months and goes down, today's current month (then 6 months old) is still worth it
-    assert tier_at(existing[-11], now.date()) == "flash" and tier_at(existing[-11], in_six) == "fc"
+    assert tier_at(existing[-11], now.date()) == "flash" and tier_at(existing[-11], in_six) != "flash"
     assert tier_at(existing[-1], in_six) == "flash"
     for tier, months in plan.forecast.items():
         for m in months:
@@ -147,11 +151,9 @@ def test_not_date_partitioned_and_empty_partitions() -> None:
 
 def test_capacity_overflows_to_the_next_tier() -> None:
     tight = parse_policy(
-        (
-            POLICY_TEXT := __import__(
-                "policies.loader", fromlist=["DEFAULT_POLICY"]
-            ).DEFAULT_POLICY.read_text()
-        ).replace("capacity_gb: 1400 ", "capacity_gb: 30 "),
+        (POLICY_TEXT := REFERENCE_POLICY.read_text(encoding="utf-8")).replace(
+            "capacity_gb: 1400 ", "capacity_gb: 30 "
+        ),
         source="tight.yaml",
     )
     assert POLICY_TEXT

@@ -84,41 +84,51 @@ def _written(report: AdviceReport, tier: str) -> float:
 
 
 def test_flash_write_budget_holds_the_writers_placed_there(week: AdviceReport) -> None:
-    """3 DWPD on 8 drives in RAID 5 7+1: 2,400 GB of host writes a day. The staging table (~1.3 TB a
-    day) and Staging's PRIMARY do not fit beside the writers that save more per GB written."""
-    a = by_name(week, "FG_LOAD")
-    t = _truth()["SQLPROD01|Staging/file/3"]
+    """The shipped flash tier, 1 DWPD on 8 x 960 GB drives in RAID 5 7+1: 3,840 GB of host writes a
+    day. The staging table (~1.3 TB a day, its reads save much per GB written) fits beside the
+    writers that save more; Staging's PRIMARY (~630 GB a day, saving far less per GB written) does
+    not."""
+    budget = POLICY.tier("flash").write_budget_gb_day
+    assert budget == 3840
+    primary = next(a for a in week.objects if a.info.key == "Staging/filegroup/PRIMARY")
+    t = _truth()["SQLPROD01|Staging/file/1"]
     assert (t.profile, t.intended_tier) == ("write_heavy", "fc") and t.endurance
-    assert (a.verdict.profile, a.recommended_tier) == ("write_heavy", "fc")
-    assert a.decision is not None and (a.decision.stage, a.decision.preferred_tier) == (
+    assert (primary.verdict.profile, primary.recommended_tier) == ("write_heavy", "fc")
+    assert primary.decision is not None and (primary.decision.stage, primary.decision.preferred_tier) == (
         "write_budget",
         "flash",
     )
     assert (
-        "flash's daily write budget is" in a.explanation and f"of {gb(2400)} a day)" in a.explanation
-    )  # 2.3 TB
-    assert a.placement_object is not None and 1_000 < a.placement_object.write_gb_day < 1_500
-    assert _written(week, "flash") <= 2400 * (1 + 1e-9)
+        "flash's daily write budget is" in primary.explanation
+        and f"of {gb(budget)} a day)" in primary.explanation
+    )
+    assert primary.placement_object is not None and 500 < primary.placement_object.write_gb_day < 800
+    load = by_name(week, "FG_LOAD")
+    assert _truth()["SQLPROD01|Staging/file/3"].intended_tier == "flash"
+    assert (load.verdict.profile, load.recommended_tier) == ("write_heavy", "flash")
+    assert load.placement_object is not None and 1_000 < load.placement_object.write_gb_day < 1_500
+    assert _written(week, "flash") <= budget * (1 + 1e-9)
     assert any(n.startswith("flash's daily write budget: the units placed there write") for n in week.notes)
 
 
 def test_a_short_write_budget_keeps_the_writers_that_save_least_per_gb_written_off_flash() -> None:
-    """At 1 DWPD (800 GB of host writes a day on RAID 5) even fewer writers fit: the budget is one
-    constraint on their sum, and the ones left out say it is the write budget that binds."""
-    tiers = [POLICY.tiers[0].model_copy(update={"endurance_dwpd": 1.0}), *POLICY.tiers[1:]]
+    """At a quarter of the rating (0.25 DWPD: 960 GB of host writes a day on RAID 5) fewer writers
+    fit: the budget is one constraint on their sum, and the ones left out say it is the write
+    budget that binds."""
+    tiers = [POLICY.tiers[0].model_copy(update={"endurance_dwpd": 0.25}), *POLICY.tiers[1:]]
     short = POLICY.model_copy(update={"tiers": tiers})
     report = _run(ORIGIN + timedelta(hours=31), 7 * 24, short)
-    assert _written(report, "flash") <= 800 * (1 + 1e-9)
+    assert _written(report, "flash") <= 960 * (1 + 1e-9)
     left = [a for a in report.objects if a.decision is not None and a.decision.stage == "write_budget"]
     assert left, [a.explanation for a in report.objects if a.placement_unit == a.info.key]
     for a in left:
         assert a.recommended_tier != "flash" and a.decision.preferred_tier == "flash"
-        assert "flash's daily write budget is" in a.explanation and f"of {gb(800)} a day)" in a.explanation
+        assert "flash's daily write budget is" in a.explanation and f"of {gb(960)} a day)" in a.explanation
 
     # what binds is the budget: none of the writers left out fits in what the placed ones leave of it
     written = _written(report, "flash")
     for a in left:
-        assert a.placement_object is not None and written + a.placement_object.write_gb_day > 800
+        assert a.placement_object is not None and written + a.placement_object.write_gb_day > 960
     assert {a.info.name for a in left} >= {"FG_LOAD"}  # ~1,270 GB/day alone is more than the budget
 
 

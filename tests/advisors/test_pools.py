@@ -128,7 +128,7 @@ def test_unmatched_locations_are_left_out_and_listed() -> None:
 def test_without_pools_an_unmatched_location_matches_no_tier_of_the_policy() -> None:
     policy = parse_policy(DEFAULT_POLICY.read_text(), source="default")
     lost = data_file("SQLPROD01", "X", "D:\\MSSQL\\DATA\\x.ndf", policy=policy, reads_s=10)
-    known = data_file("SQLPROD01", "Y", "F:\\fc\\y.ndf", policy=policy, reads_s=10)
+    known = data_file("SQLPROD01", "Y", "F:\\MSSQL\\SAS\\y.ndf", policy=policy, reads_s=10)
     report = advise([lost, known], policy, now=T0 + timedelta(hours=WEEK), curve_points=0)
     assert [a.info.name for a in report.objects] == ["Y"]
     (u,) = report.unknown_locations

@@ -9,8 +9,8 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from app.cli import app
-from policies.loader import DEFAULT_POLICY
 from tests.conftest import FIXTURES
+from tests.fixture_policy import mapped_policy as fixture_mapped_policy
 
 runner = CliRunner()
 IMPORT = FIXTURES / "import"
@@ -33,19 +33,14 @@ def _advise(*args: str) -> dict:  # type: ignore[type-arg]
 def mapped_policy(tmp_path: Path) -> str:
     """The default policy with the import fixtures' directories and storage groups on its tiers
     (with the default alone they match no tier, and are left out of the placement)."""
-    text = DEFAULT_POLICY.read_text()
     sql = ["C:\\Program Files\\", "D:\\MSSQL\\", "E:\\data\\", "F:\\OLTP\\", "G:\\OLTP\\", "L:\\log\\",
            "T:\\tempdb\\"]  # fmt: skip
-    text = text.replace(
-        "sqlserver_path_prefixes: ['F:\\fc\\']",
-        "sqlserver_path_prefixes: [" + ", ".join(f"'{d}'" for d in sql) + "]",
-    )
-    text = text.replace("db2_path_prefixes: [/db2data/fc/]", "db2_path_prefixes: [/db2data/fc/, /db2/log/]")
-    text = text.replace("db2_storage_groups: [SG_FLASH]", "db2_storage_groups: [SG_FLASH, SG_HOT]")
-    text = text.replace("db2_storage_groups: [SG_SATA]", "db2_storage_groups: [SG_SATA, SG_COLD]")
-    path = tmp_path / "mapped.yaml"
-    path.write_text(text)
-    return str(path)
+    locations = {
+        "flash": {"db2_storage_groups": ["SG_HOT"]},
+        "fc": {"sqlserver_path_prefixes": sql, "db2_path_prefixes": ["/db2/log/"]},
+        "sata": {"db2_storage_groups": ["SG_COLD"]},
+    }
+    return str(fixture_mapped_policy(tmp_path / "mapped.yaml", locations))
 
 
 def test_unmatched_locations_are_listed_not_advised() -> None:

@@ -16,6 +16,7 @@ runner = CliRunner()
 def _file(tmp_path: Path, hours: int) -> Path:
     spec = {
         "description": "short",
+        "base_policy": "shipped",  # on the shipped policy's fc directory: `advise` below uses that policy
         "collection": {"hours": hours, "interval_minutes": 60, "end": "2026-10-20T09:00:00Z"},
         "objects": [
             {"engine": "sqlserver", "server": "SQLWEB01", "database": "Catalog", "kind": "filegroup",

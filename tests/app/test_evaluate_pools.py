@@ -265,11 +265,12 @@ def test_skip_locked_hands_concurrent_claims_different_pools(postgres_url: str) 
 def _staging_split() -> Policy:
     """SQLPROD01's Staging database on an array of its own (by path): one target in two pools."""
     data: dict[str, Any] = yaml.safe_load(DEFAULT_POLICY.read_text(encoding="utf-8"))
+    fc_directory = next(t for t in data["tiers"] if t["name"] == "fc")["locations"]["sqlserver_directory"]
     data["pools"] = [
         {
             "name": "staging-array",
             "servers": "SQLPROD01",
-            "sqlserver_path_prefixes": ["F:\\fc\\Staging\\"],
+            "sqlserver_path_prefixes": [f"{fc_directory}Staging\\"],  # where the demo's Staging database is
             "tiers": copy.deepcopy(data["tiers"]),
         }
     ]

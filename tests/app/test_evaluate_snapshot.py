@@ -59,8 +59,10 @@ def test_evaluate_writes_one_snapshot_per_target(store: Store, settings: Setting
         shares = [p[1] for p in c["points"]]
         assert gbs == sorted(gbs) and shares == sorted(shares)
         # against today's placement: with no flash at all the advice may add a little wait (it demotes
-        # cold data to free dearer tiers), so the first point can be slightly below 0
-        assert all(-0.05 <= v <= 1 for v in shares), c
+        # data to free dearer tiers), so the first point can be slightly below 0: on the shipped
+        # policy a GB on fc costs 1.35 ms/s per GB over sata, so with no flash Staging's 150 GB
+        # PRIMARY goes to sata for ~7 % more of its database's wait
+        assert all(-0.1 <= v <= 1 for v in shares), c
         assert shares[-1] > 0
         assert set(c["savings"]) == {
             "flash_gb_recommended",

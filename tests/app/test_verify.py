@@ -26,12 +26,14 @@ from app.store.targets import add_target
 from app.store.users import add_user
 from app.verify import run_verification, track_record
 from connectors.records import Engine, ObjectKind, ObjectRef, ObjectSample, Snapshot
-from policies.loader import load_policy
 from tests.conftest import free_port
+from tests.fixture_policy import REFERENCE_POLICY, reference_policy
 from tests.mail.test_reports import Inbox
 from tests.web.conftest import PASSWORD, login
 
-POLICY = load_policy()
+# the fleet below sits on the reference policy's tiers (E:\\flash\\, F:\\fc\\) and its expectations are
+# worked out on that policy's bands: frozen, not the shipped policy (tests/reference-policy.yaml)
+POLICY = reference_policy()
 START = datetime(2026, 11, 1, 0, 0, tzinfo=UTC)
 CHANGE = START + timedelta(days=7)  # the move: hot1.ndf from F:\fc\ to E:\flash\
 END = CHANGE + timedelta(days=7)
@@ -114,6 +116,7 @@ def _setup(store: Store, snaps: list[Snapshot], *, recommend: bool = True) -> in
 def _cli_env(monkeypatch: pytest.MonkeyPatch, settings: Settings) -> None:
     monkeypatch.setenv("TIERWISE_DATABASE_URL", settings.database_url)
     monkeypatch.setenv("TIERWISE_SECRET_KEY_FILE", str(settings.secret_key_file))
+    monkeypatch.setenv("TIERWISE_POLICY_FILE", str(REFERENCE_POLICY))  # the fleet's policy (POLICY)
 
 
 @pytest.fixture(autouse=True)
@@ -362,7 +365,8 @@ def test_hourly_job_runs_the_verification(store: Store, settings: Settings, vaul
     from app.jobs import Runtime, Scheduler, verify_job
 
     _setup(store, snapshots(after_read_ms=0.9))
-    Scheduler(Runtime(store, vault, settings))  # sets the jobs' runtime; not started
+    pinned = settings.model_copy(update={"policy_file": REFERENCE_POLICY})  # the fleet's policy (POLICY)
+    Scheduler(Runtime(store, vault, pinned))  # sets the jobs' runtime; not started
     verify_job()  # now (the real clock) is past the after-window
     [v] = _verifications(store)
     assert v.status == "improved" and v.evaluated_at is not None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import ntpath
 from collections.abc import Mapping
 from datetime import UTC, date, datetime, timedelta
 from itertools import pairwise
@@ -22,10 +23,13 @@ from connectors.shapes import (
     Shape,
 )
 from connectors.simulator import ObjectTruth, SimulatedFleet, SimulatedInstance, demo_fleet
+from connectors.simulator_workload import SHIPPED_POLICY
+from policies.loader import DEFAULT_POLICY, load_policy
 
 ORIGIN = datetime(2025, 6, 12, 8, 30, tzinfo=UTC)
 RESTART = ORIGIN + timedelta(hours=30)
 FIVE_MIN = timedelta(minutes=5)
+SHIPPED = load_policy()  # policies/default.yaml: the policy the demo ships with
 
 
 @pytest.fixture(scope="module")
@@ -346,13 +350,13 @@ def test_demo_ground_truth_matches_the_story(sql: SimulatedInstance, db2: Simula
         "Sales/file/3": ("random_read", "flash", "fc"),
         "Sales/file/5": ("random_mixed", "flash", "fc"),
         "Sales/file/6": ("cold", "sata", "sata"),
-        "Sales/file/7": ("sequential_read", "fc", "fc"),
+        "Sales/file/7": ("sequential_read", "sata", "fc"),  # NL-SAS streams its scans almost as fast
         "Sales/file/2": ("log_write", "fc", "fc"),
         "tempdb/file/1": ("tempdb", "flash", "fc"),
         "tempdb/file/2": ("tempdb", "fc", "fc"),  # templog: its writes gain nothing on flash
         "Staging/file/1": ("write_heavy", "fc", "fc"),  # flash's write budget goes to better savers
         "ORDERS/tablespace/TS_HOT_IDX": ("random_read", "flash", "fc"),
-        "ORDERS/tablespace/TS_SCAN": ("sequential_read", "fc", "fc"),
+        "ORDERS/tablespace/TS_SCAN": ("sequential_read", "flash", "fc"),  # 1.8 s/s of prefetch wait saved
         "ORDERS/tablespace/TEMPSPACE1": ("tempdb", "flash", "fc"),
         "ORDERS/tablespace/TS_CUR": ("random_mixed", "flash", "fc"),
         "ORDERS/tablespace/TS_HIST_2019": ("cold", "sata", "sata"),
@@ -371,8 +375,11 @@ def test_demo_ground_truth_matches_the_story(sql: SimulatedInstance, db2: Simula
 
 def test_locations_name_the_current_tier(sql: SimulatedInstance, db2: SimulatedInstance) -> None:
     truth = sql.truth() | db2.truth()
-    sql_prefix = {"flash": "E:\\flash\\", "fc": "F:\\fc\\", "sata": "S:\\sata\\"}
-    groups = {"flash": "SG_FLASH", "fc": "SG_FC", "sata": "SG_SATA"}
+    # the demo sits where the shipped policy's tiers are, so every object is advised
+    assert DEFAULT_POLICY.resolve() == SHIPPED_POLICY  # the simulator reads the file the loader ships
+    sql_prefix = {t.name: t.locations.sqlserver_directory or "?" for t in SHIPPED.tiers}
+    groups = {t.name: t.locations.db2_storage_group for t in SHIPPED.tiers}
+    db2_prefix = {t.name: tuple(t.locations.db2_path_prefixes) or ("?",) for t in SHIPPED.tiers}
     kinds = {}
     for s in [*sql.snapshot(ORIGIN).samples, *db2.snapshot(ORIGIN).samples]:
         if s.ref.kind in MONITOR_ONLY_KINDS:
@@ -384,6 +391,8 @@ def test_locations_name_the_current_tier(sql: SimulatedInstance, db2: SimulatedI
             assert (s.ref.physical_name or "").startswith(sql_prefix[t.current_tier]), s.ref.key
         if s.ref.engine is Engine.DB2 and s.ref.kind is not ObjectKind.LOG_FILE:
             assert s.ref.storage_group == groups[t.current_tier], s.ref.key
+        if s.ref.engine is Engine.DB2 and s.ref.kind is ObjectKind.LOG_FILE:
+            assert (s.ref.physical_name or "").startswith(db2_prefix[t.current_tier]), s.ref.key
     assert kinds["Sales/file/2"] is ObjectKind.LOG_FILE and kinds["tempdb/file/2"] is ObjectKind.LOG_FILE
     assert (
         kinds["tempdb/file/3"] is ObjectKind.TEMPDB
@@ -509,7 +518,8 @@ def test_db2_containers_and_table_space_locations(db2: SimulatedInstance, at: da
 
 def test_sql_server_files_carry_their_volume(sql: SimulatedInstance) -> None:
     files = [s.ref for s in sql.snapshot(ORIGIN).samples if s.ref.file_id is not None]
-    drives = {"E:\\": "E:\\flash\\", "F:\\": "F:\\fc\\", "S:\\": "S:\\sata\\"}
+    directories = [t.locations.sqlserver_directory or "?" for t in SHIPPED.tiers]
+    drives = {ntpath.splitdrive(d)[0] + "\\": d for d in directories}  # E:\ -> E:\MSSQL\FLASH\
     for ref in files:
         assert ref.volume in drives and (ref.physical_name or "").startswith(drives[ref.volume]), ref.key
     for volume in {r.volume for r in files}:
@@ -606,12 +616,18 @@ def test_month_end_reread_of_an_old_orders_month(sql: SimulatedInstance) -> None
 
 def test_write_hot_staging_table(sql: SimulatedInstance) -> None:
     t = sql.truth()["Staging/file/3"]
-    assert (t.profile, t.intended_tier, t.current_tier) == ("write_heavy", "fc", "fc")
+    assert (t.profile, t.intended_tier, t.current_tier) == ("write_heavy", "flash", "fc")
     assert (t.read_iops, t.write_iops, t.avg_read_bytes, t.avg_write_bytes) == (185.0, 60.0, 8192, 262_144)
     written_gb_per_day = t.write_iops * t.avg_write_bytes * 86_400 / 2**30
-    assert 0.5 < written_gb_per_day / (3 * 1600 / 2) < 0.6  # over half of flash's daily write budget
+    budget = SHIPPED.tier("flash").write_budget_gb_day  # 1 DWPD x 8 x 960 GB / 2 on RAID 5
+    assert budget == 3840 and 0.3 < written_gb_per_day / budget < 0.4  # a third of flash's daily budget
     ref = by_key(sql.snapshot(ORIGIN))["Staging/file/3"].ref
-    assert (ref.filegroup, ref.physical_name) == ("FG_LOAD", "F:\\fc\\Staging\\Staging_Load1.ndf")
+    fc_dir = SHIPPED.tier("fc").locations.sqlserver_directory
+    assert (ref.filegroup, ref.physical_name) == ("FG_LOAD", f"{fc_dir}Staging\\Staging_Load1.ndf")
+    # the writer the budget leaves out: Staging's PRIMARY, which saves far less per GB written
+    primary = sql.truth()["Staging/file/1"]
+    assert (primary.intended_tier, primary.current_tier) == ("fc", "fc")
+    assert primary.endurance and "3,840 GB" in primary.endurance
 
 
 def test_truth_profiles_are_the_advisors_vocabulary(fleet: SimulatedFleet) -> None:

@@ -35,6 +35,7 @@ def _collection(tmp: Path, end: datetime) -> Path:
     flash, scenario random-read-139-flash-empty) and its log, ending `end`."""
     spec = {
         "description": "first hour",
+        "base_policy": "shipped",  # a DBA's file on the shipped policy's fc directory
         "collection": {"hours": 48, "interval_minutes": 60, "end": end.isoformat()},
         "objects": [
             {"engine": "sqlserver", "server": "SQLWEB01", "database": "Catalog", "kind": "filegroup",

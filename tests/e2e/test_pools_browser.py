@@ -55,7 +55,7 @@ def test_start_here_shows_each_pool(server: str, page: Page) -> None:
     expect(db2).to_be_visible()
     expect(page.locator("#pool-default")).to_be_visible()
     expect(db2.locator("tbody tr").first).to_contain_text("of 500")
-    expect(page.locator("#pool-default tbody tr").first).to_contain_text("of 1,400")
+    expect(page.locator("#pool-default tbody tr").first).to_contain_text("of 6.6 TB")  # 6,720 GB of flash
     shot(page, "3y-fleet-pools")
     top = db2.locator("ol.top-moves a").first
     expect(top).to_be_visible()

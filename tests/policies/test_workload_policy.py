@@ -25,14 +25,14 @@ def with_section(text: str) -> str:
 
 def test_default_policy_declares_the_flash_budget_and_no_windows() -> None:
     p = load_policy()
-    assert p.tier("flash").endurance_dwpd == 3 and p.tier("fc").endurance_dwpd is None
+    assert p.tier("flash").endurance_dwpd == 1 and p.tier("fc").endurance_dwpd is None
     assert p.maintenance_windows == [] and p.business_calendar == []
     assert p.burst_detection.enabled and p.burst_detection.min_avg_read_bytes == 512 * 1024
     assert p.endurance.tier_max_budget_share == 1.0
-    # 3 DWPD on 8 drives in RAID 5 7+1: 1,600 GB raw, and each host byte writes data and parity
-    assert p.tier("flash").raw_capacity_gb == pytest.approx(1600)
+    # 1 DWPD on 8 x 960 GB drives in RAID 5 7+1: 7,680 GB raw, and each host byte writes data and parity
+    assert p.tier("flash").raw_capacity_gb == pytest.approx(7680)
     assert (
-        p.tier("flash").write_budget_gb_day == pytest.approx(3 * 1600 / 2)
+        p.tier("flash").write_budget_gb_day == pytest.approx(1 * 7680 / 2)
         and p.tier("fc").write_budget_gb_day is None
     )
 
@@ -125,7 +125,8 @@ def test_mistakes_name_the_field(section: str, message: str) -> None:
 
 
 def test_endurance_and_burst_fields_are_checked() -> None:
-    text = BASE.replace("    endurance_dwpd: 3 ", "    endurance_dwpd: 0 ").replace(
+    assert "    endurance_dwpd: 1 " in BASE
+    text = BASE.replace("    endurance_dwpd: 1 ", "    endurance_dwpd: 0 ").replace(
         "  tier_max_budget_share: 1.0", "  tier_max_budget_share: 2.5"
     )
     with pytest.raises(PolicyError) as err:

@@ -40,8 +40,8 @@ def two_pool_policy() -> Policy:
 
 FILES = {  # name -> (physical name, filegroup)
     "hot": ("N:\\data\\hot.mdf", "FG_NVME"),
-    "cold": ("S:\\sata\\cold.ndf", "FG_SAS"),
-    "flash_path": ("E:\\flash\\x.ndf", "FG_X"),
+    "cold": ("S:\\MSSQL\\NLSAS\\cold.ndf", "FG_SAS"),
+    "flash_path": ("E:\\MSSQL\\FLASH\\x.ndf", "FG_X"),
     "claimed_twice": ("N:\\shared\\both.ndf", "FG_BOTH"),
 }
 
@@ -91,7 +91,7 @@ def test_an_object_is_on_the_tier_of_its_pool(store: Store) -> None:
     dev = _tiers(store, "SQLDEV01", policy)
     assert dev["hot"] == "nvme"  # array-b's flash: the top-level tiers do not know N:\
     assert dev["cold"] == "sas"  # S:\ is array-b's sas here...
-    assert dev["flash_path"] is None  # ...and E:\flash\ is no tier of array-b
+    assert dev["flash_path"] is None  # ...and E:\MSSQL\FLASH\ is no tier of array-b
     assert dev["part"] == "nvme"  # a partition: where its filegroup's files are
     assert dev["claimed_twice"] is None  # two pools take it: unknown, and the page still renders
     prod = _tiers(store, "SQLPROD02", policy)  # the same paths on a server of the default pool
@@ -131,7 +131,7 @@ def test_tier_of_object_without_pools_is_the_top_level_answer() -> None:
     policy = parse_policy(DEFAULT_POLICY.read_text(), source="default.yaml")
     where: dict[str, Any] = {
         "engine": "sqlserver",
-        "physical_name": "E:\\flash\\a.mdf",
+        "physical_name": "E:\\MSSQL\\FLASH\\a.mdf",
         "storage_group": None,
     }
     assert tier_of_object(policy, server="ANY", **where) == policy.tier_of_location(**where) == "flash"

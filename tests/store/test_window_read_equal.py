@@ -36,13 +36,14 @@ from app.store.anchor import Anchors, newest_samples
 from app.store.db import Store
 from app.store.models import COUNTER_COLUMNS, DbObject, IoInterval, Target
 from app.store.rollup import roll_up
-from policies.loader import load_policy
 from policies.workload import CalendarPeriod
+from tests.fixture_policy import reference_policy
 
 EXPECTED = Path(__file__).parent / "fixtures" / "window_read_equal.json"
 
 NOW = datetime(2026, 12, 16, 12, 58, tzinfo=UTC)
-PLAIN = load_policy().model_copy(update={"window_days": 1})
+# the expectation was written on the reference policy, whose F:\fc\ is the objects' tier: frozen
+PLAIN = reference_policy().model_copy(update={"window_days": 1})
 CALENDAR = PLAIN.model_copy(
     update={
         "business_calendar": [

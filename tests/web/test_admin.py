@@ -55,12 +55,12 @@ def test_forms_need_csrf(app_client: TestClient) -> None:
 
 def test_policy_edit_is_validated_versioned_and_audited(app_client: TestClient) -> None:
     page = login(app_client, "ada").get("/policies").text
-    assert "device_iops: 180" in page
+    assert "device_iops: 140" in page
     token = csrf_of(page)
-    bad = DEFAULT_POLICY.read_text().replace("device_iops: 180", "device_iops: -1")
+    bad = DEFAULT_POLICY.read_text().replace("device_iops: 140", "device_iops: -1")
     r = app_client.post("/policies", data={"yaml_text": bad, "csrf_token": token})
     assert r.status_code == 422 and "tiers[1].device_iops" in r.text
-    good = DEFAULT_POLICY.read_text().replace("device_iops: 180", "device_iops: 200")
+    good = DEFAULT_POLICY.read_text().replace("device_iops: 140", "device_iops: 200")
     r = app_client.post(
         "/policies", data={"yaml_text": good, "comment": "new FC drives", "csrf_token": token}
     )

@@ -29,11 +29,11 @@ def _evaluate(client: TestClient) -> dict[str, int]:
 
 
 def _forget_fc(client: TestClient) -> None:
-    """A policy whose fc tier no longer names the demo's F:\\fc\\ directory."""
+    """A policy whose fc tier no longer names the demo's F:\\MSSQL\\SAS\\ directory."""
     token = csrf_of(client.get("/policies").text)
-    text = DEFAULT_POLICY.read_text().replace("sqlserver_path_prefixes: ['F:\\fc\\']",
-                                              "sqlserver_path_prefixes: ['F:\\nofc\\']")  # fmt: skip
-    assert "F:\\nofc\\" in text
+    text = DEFAULT_POLICY.read_text().replace("sqlserver_path_prefixes: ['F:\\MSSQL\\SAS\\']",
+                                              "sqlserver_path_prefixes: ['F:\\MSSQL\\NOSAS\\']")  # fmt: skip
+    assert "F:\\MSSQL\\NOSAS\\" in text
     r = client.post("/policies", data={"yaml_text": text, "comment": "forget fc", "csrf_token": token})
     assert r.status_code == 200 and "policy saved" in r.text
 
@@ -47,15 +47,15 @@ def test_unmatched_locations_are_listed_and_mapped_in_one_form(app_client: TestC
     assert unknown and all(n > 0 for n in unknown.values())
     targets = app_client.get("/targets").text
     assert "Locations that match no tier" in targets
-    assert "F:\\fc\\" in html.unescape(targets) and "matches no tier of the policy" in targets
+    assert "F:\\MSSQL\\SAS\\" in html.unescape(targets) and "matches no tier of the policy" in targets
     page = app_client.get("/policies").text
     locations = [html.unescape(v) for v in re.findall(r'name="location" value="([^"]*)"', page)]
-    assert locations and all(loc.startswith("F:\\fc\\") for loc in locations)
+    assert locations and all(loc.startswith("F:\\MSSQL\\SAS\\") for loc in locations)
     versions = len(history_of(app_client))
     n = len(locations)
     listed = [html.unescape(v) for v in re.findall(r'name="listed" value="([^"]*)"', page)]
     assert listed == locations  # each row offers its own directory, which may be shortened to a prefix
-    form = {"csrf_token": csrf_of(page), "comment": "fc is F:\\fc\\", "location": locations, "listed": listed,
+    form = {"csrf_token": csrf_of(page), "comment": "fc is F:\\MSSQL\\SAS\\", "location": locations, "listed": listed,
             "engine": ["sqlserver"] * n, "kind": ["path"] * n, "pool": ["default"] * n, "tier": ["fc"] * n}  # fmt: skip
     r = app_client.post("/policies/mapping", data=form)
     assert r.status_code == 200 and "policy saved" in r.text, r.text

@@ -120,25 +120,25 @@ def test_the_form_shows_every_tier_and_its_values(app_client: TestClient) -> Non
     v = form.values
     assert (v["tiers[0].name"], v["tiers[1].name"], v["tiers[2].name"]) == ("flash", "fc", "sata")
     assert (v["tiers[1].capacity_gb"], v["tiers[1].devices"], v["tiers[1].device_iops"]) == (
-        "7200",
+        "28800",
         "48",
-        "180",
+        "140",
     )
     assert (v["tiers[0].raid_level"], v["tiers[1].raid_level"], v["tiers[2].raid_level"]) == ("5", "10", "6")
-    assert (v["tiers[2].read_latency_ms"], v["tiers[2].write_latency_ms"]) == ("14", "4")
-    assert (v["tiers[1].read_latency_band_ms[0]"], v["tiers[1].read_latency_band_ms[1]"]) == ("5", "8")
-    assert (v["tiers[0].endurance_dwpd"], v["tiers[1].endurance_dwpd"]) == ("3", "")
-    assert (v["tiers[0].cost_per_gb"], v["tiers[2].cost_per_gb"]) == ("20", "0.5")
-    assert v["tiers[0].locations.sqlserver_path_prefixes"] == "E:\\flash\\"
-    assert v["tiers[1].locations.db2_storage_groups"] == "SG_FC\nIBMSTOGROUP"
-    assert v["tiers[2].locations.db2_path_prefixes"] == "/db2data/sata/"
-    assert v["tiers[0].description"].startswith("Enterprise flash drives")
+    assert (v["tiers[2].read_latency_ms"], v["tiers[2].write_latency_ms"]) == ("12.5", "4")
+    assert (v["tiers[1].read_latency_band_ms[0]"], v["tiers[1].read_latency_band_ms[1]"]) == ("6", "10")
+    assert (v["tiers[0].endurance_dwpd"], v["tiers[1].endurance_dwpd"]) == ("1", "")
+    assert (v["tiers[0].cost_per_gb"], v["tiers[2].cost_per_gb"]) == ("1", "0.05")
+    assert v["tiers[0].locations.sqlserver_path_prefixes"] == "E:\\MSSQL\\FLASH\\"
+    assert v["tiers[1].locations.db2_storage_groups"] == "SG_SAS\nIBMSTOGROUP"
+    assert v["tiers[2].locations.db2_path_prefixes"] == "/db2/nlsas/"
+    assert v["tiers[0].description"].startswith("SAS or NVMe SSDs")
     assert v["tiers[new].name"] == "" and v["tiers[new].raid_level"] == ""  # the tier one may add
     assert not form.disabled and "Save pools and tiers" in form.buttons
     page = app_client.get("/policies").text
     assert "comments are not kept" in page and 'id="unknown-locations"' in page and "<h2>History</h2>" in page
     assert '<script src="/static/policy-form.js" defer></script>' in page
-    assert "2.3 TB of host writes a day" in page  # what follows from the flash tier's figures (2,400 GB)
+    assert "3.8 TB of host writes a day" in page  # what follows from the flash tier's figures (3,840 GB)
 
 
 def test_a_form_save_changes_exactly_the_edited_fields(app_client: TestClient) -> None:
@@ -148,7 +148,7 @@ def test_a_form_save_changes_exactly_the_edited_fields(app_client: TestClient) -
     fields = {**form.values, "comment": "bigger fc, a second flash volume"}
     fields["tiers[1].capacity_gb"] = "8000"
     fields["tiers[0].locations.sqlserver_path_prefixes"] = (
-        "E:\\flash\\\r\nG:\\nvme\\\r\n"  # as a browser sends it
+        "E:\\MSSQL\\FLASH\\\r\nG:\\nvme\\\r\n"  # as a browser sends it
     )
     fields["tiers[1].endurance_dwpd"] = "1.5"
     fields["tiers[0].read_latency_band_ms[1]"] = "2.5"
@@ -159,7 +159,7 @@ def test_a_form_save_changes_exactly_the_edited_fields(app_client: TestClient) -
     after = _yaml_in_force(app_client)
     expected = copy.deepcopy(before)
     expected["tiers"][1]["capacity_gb"] = 8000
-    expected["tiers"][0]["locations"]["sqlserver_path_prefixes"] = ["E:\\flash\\", "G:\\nvme\\"]
+    expected["tiers"][0]["locations"]["sqlserver_path_prefixes"] = ["E:\\MSSQL\\FLASH\\", "G:\\nvme\\"]
     expected["tiers"][1]["endurance_dwpd"] = 1.5
     expected["tiers"][0]["read_latency_band_ms"] = [0, 2.5]
     assert after == expected  # pins, ILM, change windows, every other key: as they were
@@ -168,7 +168,7 @@ def test_a_form_save_changes_exactly_the_edited_fields(app_client: TestClient) -
     assert shown["tiers[1].capacity_gb"] == "8000" and shown["tiers[1].endurance_dwpd"] == "1.5"
     edits = _policy_edits(app_client)
     assert len(edits) == 1 and edits[0]["username"] == "ada"
-    assert "tiers[1].capacity_gb: 7200 → 8000" in edits[0]["summary"]
+    assert "tiers[1].capacity_gb: 28800 → 8000" in edits[0]["summary"]
     assert edits[0]["comment"] == "bigger fc, a second flash volume"
     assert "bigger fc, a second flash volume" in app_client.get("/policies").text  # the History
 
@@ -251,10 +251,10 @@ def test_the_json_check_answers_as_the_save_would_and_saves_nothing(app_client: 
     form = _form(login(app_client, "ada"))
     bad = app_client.post("/policies/validate", data={**form.values, "tiers[1].capacity_gb": "-1"})
     assert bad.status_code == 200 and bad.headers["content-type"].startswith("application/json")
-    assert bad.json() == {"valid": False, "changes": ["tiers[1].capacity_gb: 7200 → -1"],
+    assert bad.json() == {"valid": False, "changes": ["tiers[1].capacity_gb: 28800 → -1"],
                           "errors": [{"field": "tiers[1].capacity_gb", "message": "Input should be greater than 0"}]}  # fmt: skip
     good = app_client.post("/policies/validate", data={**form.values, "tiers[1].capacity_gb": "9000"}).json()
-    assert good == {"valid": True, "errors": [], "changes": ["tiers[1].capacity_gb: 7200 → 9000"]}
+    assert good == {"valid": True, "errors": [], "changes": ["tiers[1].capacity_gb: 28800 → 9000"]}
     dupe = app_client.post("/policies/validate", data={**form.values, "tiers[0].name": "sata"}).json()
     assert {e["field"] for e in dupe["errors"]} == {"tiers[0].name", "tiers[2].name"}
     assert _policy_edits(app_client) == [] and _yaml_in_force(app_client) == DEFAULT
@@ -263,7 +263,7 @@ def test_the_json_check_answers_as_the_save_would_and_saves_nothing(app_client: 
 def test_viewers_see_the_form_read_only_and_cannot_save(app_client: TestClient) -> None:
     page = login(app_client, "vera").get("/policies").text
     form = FormPage(page, "policy-form")
-    assert form.disabled and form.buttons == [] and form.values["tiers[1].capacity_gb"] == "7200"
+    assert form.disabled and form.buttons == [] and form.values["tiers[1].capacity_gb"] == "28800"
     assert "data-validate" not in page and "Save pools and tiers" not in page
     token = csrf_of(page)
     fields = {**form.values, "csrf_token": token, "tiers[1].capacity_gb": "1"}
@@ -291,7 +291,7 @@ def test_the_form_needs_the_csrf_token(app_client: TestClient) -> None:
 
 def test_a_form_drawn_from_an_older_version_saves_nothing(app_client: TestClient) -> None:
     form = _form(login(app_client, "ada"))
-    text = DEFAULT_POLICY.read_text(encoding="utf-8").replace("capacity_gb: 28000", "capacity_gb: 30000")
+    text = DEFAULT_POLICY.read_text(encoding="utf-8").replace("capacity_gb: 160000", "capacity_gb: 170000")
     r = app_client.post(
         "/policies", data={"yaml_text": text, "comment": "sata grew", "csrf_token": form.values["csrf_token"]}
     )
@@ -300,7 +300,7 @@ def test_a_form_drawn_from_an_older_version_saves_nothing(app_client: TestClient
     assert r.status_code == 409 and "after this form was opened: nothing was saved" in html.unescape(r.text)
     assert len(_policy_edits(app_client)) == 1
     shown = FormPage(r.text, "policy-form").values
-    assert shown["tiers[2].capacity_gb"] == "30000" and shown["tiers[1].capacity_gb"] == "7200"
+    assert shown["tiers[2].capacity_gb"] == "170000" and shown["tiers[1].capacity_gb"] == "28800"
     answer = app_client.post(
         "/policies/validate", data={**form.values, "tiers[1].capacity_gb": "8000"}
     ).json()
@@ -323,7 +323,7 @@ def test_pools_are_edited_with_their_tiers(app_client: TestClient) -> None:
     v = form.values
     assert (v["pools[0].name"], v["pools[0].servers"], v["pools[0].description"]) == (
         "db2-array", "DB2PROD*", "the DB2 server's array")  # fmt: skip
-    assert v["pools[0].tiers[1].name"] == "fc" and v["pools[0].tiers[0].capacity_gb"] == "1400"
+    assert v["pools[0].tiers[1].name"] == "fc" and v["pools[0].tiers[0].capacity_gb"] == "6720"
     assert "pools[0].tiers[2].name" not in v and v["tiers[2].name"] == "sata"
     page = app_client.get("/policies").text
     assert "Pool db2-array" in page and "Default pool: servers in no pool above" in page

@@ -56,7 +56,9 @@ def test_start_here_per_pool_adds_up_to_the_fleet(app_client: TestClient) -> Non
     by_name = {p.name: p for p in start.pools}
     assert [t.tier for t in by_name["db2-array"].tiers] == ["flash", "fc", "sata"]
     assert (
-        by_name["db2-array"].tiers[0].capacity_gb == 500 and by_name["default"].tiers[0].capacity_gb == 1400
+        by_name["db2-array"].tiers[0].capacity_gb == 500
+        and by_name["default"].tiers[0].capacity_gb
+        == yaml.safe_load(DEFAULT_POLICY.read_text())["tiers"][0]["capacity_gb"]
     )
     assert by_name["db2-array"].open_moves > 0 and by_name["default"].open_moves > 0
     assert sum(p.open_moves for p in start.pools) == start.open_moves

@@ -34,6 +34,7 @@ from typing import Any
 
 import yaml
 
+from policies.loader import DEFAULT_POLICY
 from policies.model import Policy
 from tests.fixture_policy import REFERENCE_POLICY
 
@@ -43,6 +44,7 @@ GIB = 1024**3
 KIB = 1024
 LOG_PAGE = 4096
 UPTIME_BEFORE_FIRST_SAMPLE = timedelta(days=1)
+BASE_POLICIES = {"reference": REFERENCE_POLICY, "shipped": DEFAULT_POLICY}  # spec key `base_policy`
 
 SQLSERVER_FILE_STATS_HEADER = (
     "sample_time",
@@ -165,8 +167,13 @@ def _named(items: list[Any]) -> bool:
 def scenario_policy(spec: Mapping[str, Any]) -> Policy:
     """The frozen reference policy (tests/reference-policy.yaml, not the shipped one: the corpus's
     expectations are worked out by hand on its tier figures) with the scenario's `policy`
-    deep-merged over it, validated."""
-    base = yaml.safe_load(REFERENCE_POLICY.read_text(encoding="utf-8"))
+    deep-merged over it, validated. A spec outside the corpus may say `base_policy: shipped` to
+    start from policies/default.yaml instead (tests/fixtures/own_collection: a DBA's collection on
+    the shipped policy's locations); the corpus's own files may not (test_scenarios checks)."""
+    base_name = spec.get("base_policy", "reference")
+    if base_name not in BASE_POLICIES:
+        raise ScenarioError(f"base_policy: expected one of {sorted(BASE_POLICIES)}, got {base_name!r}")
+    base = yaml.safe_load(BASE_POLICIES[base_name].read_text(encoding="utf-8"))
     return Policy.model_validate(deep_merge(base, spec.get("policy") or {}))
 
 
