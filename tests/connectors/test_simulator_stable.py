@@ -30,7 +30,7 @@ POLLS = [
     datetime(2025, 7, 1, 18, 0, tzinfo=UTC),
 ]
 
-# Issue #28 moved the demo onto the shipped policy's locations (E:\\MSSQL\\FLASH\\, SG_SAS, /db2/sas/, ...)
+# Issue #28 moved the demo onto the shipped policy's locations (E:\MSSQL\FLASH\, SG_SAS, /db2/sas/, ...)
 # and changed four objects' truth (TS_SCAN and Staging/file/3 to flash, Sales/file/7 to sata, the write
 # budget's note from Staging/file/3 to Staging/file/1): with those put back as they were, the three
 # digests before it (4d2c478f..., d3f2cb96..., b5014984...) are reproduced, so no counter changed.

@@ -33,27 +33,27 @@ def test_the_policy_form_checks_as_you_type_and_saves(server: str, page: Page) -
 
     capacity = page.get_by_label("fc: Usable capacity (GB)")
     error = page.locator('[data-error-for="tiers[1].capacity_gb"]')
-    expect(capacity).to_have_value("7200")
+    expect(capacity).to_have_value("28800")
     expect(error).to_be_empty()
-    capacity.fill("-7200")  # typed, not submitted
+    capacity.fill("-28800")  # typed, not submitted
     expect(error).to_have_text("Input should be greater than 0")
     expect(capacity).to_have_attribute("aria-invalid", "true")
     expect(page.locator("[data-validate-status]")).to_have_text("1 problem: see the marked field.")
     assert page.url == server + "/policies" and checks and set(checks) == {"POST"}
     shot(page, "3z-policy-form-error")
 
-    capacity.fill("9600")
+    capacity.fill("38400")
     expect(error).to_be_empty()
     expect(capacity).not_to_have_attribute("aria-invalid", "true")
     expect(page.locator("[data-validate-status]")).to_have_text("The values are valid: 1 change to save.")
 
-    page.locator("#form-comment").fill("fc grew to 9.6 TB")
+    page.locator("#form-comment").fill("fc grew to 38.4 TB")
     page.get_by_role("button", name="Save pools and tiers").click()
     expect(page.get_by_role("status").first).to_contain_text("policy saved from the form")
-    expect(page.get_by_role("status").first).to_contain_text("tiers[1].capacity_gb: 7200 → 9600")
+    expect(page.get_by_role("status").first).to_contain_text("tiers[1].capacity_gb: 28800 → 38400")
     page.reload()
-    expect(page.get_by_label("fc: Usable capacity (GB)")).to_have_value("9600")
-    expect(page.get_by_role("row").filter(has_text="fc grew to 9.6 TB")).to_be_visible()  # the History
+    expect(page.get_by_label("fc: Usable capacity (GB)")).to_have_value("38400")
+    expect(page.get_by_role("row").filter(has_text="fc grew to 38.4 TB")).to_be_visible()  # the History
     shot(page, "3z-policy-form")
     assert problems == [], problems
 
@@ -77,5 +77,5 @@ def test_the_form_works_without_javascript(server: str, page: Page) -> None:
         "Not saved: 1 problem, shown next to its field."
     )
     plain.goto(server + "/policies")
-    expect(plain.get_by_label("sata: Devices")).to_have_value("16")
+    expect(plain.get_by_label("sata: Devices")).to_have_value("12")
     context.close()
