@@ -1,12 +1,11 @@
 """The scheduled roll-up works in short transactions (issue #33, item 5): each batch adds its
 intervals and moves the mark past exactly them, so the result is the one-transaction roll-up's
-(every interval once, on both stores), and on SQLite a login during the roll-up of a large
-import waits for one batch at most (it waited 23-35 s for the whole backlog)."""
+(every interval once, on both stores), and logins during the roll-up of a large import go
+through between its batches (on SQLite one waited 23-35 s for the whole backlog)."""
 
 from __future__ import annotations
 
 import threading
-import time
 from datetime import UTC, datetime, timedelta
 from typing import cast
 
@@ -77,44 +76,42 @@ def _large_import(store: Store, intervals: int, objects: int = 200) -> None:
             bulk_insert(s, cast(Table, IoInterval.__table__), rows)
 
 
-def test_logins_during_the_roll_up_of_a_large_import_wait_about_a_second_at_most(
-    settings: Settings,
-) -> None:
+def test_logins_go_through_between_the_batches_of_a_large_roll_up(settings: Settings) -> None:
+    """Logins during the roll-up of a large import succeed and land between its batches: some
+    login sees the mark part way, which one transaction for the whole backlog never shows. How long
+    a login waits is measured by bench/sqlite_load.py (make bench-load), not asserted here."""
     cfg = settings.model_copy(update={"demo": False, "scheduler_enabled": False})
     store = Store(cfg.database_url)
     with store.session() as s:
         add_user(s, username="abe", password=PASSWORD, role="approver", now=datetime.now(UTC))
     _large_import(store, 200_000)
+    with store.session() as s:
+        last = int(s.scalar(select(func.max(IoInterval.id))) or 0)
     Scheduler(
         Runtime(store, Vault(load_key(cfg)), cfg)
     )  # the jobs' runtime, not started: rollup_job runs below
-    latencies: list[float] = []
     codes: list[int] = []
+    marks: list[int] = []
     try:
         with TestClient(create_app(cfg)) as client:
 
             def login() -> None:
                 token = csrf_of(client.get("/login").text)
-                started = time.monotonic()
                 r = client.post("/login", data={"username": "abe", "password": PASSWORD, "csrf_token": token},
                                 follow_redirects=False)  # fmt: skip
-                latencies.append(time.monotonic() - started)
                 codes.append(r.status_code)
+                with store.session() as s:
+                    marks.append(int(s.scalar(select(RollupProgress.last_interval_id)) or 0))
                 client.post("/logout", data={"csrf_token": csrf_of(client.get("/").text)})
 
-            for _ in range(3):  # what a login costs here without a roll-up (the password hash, mostly)
-                login()
-            alone = max(latencies)
-            latencies.clear()
             job = threading.Thread(target=rollup_job)
             job.start()
-            time.sleep(0.2)
-            while job.is_alive() or len(latencies) < 5:
+            while job.is_alive():
                 login()
             job.join()
         with store.session() as s:
             assert s.scalar(select(func.sum(HourlyRollup.intervals))) == 200_000  # the roll-up finished
     finally:
         store.dispose()
-    assert set(codes) == {303}, codes
-    assert len(latencies) >= 5 and max(latencies) - alone < 1.0, (alone, sorted(latencies)[-5:])
+    assert codes and set(codes) == {303}, codes
+    assert any(0 < m < last for m in marks), (last, marks)  # a login committed between two batches
