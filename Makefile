@@ -47,6 +47,7 @@ bench: check-system $(STAMP)
 	$(BIN)/python -m bench.advise_cost
 	$(BIN)/python -m bench.verify_power
 	$(BIN)/python -m bench.import_file
+	$(BIN)/python -m bench.log_masking
 	$(MAKE) bench-load
 
 ## bench-load: login latency while a large import and the roll-up run, SQLite then PostgreSQL

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import secrets
-import time
 
 from app.secrets import _KnownSecrets, redact, remember_secrets
 
@@ -31,12 +30,12 @@ def test_redact_masks_remembered_values_in_any_text() -> None:
     assert redact(f"connected with {value}") == "connected with ***"
 
 
-def test_a_line_costs_a_look_up_per_character_however_many_targets() -> None:
+def test_one_value_among_thousands_is_found_and_no_other_text_is_touched() -> None:
+    """Masking stays exact however many targets' values are remembered (what a line costs with
+    5,000 values is measured by bench/log_masking.py, not asserted here)."""
     known = _KnownSecrets()
-    known.add(secrets.token_urlsafe(12) for _ in range(5000))
-    line = '127.0.0.1:34544 - "GET /targets?message=SQL01%3A+test+failed+on+the+server HTTP/1.1" 303 ' * 3
-    started = time.perf_counter()
-    for _ in range(200):
-        known.mask(line)
-    per_line = (time.perf_counter() - started) / 200
-    assert per_line < 0.002, f"{per_line * 1000:.2f} ms per line"
+    values = [secrets.token_urlsafe(12) for _ in range(5000)]
+    known.add(values)
+    line = '127.0.0.1:34544 - "GET /targets HTTP/1.1" 303 '
+    assert known.mask(line * 3) == line * 3
+    assert known.mask(f"{line}login failed with {values[4321]}") == f"{line}login failed with ***"
