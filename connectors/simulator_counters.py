@@ -349,8 +349,17 @@ class _Db2BufferPool(_Derived):
 
 @dataclass(frozen=True, slots=True)
 class _Db2Container(_Derived):
-    """MON_GET_CONTAINER of a table space's only container: all of its physical page reads and
-    buffer pool page writes land there, and its direct I/O and read time are the table space's."""
+    """MON_GET_CONTAINER of container `index` of a table space's `of` containers, one per storage
+    path of its storage group (automatic storage stripes a table space over every path): its share
+    of the table space's physical page reads, buffer pool page writes, direct I/O and read time.
+    Container i takes floor((x + of - 1 - i) / of) of a counter x, so the shares never decrease
+    and add up to x exactly."""
+
+    index: int = 0
+    of: int = 1
+
+    def _share(self, v: int) -> int:
+        return (v + self.of - 1 - self.index) // self.of
 
     def derive(self, parts: Sequence[ObjectSample], since: float, until: float) -> ObjectSample:
         (space,) = parts
@@ -364,7 +373,9 @@ class _Db2Container(_Derived):
             "direct_read_time": x["direct_read_time"],
             "direct_write_time": x["direct_write_time"],
         }
-        return ObjectSample(self.ref, dict.fromkeys(CORE_COUNTERS), extra)
+        return ObjectSample(
+            self.ref, dict.fromkeys(CORE_COUNTERS), {k: self._share(v) for k, v in extra.items()}
+        )
 
 
 # --- instances --------------------------------------------------------------------------------

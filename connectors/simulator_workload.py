@@ -80,6 +80,11 @@ _LOCATIONS = _shipped_locations()
 _SQL_DIR = {t: str(_LOCATIONS[t]["sqlserver_directory"]).rstrip("\\") for t in _TIERS}
 _DB2_DIR = {t: str(_LOCATIONS[t]["db2_path_prefixes"][0]).rstrip("/") for t in _TIERS}
 _STORAGE_GROUPS = {t: str(_LOCATIONS[t]["db2_storage_group"]) for t in _TIERS}
+# each tier's storage group's storage paths: the policy's db2_paths (what the scripts plan for it),
+# else its path prefix; a table space has a container on each (automatic storage)
+_DB2_PATHS = {
+    t: [str(p).rstrip("/") for p in _LOCATIONS[t].get("db2_paths") or [_DB2_DIR[t]]] for t in _TIERS
+}
 # tier -> (volume, total bytes): SQL Server volumes (the directory's drive) and DB2 file systems (FS_ID)
 _SIZES = {"flash": 4 * _TB, "fc": 40 * _TB, "sata": 80 * _TB}
 _SQL_VOLUMES = {t: (ntpath.splitdrive(_SQL_DIR[t])[0] + "\\", _SIZES[t]) for t in _TIERS}
@@ -533,7 +538,7 @@ class _Db2(_Builder):
         ref = self.ref(
             "ORDERS", ObjectKind.TEMPDB if temp else ObjectKind.TABLESPACE, f"ORDERS/tablespace/{s.name}",
             s.name, size_bytes=int(s.used_gb * _GB), tablespace=s.name, storage_group=_STORAGE_GROUPS[s.tier],
-            physical_name=f"{_DB2_DIR[s.tier]}/db2inst1/NODE0000/ORDERS/T{s.tbsp_id:07d}/",
+            physical_name=f"{_DB2_PATHS[s.tier][0]}/db2inst1/NODE0000/ORDERS/T{s.tbsp_id:07d}/",
         )  # fmt: skip
         model = _Db2SpaceModel(ref, tuple(rates.items()), s.amplitude, self.phase(s.peak_hour), s.page)
         self.models.append(model)
@@ -591,8 +596,10 @@ class _Db2(_Builder):
         self.truth[ref.key] = _truth(model, "log_write", "fc", "fc")
 
     def containers(self) -> None:
-        """One container per table space, on its tier's file system (10 % larger than the data);
-        the table space's paths and volume follow from it by the live connector's rule."""
+        """A container per storage path of its storage group for each table space (automatic
+        storage: <path>/db2inst1/NODE0000/<database>/T<id>/C<n>), on its tier's file system, the
+        table space's pages (plus 10 %) split evenly; the table space's paths and volume follow
+        from them by the live connector's rule."""
         spaces = [m for m in self.models if isinstance(m, _Db2SpaceModel)]
         pages = {m.ref.key: math.ceil((m.ref.size_bytes or 0) * 1.1 / m.page_size) for m in spaces}
         used: dict[str, int] = {}
@@ -603,15 +610,18 @@ class _Db2(_Builder):
         for m in spaces:
             tier, name = self.tiers[m.ref.key], m.ref.tablespace or m.ref.name
             fs_id, total = _DB2_FILE_SYSTEMS[tier]
-            path = f"{m.ref.physical_name}C0000000.{'TMP' if m.ref.kind is ObjectKind.TEMPDB else 'LRG'}"
-            ref = self.ref(
-                m.ref.database, ObjectKind.CONTAINER, f"{m.ref.database}/container/{name}/{path}", path,
-                size_bytes=pages[m.ref.key] * m.page_size, physical_name=path, file_id=0, tablespace=name,
-                volume=fs_id, volume_total_bytes=total,
-                volume_available_bytes=int(total * (1 - _OTHER_USE)) - used[tier],
-            )  # fmt: skip
-            self.derived.append(_Db2Container(ref, (m.ref.key,)))
-            containers.append(ObjectSample(ref, {}))
+            storage = _DB2_PATHS[tier]
+            below = m.ref.physical_name.removeprefix(storage[0]) if m.ref.physical_name else ""
+            for i, root in enumerate(storage):
+                path = f"{root}{below}C{i:07d}.{'TMP' if m.ref.kind is ObjectKind.TEMPDB else 'LRG'}"
+                ref = self.ref(
+                    m.ref.database, ObjectKind.CONTAINER, f"{m.ref.database}/container/{name}/{path}", path,
+                    size_bytes=(pages[m.ref.key] + len(storage) - 1 - i) // len(storage) * m.page_size,
+                    physical_name=path, file_id=i, tablespace=name, volume=fs_id, volume_total_bytes=total,
+                    volume_available_bytes=int(total * (1 - _OTHER_USE)) - used[tier],
+                )  # fmt: skip
+                self.derived.append(_Db2Container(ref, (m.ref.key,), index=i, of=len(storage)))
+                containers.append(ObjectSample(ref, {}))
         located = with_container_locations([ObjectSample(m.ref, {}) for m in spaces], containers)
         fields = ("paths", "volume", "volume_total_bytes", "volume_available_bytes")
         self.relocate({s.ref.key: {f: getattr(s.ref, f) for f in fields} for s in located})

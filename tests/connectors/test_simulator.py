@@ -491,28 +491,44 @@ def test_db2_buffer_pool_ratios_show_the_truth(db2: SimulatedInstance) -> None:
 def test_db2_containers_and_table_space_locations(db2: SimulatedInstance, at: datetime) -> None:
     samples = db2.snapshot(at).samples
     spaces = [s for s in samples if s.ref.kind in (ObjectKind.TABLESPACE, ObjectKind.TEMPDB)]
-    containers = {s.ref.tablespace: s for s in samples if s.ref.kind is ObjectKind.CONTAINER}
+    every = [s for s in samples if s.ref.kind is ObjectKind.CONTAINER]
+    containers: dict[str | None, list[ObjectSample]] = {}
+    for c in every:
+        containers.setdefault(c.ref.tablespace, []).append(c)
     assert len(containers) == len(spaces) == 9
     # the table spaces carry exactly what the live connector's rule derives from the containers
-    assert with_container_locations(spaces, containers.values()) == tuple(spaces)
+    assert with_container_locations(spaces, every) == tuple(spaces)
+    storage = {t.name: [p.rstrip("/") for p in t.locations.db2_paths] for t in SHIPPED.tiers}
     for s in spaces:
-        c = containers[s.ref.tablespace]
-        assert s.ref.paths == (c.ref.physical_name,)
-        assert (c.ref.physical_name or "").startswith(s.ref.physical_name or "?")
-        assert c.extra["pages_read"] == sum(v for k, v in s.extra.items() if k.endswith("_p_reads"))
-        assert c.extra["pages_written"] == s.extra["pool_data_writes"] + s.extra["pool_index_writes"]
-        assert c.extra["pool_read_time"] == s.extra["pool_read_time"]
-        assert (c.ref.size_bytes or 0) >= (s.ref.size_bytes or 0)
+        cs = sorted(containers[s.ref.tablespace], key=lambda c: c.ref.file_id or 0)
+        tier = next(t.name for t in SHIPPED.tiers if s.ref.storage_group in t.locations.db2_storage_groups)
+        # automatic storage: a container on each storage path of its group, C0000000, C0000001, ...
+        assert [c.ref.physical_name for c in cs] == [
+            f"{root}{(s.ref.physical_name or '?').removeprefix(storage[tier][0])}C{i:07d}."
+            f"{'TMP' if s.ref.kind is ObjectKind.TEMPDB else 'LRG'}"
+            for i, root in enumerate(storage[tier])
+        ]
+        assert s.ref.paths == tuple(c.ref.physical_name for c in cs)
+        # the containers' shares add up to the table space's counters exactly
+        assert sum(c.extra["pages_read"] for c in cs) == sum(
+            v for k, v in s.extra.items() if k.endswith("_p_reads")
+        )
+        assert (
+            sum(c.extra["pages_written"] for c in cs)
+            == s.extra["pool_data_writes"] + s.extra["pool_index_writes"]
+        )
+        assert sum(c.extra["pool_read_time"] for c in cs) == s.extra["pool_read_time"]
+        assert sum(c.ref.size_bytes or 0 for c in cs) >= (s.ref.size_bytes or 0)
     # one file system per tier: what the containers on it leave free, the same for all of them
     by_fs: dict[str, set[tuple[int | None, int | None]]] = {}
-    for c in containers.values():
+    for c in every:
         by_fs.setdefault(c.ref.volume or "?", set()).add(
             (c.ref.volume_total_bytes, c.ref.volume_available_bytes)
         )
     assert sorted(by_fs) == ["64770", "64771"]  # fc and sata (nothing is on flash yet)
     for fs, figures in by_fs.items():
         ((total, free),) = figures
-        on_it = sum(c.ref.size_bytes or 0 for c in containers.values() if c.ref.volume == fs)
+        on_it = sum(c.ref.size_bytes or 0 for c in every if c.ref.volume == fs)
         assert total is not None and free == int(total * 0.75) - on_it
 
 

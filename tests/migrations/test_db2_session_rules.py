@@ -198,10 +198,16 @@ def test_every_db2_case_has_a_forward_a_rollback_and_a_check_only_golden() -> No
 
 
 @pytest.fixture(scope="module")
-def demo_scripts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """Every DB2 script the demo fleet's advice yields when each DB2 recommendation is approved:
-    the demo store built as tests/web/conftest.py builds it (SQLite), evaluated, approved
-    through app.review, the stored scripts read back."""
+def demo_scripts(demo_approved: tuple[str, dict[str, str]]) -> dict[str, str]:
+    """Every DB2 script the demo fleet's advice yields when each DB2 recommendation is approved."""
+    return demo_approved[1]
+
+
+@pytest.fixture(scope="module")
+def demo_approved(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, str]]:
+    """The demo store's URL and every DB2 script its advice yields when each DB2 recommendation is
+    approved: the demo store built as tests/web/conftest.py builds it (SQLite), evaluated,
+    approved through app.review, the stored scripts read back (the store is kept for reading)."""
     from cryptography.fernet import Fernet
     from sqlalchemy import select
 
@@ -234,7 +240,7 @@ def demo_scripts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
                 assert rec.script_error is None, f"{rec.key}: {rec.script_error}"
             for row in s.scalars(select(ScriptRecord).where(ScriptRecord.dialect == "db2")):
                 out[row.filename] = row.text
-        return out
+        return url, out
     finally:
         store.dispose()
 
