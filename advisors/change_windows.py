@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
+from advisors.quantities import duration_minutes, gb, pct
+from advisors.quantities import rate as rate_text
 from policies.model import ChangeWindow, ChangeWindowPolicy, MoveAction
 
 MB = 1024**2
@@ -117,18 +119,11 @@ class Schedule:
 
 
 def duration_text(seconds: float) -> str:
-    """'49 min', '2 h 11 min', '4 h', '< 1 min'."""
+    """'49 min', '2 h 11 min', '4 h' (advisors.quantities' durations), '< 1 min' for a move of
+    seconds that the minutes would call nothing."""
     if 0 < seconds < 30:
         return "< 1 min"
-    minutes = round(seconds / 60)
-    if minutes < 60:
-        return f"{minutes} min"
-    h, m = divmod(minutes, 60)
-    return f"{h} h {m} min" if m else f"{h} h"
-
-
-def gb_text(gb: float) -> str:
-    return f"{gb:,.0f} GB" if gb >= 10 else f"{gb:.1f} GB"
+    return duration_minutes(round(seconds / 60))
 
 
 def action_for(engine: str, kind: str, name: str) -> MoveAction:
@@ -161,23 +156,21 @@ def estimate(move: Move, policy: ChangeWindowPolicy) -> Estimate:
     )
     restart_words = f"instance restart ≈ {duration_text(restart_s)}"
     if action == "restart":
-        size = "" if move.size_bytes is None else f" {gb_text(move.size_bytes / GB)}"
+        size = "" if move.size_bytes is None else f" {gb(move.size_bytes / GB)}"
         text = f"{move.name}{size}: nothing copied (the files are recreated at start); {restart_words}"
         return Estimate(action, 0.0, 0.0, 0.0, 0.0, restart_s, text + "; needs an instance restart")
     rate = copy_rate(policy, action, move.from_tier, move.to_tier)
     size_bytes = move.size_bytes or 0
-    gb = size_bytes / GB
+    size_gb = size_bytes / GB
     copy_s = size_bytes / MB / rate
     share = policy.overhead.get(action, 0.0)
-    text = f"{move.name} {gb_text(gb)} at {rate:g} MB/s ≈ {duration_text(copy_s)}"
+    text = f"{move.name} {gb(size_gb)} at {rate_text(rate, 'MB/s')} ≈ {duration_text(copy_s)}"
     if share:
-        text += (
-            f" + {share * 100:g} % {ACTION_WORDS[action]} overhead ≈ {duration_text(copy_s * (1 + share))}"
-        )
+        text += f" + {pct(share)} {ACTION_WORDS[action]} overhead ≈ {duration_text(copy_s * (1 + share))}"
     if restart_s:
         total = copy_s * (1 + share) + restart_s
         text += f" + {restart_words} ≈ {duration_text(total)}; needs an instance restart"
-    return Estimate(action, gb, rate, copy_s, share, restart_s, text)
+    return Estimate(action, size_gb, rate, copy_s, share, restart_s, text)
 
 
 def occurrences(policy: ChangeWindowPolicy, now: datetime) -> list[PlannedWindow]:
@@ -223,7 +216,7 @@ def schedule(moves: list[Move], policy: ChangeWindowPolicy, *, now: datetime) ->
                                                        "cannot be estimated; plan it by hand"))  # fmt: skip
             continue
         if est.gb > policy.cap_gb_per_window:
-            unfit.append(Placed(move, est, None, None, f"{est.text}; larger than the {policy.cap_gb_per_window:g} GB "
+            unfit.append(Placed(move, est, None, None, f"{est.text}; larger than the {gb(policy.cap_gb_per_window)} "
                                 "a window may move (change_windows.cap_gb_per_window): split the move or raise "
                                 "the cap"))  # fmt: skip
             continue
@@ -240,11 +233,11 @@ def schedule(moves: list[Move], policy: ChangeWindowPolicy, *, now: datetime) ->
                 w.used_gb += est.gb
                 w.used_s += est.total_s
                 reason = (f"{est.text}; fits {w.label} ({duration_text(w.left_s)} left, "
-                          f"{gb_text(w.left_gb)} of the {policy.cap_gb_per_window:g} GB cap left)")  # fmt: skip
+                          f"{gb(w.left_gb)} of the {gb(policy.cap_gb_per_window)} cap left)")  # fmt: skip
                 if i > 0:
                     first = windows[0]
                     reason += (f"; no room in {first.label} ({duration_text(first.left_s)} and "
-                               f"{gb_text(first.left_gb)} left)")  # fmt: skip
+                               f"{gb(first.left_gb)} left)")  # fmt: skip
                 w.moves.append(Placed(move, est, i, starts, reason))
                 placed = True
                 break

@@ -21,6 +21,9 @@ in one form and the explanation beside it in another. The rules, for a DBA (docs
   a change in percent is signed and whole ("+12 %", "-3 %").
 - **Counts**: whole, thousands separators. A raw **figure** whose name says its unit (the advice's
   `numbers`): four significant digits below 1, one decimal from there.
+- **Ratios** to a reference (heat against the database average): two decimals below 100, whole
+  from there, with an ASCII "x" (the sentences reach the scripts' headers): "0.83x", "1.50x".
+- **Durations** in whole minutes (copies, change windows): "18 min", "1 h", "2 h 30 min".
 - **Money**: the policy's `currency`. A three-letter code goes before the amount with a space
   ("USD 4,500"), a symbol goes before it without one ("$4,500"); whole units from 100, cents below.
 
@@ -150,6 +153,22 @@ def figure(v: float | None, missing: str = MISSING) -> str:
     if isinstance(v, int):
         return f"{v:,}"
     return f"{v:,.4g}" if abs(v) < 1 else f"{v:,.1f}"
+
+
+def ratio(v: float | None, missing: str = MISSING) -> str:
+    """A ratio to a reference: "0.83x", "1.50x the database average", "618x"."""
+    if not _known(v):
+        return missing
+    return f"{_digits(v, digits=2)}x"
+
+
+def duration_minutes(minutes: int) -> str:
+    """A span in whole minutes: "18 min", "1 h", "2 h 30 min" (the scripts' headers, the pages'
+    impacts and the change windows' plan say a duration this way)."""
+    if minutes < 60:
+        return f"{minutes} min"
+    h, m = divmod(minutes, 60)
+    return f"{h} h {m} min" if m else f"{h} h"
 
 
 def valid_currency(currency: str) -> bool:

@@ -1,10 +1,13 @@
 """How long a copy takes, in the words both the scripts and the pages use: one definition, so the
 downtime a recommendation shows before approval (migrations/impact.py) is the one its script's
-header prints (tsql_offline). Imports nothing: the writers and the impact both build on it."""
+header prints (tsql_offline). Imports only how a duration reads (advisors.quantities): the writers
+and the impact both build on it."""
 
 from __future__ import annotations
 
 import math
+
+from advisors.quantities import duration_minutes
 
 MB = 1024**2
 DEFAULT_COPY_RATE_MB_S = 200.0  # a planning figure for a file copy between arrays; real speed varies
@@ -22,8 +25,5 @@ def copy_minutes(size_bytes: int, rate_mb_s: float) -> int:
 
 
 def minutes_text(minutes: int) -> str:
-    """'18 min', '1 h', '2 h 30 min'."""
-    if minutes < 60:
-        return f"{minutes} min"
-    h, m = divmod(minutes, 60)
-    return f"{h} h {m} min" if m else f"{h} h"
+    """'18 min', '1 h', '2 h 30 min': how every duration reads (advisors.quantities)."""
+    return duration_minutes(minutes)

@@ -51,7 +51,7 @@ CASES = [
         {"FG_STAGE": ("window 0", "FG_STAGE 200 GB at 200 MB/s ≈ 17 min + 50 % EMPTYFILE overhead ≈ 26 min; "
                                   f"fits {SAT1} (3 h 34 min left, 400 GB of the 600 GB cap left)"),
          "FG_ORDERS": ("window 0", "FG_ORDERS 380 GB at 200 MB/s ≈ 32 min + 50 % EMPTYFILE overhead ≈ 49 min; "
-                                   f"fits {SAT1} (2 h 46 min left, 20 GB of the 600 GB cap left)")},
+                                   f"fits {SAT1} (2 h 46 min left, 20.0 GB of the 600 GB cap left)")},
         pol={"cap_gb_per_window": 600},
     ),
     Case(
@@ -68,9 +68,9 @@ CASES = [
     Case(
         "spills when the time is used",
         [mv("TS_A", 400, engine="db2", kind="tablespace", priority=2), mv("TS_B", 100, engine="db2", kind="tablespace")],
-        {"TS_A": ("window 0", "TS_A 400 GB at 40 MB/s ≈ 2 h 51 min + 30 % REBALANCE overhead ≈ 3 h 42 min; "
+        {"TS_A": ("window 0", "TS_A 400 GB at 40.0 MB/s ≈ 2 h 51 min + 30 % REBALANCE overhead ≈ 3 h 42 min; "
                               f"fits {SAT1} (18 min left, 100 GB of the 500 GB cap left)"),
-         "TS_B": ("window 1", "TS_B 100 GB at 40 MB/s ≈ 43 min + 30 % REBALANCE overhead ≈ 55 min; "
+         "TS_B": ("window 1", "TS_B 100 GB at 40.0 MB/s ≈ 43 min + 30 % REBALANCE overhead ≈ 55 min; "
                               f"fits {SAT2} (3 h 5 min left, 400 GB of the 500 GB cap left); "
                               f"no room in {SAT1} (18 min and 100 GB left)")},
         pol={"copy_rate_by_action": {"rebalance": 40}},
@@ -85,7 +85,7 @@ CASES = [
     Case(
         "longer than any window",
         [mv("P_2019", 450, kind="partition")],
-        {"P_2019": ("unfit", "P_2019 450 GB at 20 MB/s ≈ 6 h 24 min + 100 % rebuild overhead ≈ 12 h 48 min; "
+        {"P_2019": ("unfit", "P_2019 450 GB at 20.0 MB/s ≈ 6 h 24 min + 100 % rebuild overhead ≈ 12 h 48 min; "
                              f"longer than any window (the longest window, {SAT1}, has 4 h): "
                              "plan a longer window or a faster copy rate for it")},
         pol={"copy_rate_by_action": {"rebuild": 20}},
@@ -93,7 +93,7 @@ CASES = [
     Case(
         "tier pair rate wins over the kind's rate",
         [mv("FG_ARCH", 50, from_tier="fc", to_tier="sata")],
-        {"FG_ARCH": ("window 0", "FG_ARCH 50 GB at 80 MB/s ≈ 11 min + 50 % EMPTYFILE overhead ≈ 16 min; "
+        {"FG_ARCH": ("window 0", "FG_ARCH 50.0 GB at 80.0 MB/s ≈ 11 min + 50 % EMPTYFILE overhead ≈ 16 min; "
                                  f"fits {SAT1} (3 h 44 min left, 450 GB of the 500 GB cap left)")},
         pol={"copy_rate_by_action": {"emptyfile": 150}, "copy_rate_by_tiers": {"fc->sata": 80}},
     ),
@@ -107,7 +107,7 @@ CASES = [
     Case(
         "log move with a restart where the policy says so",
         [mv("Sales_log", 20, kind="log_file")],
-        {"Sales_log": ("window 0", "Sales_log 20 GB at 200 MB/s ≈ 2 min + 10 % offline copy overhead ≈ 2 min "
+        {"Sales_log": ("window 0", "Sales_log 20.0 GB at 200 MB/s ≈ 2 min + 10 % offline copy overhead ≈ 2 min "
                                    "+ instance restart ≈ 15 min ≈ 17 min; needs an instance restart; "
                                    f"fits {SAT1} (3 h 43 min left, 480 GB of the 500 GB cap left)")},
         pol={"restart_needed": ["tempdb", "log_file"]},
@@ -182,13 +182,15 @@ def test_dst_weeks(now: datetime, hours: list[int], move_h: float, where: int) -
     reason = out.windows[where].moves[0].reason
     first, second = (w.label for w in out.windows)
     if where == 1:
-        assert reason == (f"TS_HIST {gb:,.0f} GB at 100 MB/s ≈ 3 h 30 min; fits {second} (30 min left, "
-                          f"1,770 GB of the 3000 GB cap left); no room in {first} (3 h and 3,000 GB left)")  # fmt: skip
+        # 1,230 GB to move, 1,770 of the 3,000 GB cap left: in TB from 1,024 GB (advisors.quantities)
+        assert reason == (f"TS_HIST 1.2 TB at 100 MB/s ≈ 3 h 30 min; fits {second} (30 min left, "
+                          f"1.7 TB of the 2.9 TB cap left); no room in {first} (3 h and 2.9 TB left)")  # fmt: skip
         assert first == "Sunday 2026-03-29 01:00–05:00 Europe/Berlin"
         assert out.windows[0].opens_at == datetime(2026, 3, 29, 0, 0, tzinfo=UTC)  # 01:00 CET
     else:
-        assert reason == (f"TS_HIST {gb:,.0f} GB at 100 MB/s ≈ 4 h 30 min; fits {first} (30 min left, "
-                          "1,418 GB of the 3000 GB cap left)")  # fmt: skip
+        # 1,582 GB to move, 1,418 of the 3,000 GB cap left
+        assert reason == (f"TS_HIST 1.5 TB at 100 MB/s ≈ 4 h 30 min; fits {first} (30 min left, "
+                          "1.4 TB of the 2.9 TB cap left)")  # fmt: skip
         assert out.windows[0].opens_at == datetime(2026, 10, 24, 23, 0, tzinfo=UTC)  # 01:00 CEST
 
 

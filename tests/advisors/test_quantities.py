@@ -137,6 +137,19 @@ def test_raw_figures() -> None:
     ]  # fmt: skip
 
 
+def test_ratios_to_a_reference() -> None:
+    assert [q.ratio(v) for v in (0.833, 1.5, 0.004, 0, 50.624, 617.83, -0.25)] == [
+        "0.83x", "1.50x", "<0.01x", "0x", "50.62x", "618x", "-0.25x"
+    ]  # fmt: skip
+    assert [q.ratio(v) for v in NOT_A_FIGURE] == ["–"] * 4
+
+
+def test_durations_in_whole_minutes() -> None:
+    assert [q.duration_minutes(m) for m in (0, 1, 59, 60, 61, 150, 1440)] == [
+        "0 min", "1 min", "59 min", "1 h", "1 h 1 min", "2 h 30 min", "24 h"
+    ]  # fmt: skip
+
+
 def test_counts() -> None:
     assert q.count(1234) == "1,234"
     assert q.count(0) == "0"

@@ -64,7 +64,8 @@ def test_a_move_larger_than_the_cap_is_flagged_with_the_reason(app_client: TestC
     assert body["next_window"]["moves"] == []
     [move] = body["cannot_fit"]
     assert move["recommendation"] == rec["id"]
-    assert move["reason"].endswith("; larger than the 0.001 GB a window may move "
+    # the cap of 0.001 GB reads in the size rule (advisors.quantities): 1.0 MB
+    assert move["reason"].endswith("; larger than the 1.0 MB a window may move "
                                    "(change_windows.cap_gb_per_window): split the move or raise the cap")  # fmt: skip
     page = app_client.get("/scripts").text
     assert "Cannot be planned as they are" in page and "split the move or raise the cap" in page
