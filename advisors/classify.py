@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Literal, get_args
 
 from advisors.features import Features, ObjectInfo
+from advisors.quantities import latency, pct, rate, ratio, size
 from policies.model import Policy
 
 # The profile vocabulary, defined once: profile_of returns only these (mypy checks it), and the
@@ -40,46 +41,50 @@ class Verdict:
     reasons: tuple[str, ...]
 
 
-def _kb(b: float | None) -> str:
-    return "n/a" if b is None else f"{b / 1024:,.1f} KB"
+# every figure reads as advisors.quantities says; an unknown one as "n/a" (the sentences are plain text)
+NA = "n/a"
+
+
+def _size(b: float | None) -> str:
+    return size(b, NA)
 
 
 def _ms(v: float | None) -> str:
-    return "n/a" if v is None else f"{v:,.1f} ms"
+    return latency(v, NA)
 
 
 def _pct(v: float | None) -> str:
-    return "n/a" if v is None else f"{100 * v:,.0f} %"
+    return pct(v, NA)
 
 
 def describe(f: Features) -> str:
     """The numbers a DBA checks first, in one line."""
     parts = [
-        f"{_kb(f.avg_read_bytes)} average read",
-        f"{f.read_iops:,.0f} reads/s",
+        f"{_size(f.avg_read_bytes)} average read",
+        rate(f.read_iops, "reads/s"),
         f"{_ms(f.avg_read_ms)} average read latency",
-        f"{f.write_iops:,.0f} writes/s",
+        rate(f.write_iops, "writes/s"),
     ]
     if f.prefetch_share is not None:
         parts.append(f"{_pct(f.prefetch_share)} prefetch")
     if f.read_miss_ratio is not None:
         parts.append(f"{_pct(f.read_miss_ratio)} read-miss")
     elif f.instance_read_miss_ratio is not None:
-        parts.append(f"instance buffer read-miss {100 * f.instance_read_miss_ratio:,.1f} %")
+        parts.append(f"instance buffer read-miss {_pct(f.instance_read_miss_ratio)}")
     if f.heat_ratio is not None:
-        parts.append(f"heat {f.heat:,.1f} I/O per GB-hour ({f.heat_ratio:,.2f}x the database average)")
+        parts.append(f"heat {rate(f.heat, 'I/O per GB-hour')} ({ratio(f.heat_ratio)} the database average)")
     return ", ".join(parts)
 
 
 def describe_partition(f: Features) -> str:
     """A partition's own numbers: engines give no file-level I/O per partition, only proxies."""
-    parts = [f"{f.io_rate:,.1f} {f.heat_basis} per second"]
+    parts = [rate(f.io_rate, f"{f.heat_basis} per second")]
     if f.singleton_share is not None:
         parts.append(f"{_pct(f.singleton_share)} of accesses are singleton lookups")
     if f.read_miss_ratio is not None:
         parts.append(f"{_pct(f.read_miss_ratio)} read-miss")
-    ratio = f" ({f.heat_ratio:,.2f}x the database average)" if f.heat_ratio is not None else ""
-    parts.append(f"heat {f.heat:,.1f} per GB-hour{ratio}")
+    against = f" ({ratio(f.heat_ratio)} the database average)" if f.heat_ratio is not None else ""
+    parts.append(f"heat {rate(f.heat, 'per GB-hour')}{against}")
     return ", ".join(parts)
 
 
@@ -95,7 +100,8 @@ def latency_for_tier(info: ObjectInfo, f: Features, policy: Policy) -> tuple[str
                               ("write", f.avg_write_ms, tier.write_latency_band_ms)):  # fmt: skip
         if value is None or band is None:
             continue
-        parts.append(f"{value:,.1f} ms per {what} (normal on {tier.name}: {band[0]:g}-{band[1]:g} ms)")
+        normal = f"{band[0]:g}-{band[1]:g} ms"  # echo: the policy's band, as the policy file writes it
+        parts.append(f"{latency(value)} per {what} (normal on {tier.name}: {normal})")
         if value > band[1]:
             slow.append(what)
     if not parts:
@@ -125,12 +131,12 @@ def maintenance_notes(info: ObjectInfo, f: Features) -> tuple[str, ...]:
         else:
             total = f.io_rate * f.hours * 3600 + sum(x.requests for x in m.slices)
             share, of = (s.requests / total if total else 0.0), "I/O"
-        size = f", avg {_kb(s.avg_read_bytes)} per read" if s.avg_read_bytes is not None else ""
+        per_read = f", avg {_size(s.avg_read_bytes)} per read" if s.avg_read_bytes is not None else ""
         if s.kind == "burst":
-            where = f"hours of large sequential reads ({s.hours:,.0f} h{size}, e.g. a backup or DBCC)"
+            where = f"hours of large sequential reads ({s.hours:,.0f} h{per_read}, e.g. a backup or DBCC)"
             code = MAINTENANCE_DETECTED
         else:
-            where = f"the '{s.name}' {s.kind} window ({s.hours:,.0f} h{size})"
+            where = f"the '{s.name}' {s.kind} window ({s.hours:,.0f} h{per_read})"
             code = MAINTENANCE_DECLARED
         out.append(
             f"{code} {_pct(share)} of this {what}'s {of} fell in {where} and were left out of its heat and rates"
@@ -147,14 +153,14 @@ def profile_of(info: ObjectInfo, f: Features, policy: Policy) -> tuple[Profile, 
     c = policy.classification
     total = f.read_iops + f.write_iops
     if info.kind == "log_file" and not is_tempdb(info):
-        return "log_write", (f"transaction log: {f.write_iops:,.0f} writes/s of {_kb(f.avg_write_bytes)} "
+        return "log_write", (f"transaction log: {rate(f.write_iops, 'writes/s')} of {_size(f.avg_write_bytes)} "
                              f"at {_ms(f.avg_write_ms)}")  # fmt: skip
     if is_tempdb(info):
-        return "tempdb", f"tempdb: {total:,.0f} I/O per second"
+        return "tempdb", f"tempdb: {rate(total)}"
     if total <= c.cold_max_iops:
-        return "cold", f"cold: {total:,.1f} I/O per second"
+        return "cold", f"cold: {rate(total)}"
     if f.heat_ratio is not None and f.heat_ratio <= c.cold_max_heat_ratio:
-        return "cold", f"cold: heat {f.heat_ratio:,.2f}x the database average"
+        return "cold", f"cold: heat {ratio(f.heat_ratio)} the database average"
     write_share = f.write_iops / total
     moved = f.read_mb_s + f.write_mb_s
     byte_share = f.write_mb_s / moved if moved else write_share
@@ -162,15 +168,18 @@ def profile_of(info: ObjectInfo, f: Features, policy: Policy) -> tuple[Profile, 
         return "write_heavy", (f"write-heavy: {_pct(write_share)} of requests and {_pct(byte_share)} of "
                                f"bytes are writes")  # fmt: skip
     if f.avg_read_bytes is not None and f.avg_read_bytes >= c.sequential_min_read_bytes:
-        return "sequential_read", f"sequential reads: {_kb(f.avg_read_bytes)} average read"
+        return "sequential_read", f"sequential reads: {_size(f.avg_read_bytes)} average read"
     if f.prefetch_share is not None and f.prefetch_share >= c.sequential_min_prefetch_share:
         return "sequential_read", f"sequential reads: {_pct(f.prefetch_share)} of physical reads are prefetch"
     small = f.avg_read_bytes is None or f.avg_read_bytes <= c.random_max_read_bytes
     if small and (f.read_pct or 0) >= c.random_read_min_read_pct:
         return (
             "random_read",
-            f"random reads: {_kb(f.avg_read_bytes)} average read, {_pct(1 - write_share)} reads",
+            f"random reads: {_size(f.avg_read_bytes)} average read, {_pct(1 - write_share)} reads",
         )
     if not small:
-        return "random_mixed", f"mixed read sizes: {_kb(f.avg_read_bytes)} average read, part scan, part seek"
+        return (
+            "random_mixed",
+            f"mixed read sizes: {_size(f.avg_read_bytes)} average read, part scan, part seek",
+        )
     return "random_mixed", f"random reads and writes: {_pct(1 - write_share)} of requests are reads"

@@ -59,8 +59,8 @@ CASES = {
     "busy log": Case(
         "log_write", kind="log_file", writes_s=800, write_kb=30, write_ms=1.2, reason="transaction log"
     ),
-    "tempdb": Case("tempdb", kind="tempdb", reads_s=200, writes_s=200, read_ms=4, reason="tempdb: 400 I/O"),
-    "idle archive": Case("cold", reads_s=0.5, writes_s=0.1, size_gb=900, reason="cold: 0.6 I/O per second"),
+    "tempdb": Case("tempdb", kind="tempdb", reads_s=200, writes_s=200, read_ms=4, reason="tempdb: 400 I/O/s"),
+    "idle archive": Case("cold", reads_s=0.5, writes_s=0.1, size_gb=900, reason="cold: 0.6 I/O/s"),
     "relatively cold (heat ratio)": Case(
         "cold", reads_s=20, size_gb=500, db_heat=10_000.0, reason="0.01x the database average"
     ),
@@ -73,7 +73,7 @@ CASES = {
     ),
     # TPC-C (tests/advisors/scenarios/README.md): 64 % reads of 8 KB is OLTP, not write-heavy
     "TPC-C mix": Case("random_mixed", reads_s=640, writes_s=360, reason="64 % of requests are reads"),
-    "scans": Case("sequential_read", reads_s=300, read_kb=256, reason="256.0 KB average read"),
+    "scans": Case("sequential_read", reads_s=300, read_kb=256, reason="256 KB average read"),
     "DB2 prefetch-heavy": Case(
         "sequential_read",
         engine="db2",
@@ -126,6 +126,37 @@ def test_reason_numbers_format() -> None:
     w = window(c)
     assert describe(compute_features(w, db_heat=None)).startswith(
         "8.0 KB average read, 2,140 reads/s, 17.0 ms average read latency"
+    )
+
+
+def test_every_figure_reads_as_its_quantity() -> None:
+    """The reasons read each figure as the pages do (advisors.quantities): rates with one decimal
+    below 100 and thousands separators, sizes in binary units, latencies in ms (whole from 100),
+    the heat ratio with two decimals; the policy's band as the policy writes it."""
+    c = Case("random_read", reads_s=2140, writes_s=100.4, read_ms=17, size_gb=50, db_heat=107_520.0)
+    w = window(c)
+    f = compute_features(w, db_heat=c.db_heat)
+    # heat: 2,240.4 I/O/s x 3,600 s / 50 GB = 161,308.8 I/O per GB-hour, 1.5003x the 107,520 average
+    assert describe(f) == (
+        "8.0 KB average read, 2,140 reads/s, 17.0 ms average read latency, 100 writes/s, "
+        "heat 161,309 I/O per GB-hour (1.50x the database average)"
+    )
+    assert latency_for_tier(w.info, f, POLICY) == (
+        "slow for its tier: 17.0 ms per read (normal on fc: 5-8 ms); 2.0 ms per write (normal on fc: 0-10 ms)",
+        True,
+    )
+    # a trickle of writes is not 0, 1 MB reads are not "1,024.0 KB", 120 ms is whole
+    c = Case("sequential_read", reads_s=2.54, writes_s=0.04, read_kb=1024, read_ms=120, db_heat=0.24)
+    f = compute_features(window(c), db_heat=c.db_heat)
+    assert describe(f) == (
+        "1.0 MB average read, 2.5 reads/s, 120 ms average read latency, <0.1 writes/s, "
+        "heat 186 I/O per GB-hour (774x the database average)"
+    )
+    c = CASES["busy log"]
+    w = window(c)
+    assert profile_of(w.info, compute_features(w, db_heat=None), POLICY) == (
+        "log_write",
+        "transaction log: 800 writes/s of 30.0 KB at 1.2 ms",
     )
 
 

@@ -88,7 +88,7 @@ class Case:
 CASES = {
     "detected backup burst (1 MB reads) -> TW102": Case(
         POLICY, {2}, usage(150, 1024), "TW102",
-        "96 % of this filegroup's reads fell in hours of large sequential reads (7 h, avg 1,024.0 KB per read",
+        "96 % of this filegroup's reads fell in hours of large sequential reads (7 h, avg 1.0 MB per read",
         7,
     ),
     "declared backup window -> TW101, named": Case(
