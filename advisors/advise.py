@@ -38,6 +38,7 @@ from advisors.flash_curve import flash_curve
 from advisors.maintenance import prepare_window
 from advisors.placement import PlacementObject, PlacementResult, PlacementTier, place, polish
 from advisors.pools import UnknownLocation, split_by_pool
+from advisors.quantities import gb, pct, rate
 from advisors.units import PLACEABLE, WHOLE, Case, Costs, build_units, make_case, uid, unit_costs, unit_key
 from policies.model import DEFAULT_POOL, Policy
 
@@ -197,13 +198,13 @@ def _place_within_limits(
         iops, written = _load([by_id[i] for i, name in relaxed.assignment.items() if name == t.name], t)
         if iops > t.max_iops * (1 + 1e-6):
             notes.append(
-                f"tier {t.name} carries {iops:,.0f} back-end IOPS, more than the {t.max_iops:,.0f} planned for "
+                f"tier {t.name} carries {rate(iops, 'back-end IOPS')}, more than the {rate(t.max_iops, '')} planned for "
                 f"its devices: add devices (see `tierwise size`) or move load elsewhere; placed with {how}"
             )
         if t.max_write_gb_day is not None and written > t.max_write_gb_day * (1 + 1e-6):
             notes.append(
-                f"tier {t.name} is written {written:,.0f} GB per day, more than its write budget of "
-                f"{t.max_write_gb_day:,.0f}: placed with {how}"
+                f"tier {t.name} is written {gb(written)} a day, more than its write budget of "
+                f"{gb(t.max_write_gb_day)}: placed with {how}"
             )
     return replace(relaxed, notes=(*relaxed.notes, *notes)), notes
 
@@ -356,8 +357,8 @@ def _curve(
     out: list[tuple[float, float]] = []
     points_by_gb = dict(found)
     points_by_gb.setdefault(in_use, 0.0)
-    for gb, share in sorted(points_by_gb.items()):
-        out.append((gb, max(share, out[-1][1]) if out else share))
+    for size_gb, share in sorted(points_by_gb.items()):
+        out.append((size_gb, max(share, out[-1][1]) if out else share))
     return tuple(out)
 
 
@@ -456,8 +457,8 @@ def advise_pool(
     budget = use[flash].limit["write_budget"]
     if budget:
         written = use[flash].used["write_budget"]
-        notes.append(f"{flash}'s daily write budget: the units placed there write {written:,.0f} of "
-                     f"{budget:,.0f} GB/day ({100 * written / budget:,.0f} %)")  # fmt: skip
+        notes.append(f"{flash}'s daily write budget: the units placed there write {gb(written)} of "
+                     f"{gb(budget)} a day ({pct(written / budget)})")  # fmt: skip
     part = PoolReport(
         pool, tuple(t.name for t in policy.tiers), result, flash, curve, load, tuple(notes), by_db
     )

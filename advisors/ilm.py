@@ -21,6 +21,7 @@ import numpy as np
 from sklearn.linear_model import HuberRegressor
 
 from advisors.benefit import physics
+from advisors.quantities import gb, io_wait_per, pct, rate
 from policies.model import Policy
 
 _ISO = re.compile(r"^'?(\d{4})-(\d{2})-(\d{2})(?:[T ][\d:.]+)?(?:Z|[+-]\d{2}:?\d{2})?'?$")
@@ -208,8 +209,8 @@ def _by_benefit(t: _Track, heat: float, prices: Mapping[str, float]) -> _Want | 
     if not cost:
         return None
     best = min(cost, key=lambda k: (cost[k], list(prices).index(k)))
-    return _Want(best, False, f"projected {heat:,.0f} I/O per GB-hour: least I/O wait plus price on {best} "
-                 f"({cost[best]:,.2f} ms/s per GB)")  # fmt: skip
+    return _Want(best, False, f"projected {rate(heat, 'I/O per GB-hour')}: least I/O wait plus price on {best} "
+                 f"({io_wait_per(cost[best])})")  # fmt: skip
 
 
 def _wants(
@@ -240,18 +241,18 @@ def _wants(
             want = _Want(
                 fast,
                 False,
-                f"among the partitions carrying the first {ilm.flash_io_share:.0%} of the table's projected I/O",
+                f"among the partitions carrying the first {pct(ilm.flash_io_share)} of the table's projected I/O",
             )
         elif share < ilm.middle_io_share:
-            want = _Want(middle, False, f"{share:.1%} of the table's projected I/O is in hotter partitions")
+            want = _Want(middle, False, f"{pct(share)} of the table's projected I/O is in hotter partitions")
         else:
             want = _Want(
-                slow, False, f"cold tail: {share:.1%} of the table's projected I/O is in hotter partitions"
+                slow, False, f"cold tail: {pct(share)} of the table's projected I/O is in hotter partitions"
             )
         age = max(0.0, months_between(t.end, month)) if t.end else 0.0
         if t.floor > 0 and h <= t.floor and want.tier != slow:  # recurring heat: no age rule
             want = _Want(want.tier, False, f"{want.why}; hot in every '{t.period}' period "
-                         f"({t.floor:,.1f} per GB-hour then): not demoted between periods")  # fmt: skip
+                         f"({rate(t.floor, 'per GB-hour')} then): not demoted between periods")  # fmt: skip
             out[id(t)] = want
             continue
         for rule in ilm.age_rules:
@@ -378,8 +379,8 @@ def plan_ilm(
                                    "gb": round(used[tier], 2), "physical_iops": round(iops[tier], 1),
                                    "capacity_gb": round(capacity[tier], 2)})  # fmt: skip
             if used[tier] > capacity[tier] + 1e-6:
-                notes.append(f"{tier} needs {used[tier]:,.0f} GB in {forecast[tier][-1]['month']}, more than its "
-                             f"{capacity[tier]:,.0f} GB")  # fmt: skip
+                notes.append(f"{tier} needs {gb(used[tier])} in {forecast[tier][-1]['month']}, more than its "
+                             f"{gb(capacity[tier])}")  # fmt: skip
 
     tables = []
     for (engine, server, database, table), period, fit, tracks in plans:

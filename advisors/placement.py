@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +38,7 @@ import numpy.typing as npt
 from scipy import sparse
 
 from advisors.highs import highs, linprog, scipy_status
+from advisors.quantities import gb, rate
 
 Floats = npt.NDArray[np.float64]
 Ints = npt.NDArray[np.intp]
@@ -51,17 +52,22 @@ _MILP_STATUS = {1: "time limit", 3: "unbounded", 4: "solver error"}
 # The limited resources, in the order of the last axis of _Model.load and _Model.limit, and how
 # _diagnose words a shortfall of each: on one tier, then over all the tiers that limit it.
 _RESOURCES = ("capacity_gb", "max_iops", "max_write_gb_day")
-_ONE_TIER = (
-    "need {need:,.1f} GB > capacity {limit:,.1f} GB",
-    "need {need:,.0f} physical IOPS > max_iops {limit:,.0f}",
-    "write {need:,.0f} GB/day > max_write_gb_day {limit:,.0f}",
+# (the figures read as advisors.quantities says: sizes and GB a day in the size rule, IOPS as rates)
+_ONE_TIER: tuple[Callable[[float, float], str], ...] = (
+    lambda need, limit: f"need {gb(need)} > capacity {gb(limit)}",
+    lambda need, limit: f"need {rate(need, 'physical IOPS')} > max_iops {rate(limit, '')}",
+    lambda need, limit: f"write {gb(need)} a day > max_write_gb_day {gb(limit)}",
 )
-_ALL_TIERS = (
-    "total size {need:,.1f} GB > total capacity {limit:,.1f} GB of all tiers",
-    "physical IOPS at least {need:,.0f} (RAID write factors included) > total max_iops {limit:,.0f} "
-    "of all tiers",
-    "objects that can only go to write-limited tiers write {need:,.0f} GB/day > their total "
-    "max_write_gb_day {limit:,.0f}",
+_ALL_TIERS: tuple[Callable[[float, float], str], ...] = (
+    lambda need, limit: f"total size {gb(need)} > total capacity {gb(limit)} of all tiers",
+    lambda need, limit: (
+        f"physical IOPS at least {rate(need, '')} (RAID write factors included) > total "
+        f"max_iops {rate(limit, '')} of all tiers"
+    ),
+    lambda need, limit: (
+        f"objects that can only go to write-limited tiers write {gb(need)} a day > their "
+        f"total max_write_gb_day {gb(limit)}"
+    ),
 )
 
 
@@ -245,15 +251,15 @@ def _diagnose(m: _Model) -> list[str]:
     for k, name in enumerate(m.tiers):
         need = m.load[forced & m.allowed[:, k], k].sum(axis=0)
         for r in np.nonzero(need > ceiling[k])[0].tolist():
-            why = _ONE_TIER[r].format(need=float(need[r]), limit=float(m.limit[k, r]))
+            why = _ONE_TIER[r](float(need[r]), float(m.limit[k, r]))
             notes.append(f"tier {name!r}: objects that can only go there {why}")
-    for r, template in enumerate(_ALL_TIERS):
+    for r, words in enumerate(_ALL_TIERS):
         limited = np.isfinite(m.limit[:, r])
         bound = ~(m.allowed & ~limited).any(axis=1)  # objects whose every allowed tier limits r
         least = float(np.where(m.allowed, m.load[:, :, r], np.inf).min(axis=1)[bound].sum())
         total = float(m.limit[limited, r].sum())
         if least > total + TOL * max(1.0, total):
-            notes.append(template.format(need=least, limit=total))
+            notes.append(words(least, total))
     return notes or ["no assignment meets every tier's capacity, IOPS and write limits at the same time"]
 
 

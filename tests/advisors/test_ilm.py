@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from datetime import UTC, date, datetime, timedelta
 
 import numpy as np
@@ -87,6 +88,14 @@ def test_simulator_plan_puts_current_months_on_flash_and_the_cold_tail_on_sata()
     # on sata (NL-SAS), far more than the ~0.4 ms/s per GB those months' reads would wait there, so
     # none stays on fc
     assert tiers == ["sata"] * 13 + ["flash"] * 11
+    # the later months' reasons say the projected heat and the price per GB as the pages read them
+    by_benefit = [m.reason for p in orders.partitions for m in p.moves if m.reason.startswith("projected ")]
+    assert by_benefit and all(
+        re.fullmatch(
+            r"projected [\d,.]+ I/O per GB-hour: least I/O wait plus price on \w+ \([\d.]+ ms/s per GB\)", r
+        )
+        for r in by_benefit
+    ), by_benefit[:3]
     # later in the year the then-current months are on flash and today's are gone down
     in_six = add_months(now.date(), 6)
     new_now = [
@@ -162,6 +171,26 @@ def test_capacity_overflows_to_the_next_tier() -> None:
     assert len(flash_now) == 1  # 30 GB of flash holds one 20 GB partition
     assert any("flash full" in m.reason for p in plan.tables[0].partitions for m in p.moves)
     assert all(m["gb"] <= 30 + 1e-6 for m in plan.forecast["flash"])
+
+
+def test_reasons_and_notes_read_their_figures_as_the_pages_do() -> None:
+    """Shares in percent, sizes in the size rule (advisors.quantities), the policy's shares too."""
+    plan = plan_ilm(monthly(12, size_gb=20), POLICY, now=NOW, months=2)
+    reasons = [m.reason for p in plan.tables[0].partitions for m in p.moves]
+    assert (
+        "among the partitions carrying the first 70 % of the table's projected I/O" in reasons
+    )  # flash_io_share
+    tail = [r for r in reasons if r.startswith("cold tail: ")]
+    assert tail and all(re.fullmatch(r"cold tail: 9\d % of the table's projected I/O is in hotter partitions", r)
+                        for r in tail)  # fmt: skip
+    # every tier 30 GB: twelve 20 GB partitions overflow the last one, 200 GB and one more a month
+    text = re.sub(r"capacity_gb: \d+ ", "capacity_gb: 30 ", REFERENCE_POLICY.read_text(encoding="utf-8"))
+    full = plan_ilm(monthly(12, size_gb=20), parse_policy(text, source="full.yaml"), now=NOW, months=2)
+    assert full.notes == (
+        "sata needs 200 GB in 2026-11, more than its 30.0 GB",
+        "sata needs 220 GB in 2026-12, more than its 30.0 GB",
+        "sata needs 240 GB in 2027-01, more than its 30.0 GB",
+    )
 
 
 def test_huber_fit_shrugs_off_an_audited_outlier() -> None:

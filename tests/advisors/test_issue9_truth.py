@@ -12,7 +12,7 @@ import pytest
 
 from advisors.advise import Advice, AdviceReport, advise
 from advisors.ilm import plan_ilm
-from advisors.quantities import gb
+from advisors.quantities import gb, pct
 from app.advice import windows_from_snapshots
 from app.ilm import partition_inputs
 from connectors.simulator import ObjectTruth, demo_fleet
@@ -108,7 +108,11 @@ def test_flash_write_budget_holds_the_writers_placed_there(week: AdviceReport) -
     assert (load.verdict.profile, load.recommended_tier) == ("write_heavy", "flash")
     assert load.placement_object is not None and 1_000 < load.placement_object.write_gb_day < 1_500
     assert _written(week, "flash") <= budget * (1 + 1e-9)
-    assert any(n.startswith("flash's daily write budget: the units placed there write") for n in week.notes)
+    written = _written(week, "flash")
+    assert (
+        f"flash's daily write budget: the units placed there write {gb(written)} of {gb(budget)} a day "
+        f"({pct(written / budget)})"
+    ) in week.notes
 
 
 def test_a_short_write_budget_keeps_the_writers_that_save_least_per_gb_written_off_flash() -> None:

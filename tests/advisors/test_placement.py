@@ -177,16 +177,25 @@ def test_empty_input_is_trivially_optimal() -> None:
         (
             [obj("a", 6_000, 1), obj("b", 6_000, 1)],
             TIERS,
-            "total size 12,000.0 GB > total capacity 11,100.0 GB",
+            "total size 11.7 TB > total capacity 10.8 TB",  # 12,000 GB > 11,100 GB, in TB from 1,024 GB
         ),
-        ([obj("a", 80, 1, pinned_tier="flash"), obj("b", 30, 1, pinned_tier="flash")], TIERS, "tier 'flash'"),
+        (
+            [obj("a", 80, 1, pinned_tier="flash"), obj("b", 30, 1, pinned_tier="flash")],
+            TIERS,
+            "tier 'flash': objects that can only go there need 110 GB > capacity 100 GB",
+        ),
         ([obj("a", 1, 1, allowed_tiers=frozenset({"nvme"}))], TIERS, "object 'a' has no allowed tier"),
         (
             [obj("a", 1, 1, pinned_tier="flash", allowed_tiers=frozenset({"fc"}))],
             TIERS,
             "object 'a' has no allowed tier",
         ),
-        ([obj("a", 1, 40_000, 10_000)], [FC, SATA], "physical IOPS"),
+        # 40,000 reads + 10,000 writes x 2 (RAID 10 on fc, the cheaper) > 5,000 + 2,000
+        (
+            [obj("a", 1, 40_000, 10_000)],
+            [FC, SATA],
+            "physical IOPS at least 60,000 (RAID write factors included) > total max_iops 7,000 of all tiers",
+        ),
         ([obj("a", 1, 1)], [], "no allowed tier"),
     ],
 )
@@ -362,13 +371,13 @@ def test_the_moves_and_checks_count_the_write_budget() -> None:
                 obj("c", 1, 1, allowed_tiers=frozenset({"flash"}), write_gb_day=400),
             ],
             [replace(FLASH, max_write_gb_day=400), FC],
-            "tier 'flash': objects that can only go there write 900 GB/day > max_write_gb_day 400",
+            "tier 'flash': objects that can only go there write 900 GB a day > max_write_gb_day 400 GB",
         ),
         (
             [obj(f"o{i}", 1, 1, write_gb_day=300) for i in range(3)],
             [replace(FLASH, max_write_gb_day=400), replace(FC, max_write_gb_day=400)],
-            "objects that can only go to write-limited tiers write 900 GB/day > their total "
-            "max_write_gb_day 800",
+            "objects that can only go to write-limited tiers write 900 GB a day > their total "
+            "max_write_gb_day 800 GB",
         ),
     ],
 )
