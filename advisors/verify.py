@@ -38,6 +38,7 @@ from datetime import datetime, timedelta
 from statistics import fmean
 from typing import Any
 
+from advisors import quantities as q
 from advisors.verify_stats import (
     Interval,
     RankInterval,
@@ -159,13 +160,10 @@ def figures(hours: Iterable[HourTotals]) -> Figures:
     )
 
 
-def wait(ms_per_s: float) -> str:
-    """I/O wait per second, readably: 4,600 ms/s is "4.6 s/s"."""
-    return f"{ms_per_s / 1000:,.1f} s/s" if abs(ms_per_s) >= 1000 else f"{ms_per_s:,.0f} ms/s"
-
-
-def _ms(v: float | None) -> str:
-    return "n/a" if v is None else f"{v:,.1f}"
+# Every measured figure reads as advisors.quantities says (the pages, the report and the CLI read
+# them so), an unknown one as "n/a"; the policy's own thresholds are echoed as the policy writes
+# them (`:g`, marked "echo:").
+NA = "n/a"
 
 
 # ---- was it moved? ---------------------------------------------------------------------------
@@ -434,8 +432,8 @@ def _tier_check(change: Change, p: VerificationPolicy, week_var: float) -> TierC
         if _class_past(iv, blame, what, p.tier_regression_pct, p.tier_regression_ms):
             regressions.append(
                 f"regression: tier {change.to_tier} it joined got slower: its other objects' {what} latency "
-                f"{iv.text() if iv else ''}, all beyond the {p.tier_regression_pct:g} % and "
-                f"{p.tier_regression_ms:g} ms allowed"
+                f"{iv.text() if iv else ''}, all beyond the {p.tier_regression_pct:g} % and "  # echo: policy threshold
+                f"{p.tier_regression_ms:g} ms allowed"  # echo: policy threshold
             )
         else:
             reasons.append(text)
@@ -486,17 +484,20 @@ def verify(change: Change, policy: VerificationPolicy) -> Outcome:
     b = figures([d.before for d in days])
     a = figures([d.after for d in days])
     if b.avg_read_ms is not None or a.avg_read_ms is not None:
-        reasons.append(f"read latency {_ms(b.avg_read_ms)} → {_ms(a.avg_read_ms)} ms")
+        reasons.append(f"read latency {q.latency(b.avg_read_ms, NA)} → {q.latency(a.avg_read_ms, NA)}")
     if b.avg_write_ms is not None or a.avg_write_ms is not None:
-        reasons.append(f"write latency {_ms(b.avg_write_ms)} → {_ms(a.avg_write_ms)} ms")
+        reasons.append(f"write latency {q.latency(b.avg_write_ms, NA)} → {q.latency(a.avg_write_ms, NA)}")
     vol = pct_change(b.iops, a.iops)
-    reasons.append(f"IOPS {b.iops:,.0f} → {a.iops:,.0f}" + (f" ({vol:+,.0f} %)" if vol is not None else ""))
+    reasons.append(
+        f"IOPS {q.rate(b.iops, '')} → {q.rate(a.iops, '')}"
+        + (f" ({q.change_pct(vol)})" if vol is not None else "")
+    )
     if b.avg_io_kb is not None and a.avg_io_kb is not None:
-        reasons.append(f"average I/O size {b.avg_io_kb:,.1f} → {a.avg_io_kb:,.1f} KB")
+        reasons.append(f"average I/O size {q.size(b.avg_io_kb * 1024)} → {q.size(a.avg_io_kb * 1024)}")
     if with_controls:
         ctrl = fmean(d.control or 0.0 for d in days)
         reasons.append(
-            f"controls: {change.controls or 'the'} unmoved objects on {change.from_tier} changed {pct(ctrl):+,.0f} % "
+            f"controls: {change.controls or 'the'} unmoved objects on {change.from_tier} changed {q.change_pct(pct(ctrl))} "
             "at their before mix over the same hours; the move is judged net of that"
         )
     else:
@@ -508,7 +509,7 @@ def verify(change: Change, policy: VerificationPolicy) -> Outcome:
     wv = control_week_variance(change, p.min_day_hours)
     if wv is not None:
         reasons.append(
-            f"{len(change.control_objects)} unmoved objects vary ±{pct(math.sqrt(wv)):,.0f} % from week to week "
+            f"{len(change.control_objects)} unmoved objects vary ±{q.pct(pct(math.sqrt(wv)) / 100)} from week to week "
             "on their own: the intervals allow for that"
         )
     tier = _tier_check(change, p, wv or 0.0)
@@ -518,8 +519,8 @@ def verify(change: Change, policy: VerificationPolicy) -> Outcome:
     if tb is not None and ta is not None:
         tier_share = a.iops / (ta.iops + a.iops) if ta.iops + a.iops else None
         reasons.append(
-            f"tier {change.to_tier}: load {tb.iops:,.0f} → {ta.iops + a.iops:,.0f} IOPS with this object "
-            f"({(tier_share or 0) * 100:,.0f} % of it)"
+            f"tier {change.to_tier}: load {q.rate(tb.iops, '')} → {q.rate(ta.iops + a.iops, 'IOPS')} with this object "
+            f"({q.pct(tier_share or 0)} of it)"
         )
     common: dict[str, Any] = dict(before=b, after=a, tier_before=tb, tier_after=ta, tier_share=tier_share,
                                   tier_intervals=tier.intervals)  # fmt: skip
@@ -568,14 +569,12 @@ def verify(change: Change, policy: VerificationPolicy) -> Outcome:
             return None
         pred = change.predicted_gain_ms_per_s
         if share is not None and pred is not None:
-            text = f"achieved {share * 100:,.0f} % of the predicted {wait(pred)} saved"
+            text = f"achieved {q.pct(share)} of the predicted {q.io_wait(pred)} saved"
             if share < p.success_share:
-                text += f" (a successful move reaches {p.success_share * 100:g} %)"
+                text += f" (a successful move reaches {q.pct(p.success_share)})"
             return text
         verb = "saved" if achieved >= 0 else "cost"
-        return (
-            f"{verb} {wait(abs(achieved))} of I/O wait at the before workload (no predicted gain to compare)"
-        )
+        return f"{verb} {q.io_wait(abs(achieved))} of I/O wait at the before workload (no predicted gain to compare)"
 
     g = gain_reason()
     if g is not None:
@@ -592,8 +591,8 @@ def verify(change: Change, policy: VerificationPolicy) -> Outcome:
         return done(INCONCLUSIVE, f"too little data: {len(days)} paired days, {paired_hours} paired hours "
                     f"(needs {p.min_days} days and {p.min_hours:g} hours){extend}", **common)  # fmt: skip
     if min(total_b, total_a) < p.min_ios:
-        return done(INCONCLUSIVE, f"too few I/Os to judge: {total_b:,} before, {total_a:,} after "
-                    f"(needs {p.min_ios:,} on each side)", **common)  # fmt: skip
+        return done(INCONCLUSIVE, f"too few I/Os to judge: {q.count(total_b)} before, {q.count(total_a)} after "
+                    f"(needs {q.count(p.min_ios)} on each side)", **common)  # fmt: skip
 
     hit = None if share is None else share >= p.success_share
 
@@ -621,20 +620,20 @@ def verify(change: Change, policy: VerificationPolicy) -> Outcome:
             ms_after = _class_ms(days, what)
             if ms_after is None:
                 continue
-            texts.append(f"{what} {ms_after:,.1f} ms against {top:g}")
+            texts.append(f"{what} {q.latency(ms_after)} against {top:g} ms")  # echo: the policy's band top
             if iv is not None:
-                band_ivs.append(
-                    f"{what}s {pct(iv.estimate):+,.0f} % ({pct(iv.low):+,.0f} % to {pct(iv.high):+,.0f} %) "
-                    f"against {top + margin:g} ms"
-                )
+                low, high = q.change_pct(pct(iv.low)), q.change_pct(pct(iv.high))
+                line = f"{top + margin:g} ms"  # echo: the policy's band top plus its margin
+                band_ivs.append(f"{what}s {q.change_pct(pct(iv.estimate))} ({low} to {high}) against {line}")
             if iv is not None and iv.low > 0:
-                beyond.append(f"{what} latency {ms_after:,.1f} ms is above {change.to_tier}'s normal band "
-                              f"(up to {top:g} ms, +{margin:g} ms allowed) on every comparable day's interval")  # fmt: skip
+                allowed = f"up to {top:g} ms, +{margin:g} ms allowed"  # echo: the policy's band and margin
+                beyond.append(f"{what} latency {q.latency(ms_after)} is above {change.to_tier}'s normal band "
+                              f"({allowed}) on every comparable day's interval")  # fmt: skip
             inside.append(iv is not None and iv.high <= 0)
         if texts:
             band_text = (
-                f"at the before mix, {', '.join(texts)} ms, the top of {change.to_tier}'s normal band "
-                f"(+{margin:g} ms allowed)"
+                f"at the before mix, {', '.join(texts)}, the top of {change.to_tier}'s normal band "
+                f"(+{margin:g} ms allowed)"  # echo: the policy's margin
             )
             reasons.append(band_text)
     beyond_band = bool(beyond)
@@ -653,8 +652,8 @@ def verify(change: Change, policy: VerificationPolicy) -> Outcome:
         what = (
             "; ".join(beyond)
             if change.promotion is False and band is not None
-            else f"latency {iv_blame.text() if iv_blame else ''}, all beyond the {p.regression_pct:g} % and "
-            f"{p.regression_ms:g} ms allowed"
+            else f"latency {iv_blame.text() if iv_blame else ''}, all beyond the {p.regression_pct:g} % and "  # echo: policy
+            f"{p.regression_ms:g} ms allowed"  # echo: policy threshold
         )
         regressions.insert(0, f"regression: {what}")
     if regressions:
@@ -682,12 +681,13 @@ def verify(change: Change, policy: VerificationPolicy) -> Outcome:
         return done(IMPROVED, f"improved: even the slow end of the interval is faster ({iv_credit.text()})",
                     interval=iv_credit, achieved=hit, **common)  # fmt: skip
     eq = math.log1p(p.equivalence_pct / 100)
+    margin_text = f"±{p.equivalence_pct:g} %"  # echo: the policy's equivalence margin
     if iv_both is not None and -eq < iv_both.low and iv_both.high < eq:
-        return done(NO_EFFECT, f"no measurable effect: the interval lies within ±{p.equivalence_pct:g} % "
+        return done(NO_EFFECT, f"no measurable effect: the interval lies within {margin_text} "
                     f"({iv_both.text()})", interval=iv_both, achieved=hit, **common)  # fmt: skip
     shown = iv_both or iv_all
     return done(INCONCLUSIVE, "inconclusive: the interval " + (f"({shown.text()}) " if shown else "")
-                + f"neither shows a gain nor lies within ±{p.equivalence_pct:g} %{extend}",
+                + f"neither shows a gain nor lies within {margin_text}{extend}",
                 interval=shown, **common)  # fmt: skip
 
 

@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from advisors import quantities as q
+
 
 def pct_change(before: float, after: float) -> float | None:
     return (after / before - 1) * 100 if before > 0 else None
@@ -48,9 +50,12 @@ class Interval:
         }
 
     def text(self) -> str:
+        """ "+12 % (95 % interval +3 % to +21 %, 7 days)": the changes as advisors.quantities reads
+        them, the level as the policy writes it."""
+        level = f"{self.level * 100:g} %"  # echo: the policy's interval_level
         return (
-            f"{pct(self.estimate):+,.0f} % ({self.level * 100:g} % interval {pct(self.low):+,.0f} % to "
-            f"{pct(self.high):+,.0f} %, {self.days} days)"
+            f"{q.change_pct(pct(self.estimate))} ({level} interval {q.change_pct(pct(self.low))} to "
+            f"{q.change_pct(pct(self.high))}, {self.days} days)"
         )
 
 
@@ -83,9 +88,11 @@ class RankInterval(Interval):
         return {**Interval.as_dict(self), "level": round(self.level, 4), "method": "hodges-lehmann"}
 
     def text(self) -> str:
+        """The level reached is a figure with one decimal ("Wilcoxon 87.5 % interval"): whole
+        percent would hide that it is not the asked 95 %."""
         return (
-            f"{pct(self.estimate):+,.0f} % (Hodges–Lehmann; Wilcoxon {self.level * 100:.3g} % interval "
-            f"{pct(self.low):+,.0f} % to {pct(self.high):+,.0f} %, {self.days} days)"
+            f"{q.change_pct(pct(self.estimate))} (Hodges–Lehmann; Wilcoxon {q.figure(self.level * 100)} % interval "
+            f"{q.change_pct(pct(self.low))} to {q.change_pct(pct(self.high))}, {self.days} days)"
         )
 
 

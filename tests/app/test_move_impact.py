@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
+from advisors import quantities
 from app.move_impact import impacts, recommendation_impact
 from app.scripts import ensure_scripts
 from app.store.db import Store
@@ -104,7 +105,7 @@ def test_the_policys_copy_rate_is_the_pages_and_the_scripts(store: Store) -> Non
         assert impact.copy_bytes == size
         assert f"about {minutes_text(minutes)} to copy" in forward.text and f"at ~{rate} MB/s" in forward.text
         assert (
-            f"copy rate of {rate} MB/s" in impact.detail
+            f"copy rate of {quantities.rate(rate, 'MB/s')}" in impact.detail
             and impact.summary == f"offline ≈ {minutes_text(minutes)}"
         )
 

@@ -164,7 +164,7 @@ def test_executed_move_is_improved_after_its_window(store: Store) -> None:
     )
     assert v.achieved_gain_ms_per_s == pytest.approx(412 * 10.9, rel=0.01)
     assert v.share_of_prediction == pytest.approx(412 * 10.9 / 4600, rel=0.01)
-    assert "read latency 11.8 → 0.9 ms" in v.reasons
+    assert "read latency 11.8 ms → 0.9 ms" in v.reasons
     assert "on flash: hot1 (E:\\flash\\Sales\\hot1.ndf)" in v.reasons
     assert "achieved 98 % of the predicted 4.6 s/s saved" in v.reasons
     assert any(r.startswith("tier flash: load 2,500 → 2,970 IOPS") for r in v.reasons)
@@ -296,7 +296,7 @@ def test_regression_shows_in_api_page_report_and_cli(
         "regression: tier flash it joined got slower: its other objects' read latency +200 % (95 % interval"
     )
     assert v.after["verdict"].endswith("all beyond the 20 % and 1 ms allowed")
-    assert "read latency 11.8 → 1.0 ms" in v.reasons
+    assert "read latency 11.8 ms → 1.0 ms" in v.reasons
 
     # the API and the Recommendations page
     with store.session() as s:
@@ -397,7 +397,7 @@ def test_cli_marks_an_approved_move_executed(
     assert out.exit_code == 0, out.output
     assert "executed" in out.output and "ops.kim" in out.output
     again = runner.invoke(cli, ["executed", str(rec_id), "--by", "ops.kim"])
-    assert again.exit_code == 2 and "only approved moves" in again.output
+    assert again.exit_code == 2 and "is already executed by ops.kim" in again.output
     with store.session() as s:
         rec = s.get(Recommendation, rec_id)
         assert rec is not None and (rec.status, rec.executed_by) == ("executed", "ops.kim")

@@ -130,7 +130,8 @@ def test_executed_at_keeps_the_offset_given(app_client: TestClient) -> None:
     token = csrf_of(c.get("/scripts").text)
     r = c.post(f"/recommendations/{rec_id}/executed", data={"executed_at": local.isoformat(), "csrf_token": token},
                follow_redirects=False)  # fmt: skip
-    assert r.status_code == 303 and "marked+executed" in r.headers["location"]
+    assert r.status_code == 303 and r.headers["location"] == "/scripts"
+    assert f"#{rec_id} marked executed by abe" in c.get("/scripts").text  # the confirmation, shown once
     [item] = [i for i in c.get("/api/recommendations", params={"status": "executed"}).json()["items"]
               if i["id"] == rec_id]  # fmt: skip
     events = c.get("/api/audit").json()
