@@ -342,6 +342,16 @@ class Options:
     copy_rate_mb_s: float = DEFAULT_COPY_RATE_MB_S
 
 
+# The order ops runs a move's scripts in, and the order pages list them: the check-only run days
+# before the window, the move in it, the rollback only if needed.
+RUN_ORDER = ("check", "forward", "rollback")
+
+
+def run_order(direction: str) -> int:
+    """A script's place in RUN_ORDER (an unknown direction last)."""
+    return RUN_ORDER.index(direction) if direction in RUN_ORDER else len(RUN_ORDER)
+
+
 @dataclass(frozen=True, slots=True)
 class Script:
     direction: Literal["forward", "rollback", "check"]  # check: a DB2 check-only run (.check.db2)

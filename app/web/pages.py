@@ -66,6 +66,7 @@ from app.store.users import authenticate
 from app.store.workbench import start_here
 from app.textfmt import fixed
 from app.web.templating import render
+from migrations.plan import run_order
 
 router = APIRouter()
 PAGE_SIZE = 50
@@ -297,8 +298,8 @@ def recommendation_detail(
         members = unit_objects(s, rec)  # the unit's files (a filegroup's, tempdb's), its table space, ...
         policy = current_policy(s, state.settings.policy_file)
         impact = recommendation_impact(rec, policy)
-        scripts = list(s.scalars(select(ScriptRecord).where(ScriptRecord.recommendation_id == rec_id)
-                                 .order_by(ScriptRecord.direction.desc())))  # fmt: skip
+        scripts = sorted(s.scalars(select(ScriptRecord).where(ScriptRecord.recommendation_id == rec_id)),
+                         key=lambda sc: run_order(sc.direction))  # fmt: skip
         sup = active_for(s, now).get((rec.target_id, rec.key))
         target_name = s.scalar(select(Target.name).where(Target.id == rec.target_id))
     can_review = user.role in ("approver", "admin")

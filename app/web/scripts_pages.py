@@ -27,6 +27,7 @@ from app.store.policies import current_policy
 from app.store.recommendations import Status
 from app.web.pages import _back
 from app.web.templating import render
+from migrations.plan import run_order
 from migrations.tsql_frame import sqlcmd_command
 
 router = APIRouter()
@@ -70,6 +71,7 @@ def scripts_page(
         for rec in recs:
             scripts = ensure_scripts(s, rec, policy, now=now) if rec.status == Status.APPROVED else list(
                 s.scalars(select(ScriptRecord).where(ScriptRecord.recommendation_id == rec.id)))  # fmt: skip
+            scripts.sort(key=lambda sc: run_order(sc.direction))
             rows.append(
                 {"rec": rec, "scripts": scripts, "refused": refusal(rec), "executable": executable(rec),
                  "steps": first_steps(rec, scripts)}
