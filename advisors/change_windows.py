@@ -48,6 +48,9 @@ class Move:
     approved_at: datetime
     priority: float = 0.0  # predicted saving, ms of I/O wait per second: the higher, the sooner
     label: str = ""  # how the page names it, e.g. "SQL1 · Sales · filegroup FG_ORDERS"
+    # moves sharing a non-empty key run in one window, back to back: one offline script takes their
+    # database offline once for all of them (issue #30, N8), so the plan cannot split them
+    together: str = ""
 
 
 @dataclass(frozen=True)
@@ -202,6 +205,19 @@ def _bounds(w: ChangeWindow, day: date, zone: ZoneInfo) -> tuple[datetime, datet
     return start, datetime.combine(end_day, w.end, tzinfo=zone)
 
 
+def _units(moves: list[Move]) -> list[list[Move]]:
+    """The moves as the plan places them: each alone, or with the moves it must run together with;
+    the most urgent unit first (its most urgent member, then the earliest approval)."""
+    units: dict[str, list[Move]] = {}
+    for m in sorted(moves, key=lambda m: (-m.priority, m.approved_at, m.id)):
+        units.setdefault(m.together or f"#{m.id}", []).append(m)
+    return list(units.values())
+
+
+def _refused(unit: list[Move], ests: list[Estimate], with_others: str, why: str) -> list[Placed]:
+    return [Placed(m, e, None, None, f"{why}{with_others}") for m, e in zip(unit, ests, strict=True)]
+
+
 def schedule(moves: list[Move], policy: ChangeWindowPolicy, *, now: datetime) -> Schedule:
     if now.tzinfo is None:
         raise ValueError("now must be timezone-aware")
@@ -209,39 +225,49 @@ def schedule(moves: list[Move], policy: ChangeWindowPolicy, *, now: datetime) ->
     longest = max(windows, key=lambda w: w.length_s) if windows else None
     unfit: list[Placed] = []
     waiting: list[Placed] = []
-    for move in sorted(moves, key=lambda m: (-m.priority, m.approved_at, m.id)):
-        est = estimate(move, policy)
-        if move.size_bytes is None and est.action != "restart":
-            unfit.append(Placed(move, est, None, None, f"{move.name}: size not measured yet, so the copy time "
-                                                       "cannot be estimated; plan it by hand"))  # fmt: skip
+    for unit in _units(moves):
+        ests = [estimate(m, policy) for m in unit]
+        names = ", ".join(m.name for m in unit)
+        with_others = "" if len(unit) == 1 else f" (one offline period with {names})"
+        unsized = [
+            m.name for m, e in zip(unit, ests, strict=True) if m.size_bytes is None and e.action != "restart"
+        ]
+        if unsized:
+            why = f"{', '.join(unsized)}: size not measured yet, so the copy time cannot be estimated; plan it by hand"
+            unfit += _refused(unit, ests, with_others, why)
             continue
-        if est.gb > policy.cap_gb_per_window:
-            unfit.append(Placed(move, est, None, None, f"{est.text}; larger than the {gb(policy.cap_gb_per_window)} "
-                                "a window may move (change_windows.cap_gb_per_window): split the move or raise "
-                                "the cap"))  # fmt: skip
+        unit_gb = sum(e.gb for e in ests)
+        unit_s = sum(e.total_s for e in ests)
+        text = "; ".join(e.text for e in ests)
+        if unit_gb > policy.cap_gb_per_window:
+            why = (f"{text}; larger than the {gb(policy.cap_gb_per_window)} a window may move "
+                   "(change_windows.cap_gb_per_window): split the move or raise the cap")  # fmt: skip
+            unfit += _refused(unit, ests, with_others, why)
             continue
-        if longest is None or est.total_s > longest.length_s:
+        if longest is None or unit_s > longest.length_s:
             how_long = "no window planned" if longest is None else (
                 f"the longest window, {longest.label}, has {duration_text(longest.length_s)}")  # fmt: skip
-            unfit.append(Placed(move, est, None, None, f"{est.text}; longer than any window ({how_long}): "
-                                "plan a longer window or a faster copy rate for it"))  # fmt: skip
+            why = f"{text}; longer than any window ({how_long}): plan a longer window or a faster copy rate for it"
+            unfit += _refused(unit, ests, with_others, why)
             continue
         placed = False
         for i, w in enumerate(windows):
-            if est.gb <= w.left_gb + 1e-9 and est.total_s <= w.left_s + 1e-6:
-                starts = w.opens_at + timedelta(seconds=w.used_s)
-                w.used_gb += est.gb
-                w.used_s += est.total_s
-                reason = (f"{est.text}; fits {w.label} ({duration_text(w.left_s)} left, "
-                          f"{gb(w.left_gb)} of the {gb(policy.cap_gb_per_window)} cap left)")  # fmt: skip
-                if i > 0:
-                    first = windows[0]
-                    reason += (f"; no room in {first.label} ({duration_text(first.left_s)} and "
-                               f"{gb(first.left_gb)} left)")  # fmt: skip
-                w.moves.append(Placed(move, est, i, starts, reason))
+            if unit_gb <= w.left_gb + 1e-9 and unit_s <= w.left_s + 1e-6:
+                for m, est in zip(unit, ests, strict=True):
+                    starts = w.opens_at + timedelta(seconds=w.used_s)
+                    w.used_gb += est.gb
+                    w.used_s += est.total_s
+                    reason = (f"{est.text}; fits {w.label} ({duration_text(w.left_s)} left, "
+                              f"{gb(w.left_gb)} of the {gb(policy.cap_gb_per_window)} cap left)")  # fmt: skip
+                    if i > 0:
+                        first = windows[0]
+                        reason += (f"; no room in {first.label} ({duration_text(first.left_s)} and "
+                                   f"{gb(first.left_gb)} left)")  # fmt: skip
+                    w.moves.append(Placed(m, est, i, starts, reason + with_others))
                 placed = True
                 break
         if not placed:
-            waiting.append(Placed(move, est, None, None, f"{est.text}; no room in the next {len(windows)} windows "
-                                  f"(up to {windows[-1].label}): it waits for a later one"))  # fmt: skip
+            why = (f"{text}; no room in the next {len(windows)} windows (up to {windows[-1].label}): "
+                   "it waits for a later one")  # fmt: skip
+            waiting += _refused(unit, ests, with_others, why)
     return Schedule(now, tuple(windows), tuple(unfit), tuple(waiting))

@@ -11,13 +11,14 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from advisors.change_windows import Move, Placed, PlannedWindow, Schedule, duration_text, schedule
+from app.scripts import offline_together
 from app.store.models import Recommendation, Target
 from app.store.recommendations import Status, saving_ms_per_s
 from app.timefmt import iso, iso_local
 from policies.model import Policy
 
 
-def move_of(rec: Recommendation) -> Move:
+def move_of(rec: Recommendation, *, together: str = "") -> Move:
     return Move(
         id=rec.id,
         name=rec.name,
@@ -29,6 +30,7 @@ def move_of(rec: Recommendation) -> Move:
         approved_at=rec.reviewed_at or rec.updated_at,
         priority=saving_ms_per_s(rec),
         label=f"{rec.server} · {rec.database} · {rec.kind} {rec.name}",
+        together=together,
     )
 
 
@@ -49,7 +51,8 @@ def plan(recs: Iterable[Recommendation], policy: Policy, *, now: datetime) -> Sc
     """Approved moves into the policy's coming change windows. A move whose scripts were refused
     (no safe script could be written: `script_error`) is never planned: there is nothing to run."""
     runnable = [r for r in recs if r.status == Status.APPROVED and not r.script_error]
-    return schedule([move_of(r) for r in runnable], policy.change_windows, now=now)
+    moves = [move_of(r, together=offline_together(r, policy)) for r in runnable]
+    return schedule(moves, policy.change_windows, now=now)
 
 
 def _placed_json(p: Placed) -> dict[str, Any]:

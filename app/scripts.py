@@ -10,7 +10,7 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.mail.render import Attachment
+from app.mail.attachment import Attachment
 from app.script_spots import file_name, object_pool, pool_spots, script_options
 from app.store.models import Recommendation, ScriptRecord
 from app.store.recommendations import Status
@@ -103,6 +103,16 @@ def _write(
 
 def _offline(move: Move) -> bool:
     return isinstance(move.action, MoveFiles) and move.action.mode == "offline"
+
+
+def offline_together(rec: Recommendation, policy: Policy) -> str:
+    """The key the change-window plan keeps rec's move together by: its database, when the move takes
+    the database offline (every such move of the database runs in one offline period); else ""."""
+    try:
+        move = planned_move(rec, policy)
+    except PlanError:
+        return ""
+    return f"{rec.target_id}/{rec.engine}/{rec.database}" if _offline(move) else ""
 
 
 def offline_group(session: Session, rec: Recommendation, policy: Policy) -> list[tuple[Recommendation, Move]]:

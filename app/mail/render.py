@@ -6,13 +6,13 @@ import io
 import uuid
 import zipfile
 from collections.abc import Sequence
-from dataclasses import dataclass
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
+from app.mail.attachment import Attachment
 from app.mail.charts import skew_chart, tier_chart
 from app.mail.content import NOTIFY_HEADER, ReportContent
 from app.textfmt import filters
@@ -25,13 +25,6 @@ _env = Environment(
     lstrip_blocks=True,
 )
 ZIP_ABOVE = 6  # attach scripts one by one up to this many, zipped beyond
-
-
-@dataclass(frozen=True)
-class Attachment:
-    filename: str
-    content: bytes
-    mime: str = "text/plain"
 
 
 _env.filters.update(filters(missing="n/a"))  # the pages' filters; "n/a" reads better in plain text

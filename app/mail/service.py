@@ -17,8 +17,9 @@ from sqlalchemy import select
 
 from app.errors import Invalid
 from app.job_health import describe
+from app.mail.attachment import Attachment
 from app.mail.content import NOTIFY_HEADER, ReportContent, gather
-from app.mail.render import Attachment, build_message
+from app.mail.render import build_message
 from app.mail.scope import Scope, ScopeError, resolve_scope
 from app.mail.send import MailStop, send, wire_bytes
 from app.settings import Settings

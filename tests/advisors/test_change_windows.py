@@ -3,7 +3,7 @@ the policy section's validation."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -159,6 +159,31 @@ def test_moves_in_a_window_run_one_after_another_from_its_opening() -> None:
     assert first.moves[1].starts_at == datetime(2026, 11, 28, 1, 0, tzinfo=UTC) + timedelta(seconds=2304)
     assert first.used_gb == pytest.approx(400)
     assert out.next_window is first and len(out.windows) == 12
+
+
+def test_moves_taken_offline_together_share_one_window_back_to_back() -> None:
+    """One offline script takes a database offline once for all its offline moves (issue #30, N8):
+    the plan keeps them in one window, one after another, even when a more urgent move comes
+    between them by priority, and spills them together when they do not fit."""
+    sales = [replace(mv("PRIMARY", 150, priority=5), together="1/sqlserver/Sales"),
+             replace(mv("Sales_log", 150, kind="log_file", priority=1), together="1/sqlserver/Sales")]  # fmt: skip
+    other = mv("FG_A", 150, priority=3)
+    out = schedule([*sales, other], policy(cap_gb_per_window=320), now=NOW)
+    first, second = out.windows[0], out.windows[1]
+    assert [p.move.name for p in first.moves] == ["PRIMARY", "Sales_log"]  # together, FG_A not between
+    assert first.moves[1].starts_at == first.moves[0].starts_at + timedelta(
+        seconds=first.moves[0].estimate.total_s
+    )
+    assert all(p.reason.endswith("(one offline period with PRIMARY, Sales_log)") for p in first.moves)
+    assert [p.move.name for p in second.moves] == ["FG_A"]  # the cap left 20 GB in the first
+    # too big together for any window: both refused, with the reason for the pair
+    out = schedule(sales, policy(cap_gb_per_window=200), now=NOW)
+    assert [p.move.name for p in out.unfit] == ["PRIMARY", "Sales_log"] and not out.windows[0].moves
+    assert "larger than the 200 GB a window may move" in out.unfit[0].reason
+    # without the key the same two moves are planned apart
+    apart = schedule([mv("PRIMARY", 150, priority=5), mv("Sales_log", 150, kind="log_file", priority=1)],
+                     policy(cap_gb_per_window=200), now=NOW)  # fmt: skip
+    assert [len(w.moves) for w in apart.windows[:2]] == [1, 1]
 
 
 @pytest.mark.parametrize(

@@ -99,3 +99,29 @@ def test_a_shared_offline_script_is_attached_once(store: Store) -> None:
         assert any(f.endswith(".forward.sql") for f in files) and any(
             f.endswith(".rollback.sql") for f in files
         )
+
+
+def test_the_change_window_plan_keeps_one_databases_offline_moves_together(store: Store) -> None:
+    """The plan places what the script does: the approved offline moves of Sales in one window, back
+    to back (a move of another database never between them); an online move is planned on its own."""
+    from app.change_windows import plan
+
+    policy = parse_policy(POLICY.read_text(encoding="utf-8"), source="test")
+    with store.session() as s:
+        t = Target(name="SQLPROD01", engine="sqlserver", source="import", created_at=NOW)
+        s.add(t)
+        s.flush()
+        recs = [_rec(s, t, "Sales/filegroup/PRIMARY", "filegroup", "PRIMARY"),
+                _rec(s, t, "Sales/file/2", "log_file", "Sales_log"),
+                _rec(s, t, "Sales/filegroup/FG_ORDERS_2024", "filegroup", "FG_ORDERS_2024")]  # fmt: skip
+        out = plan(recs, policy, now=NOW)
+    placed = [p for w in out.windows for p in w.moves] + list(out.unfit) + list(out.waiting)
+    keys = {p.move.name: p.move.together for p in placed}
+    assert keys["PRIMARY"] == keys["Sales_log"] == f"{t.id}/sqlserver/Sales" and keys["FG_ORDERS_2024"] == ""
+    offline = [p for p in placed if p.move.together]
+    assert len({p.window for p in offline}) == 1
+    assert all("(one offline period with " in p.reason for p in offline)
+    window = next(w for w in out.windows if any(p.move.together for p in w.moves))
+    names = [p.move.name for p in window.moves]  # back to back: nothing between the two
+    i, j = sorted(names.index(n) for n in ("PRIMARY", "Sales_log"))
+    assert j == i + 1

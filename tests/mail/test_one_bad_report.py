@@ -14,7 +14,7 @@ import pytest
 from aiosmtpd.controller import Controller
 from sqlalchemy import select, update
 
-from app.mail.render import Attachment
+from app.mail.attachment import Attachment
 from app.mail.scope import Scope
 from app.mail.send import MailStop
 from app.mail.service import Sent, run_due

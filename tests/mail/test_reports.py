@@ -17,8 +17,8 @@ from advisors.quantities import gb as size_gb
 from advisors.quantities import io_wait, money
 from app.demo import ensure_demo_fleet
 from app.evaluate import evaluate
+from app.mail.attachment import Attachment
 from app.mail.content import Scope, gather
-from app.mail.render import Attachment
 from app.mail.service import compose, deliver, due, run_due, trigger_for
 from app.secrets import Vault
 from app.settings import Settings
