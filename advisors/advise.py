@@ -21,6 +21,7 @@ from advisors.classify import (
     Verdict,
     describe,
     describe_partition,
+    governor_notes,
     latency_for_tier,
     maintenance_notes,
     profile_of,
@@ -143,18 +144,29 @@ def _placement_object(case: Case, costs: Costs) -> PlacementObject:
         read_hit_ratio=min(hits / mix.reads, 1.0) if mix.reads else 0.0,
         cost_by_tier={t: c for t, c in costs.cost.items() if t in costs.allowed},
         write_gb_day=mix.write_gb_day,
+        # by access pattern: sequential writes as full stripes (benefit.write_factor)
+        backend_iops_by_tier={t: w.backend_iops for t, w in costs.waits[WHOLE].items()},
     )
 
 
 def _unlimited_iops(objects: Sequence[PlacementObject], tiers: Sequence[PlacementTier]) -> float:
     """More back-end IOPS than all the objects could need on any tier: an IOPS limit that never binds."""
-    return 1.0 + sum(o.read_iops + o.write_iops * max(t.raid_factor for t in tiers) for o in objects)
+    return 1.0 + sum(
+        max(o.read_iops + o.write_iops * max(t.raid_factor for t in tiers),
+            *(o.backend_iops_by_tier or {}).values())
+        for o in objects
+    )  # fmt: skip
+
+
+def _backend(o: PlacementObject, tier: PlacementTier) -> float:
+    if o.backend_iops_by_tier is not None and tier.name in o.backend_iops_by_tier:
+        return o.backend_iops_by_tier[tier.name]
+    return o.read_iops * (1 - o.read_hit_ratio) + o.write_iops * tier.raid_factor
 
 
 def _load(objects: Sequence[PlacementObject], tier: PlacementTier) -> tuple[float, float]:
     """(back-end IOPS, GB written a day) of objects on a tier."""
-    iops = sum(o.read_iops * (1 - o.read_hit_ratio) + o.write_iops * tier.raid_factor for o in objects)
-    return iops, sum(o.write_gb_day for o in objects)
+    return sum(_backend(o, tier) for o in objects), sum(o.write_gb_day for o in objects)
 
 
 def _place_within_limits(
@@ -272,9 +284,11 @@ def _unit_advice(
     now_ms = waits[current].wait_ms_per_s if current is not None else None
     after_ms = waits[assigned].wait_ms_per_s if assigned in waits else 0.0
     finding, _ = latency_for_tier(info, f, policy)
+    governor = governor_notes(f)
     # the binding reason first: lists show the first reasons
     reasons = [
         bound.detail,
+        *governor,
         profile[1],
         *maintenance_notes(info, f),
         *([finding] if finding else []),
@@ -300,6 +314,8 @@ def _unit_advice(
         }
     d, text = decide(info, f, binding=bound, allowed=costs.allowed, recommended=assigned, waits=waits,
                      io_now=now_ms, io_after=after_ms, more=more)  # fmt: skip
+    if governor:  # its own finding: a cap of the pool, which the placement cannot change
+        text += "".join(f" {note.split(' ', 1)[1]}." for note in governor)
     verdict = Verdict(profile[0], bound.rule, costs.allowed, bound.preferred, tuple(reasons))
     return Advice(info, f, verdict, assigned, info.key, tuple(reasons), now_ms, after_ms, d, text, waits, obj)
 

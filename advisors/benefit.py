@@ -18,7 +18,16 @@ used as they are. On any other tier the latency is predicted from how the tiers 
   latency above its tier's model moves with the unit, so flash saves a scan only what its faster
   transfer and positioning save;
 - sequential reads count in the I/O wait at `sequential_wait_share` of their latency (1 by
-  default: as the engines' stall counters count them; lower it where read-ahead overlaps work).
+  default: as the engines' stall counters count them; lower it where read-ahead overlaps work);
+- the part of a stall SQL Server reports as Resource Governor queueing (`io_stall_queued_read_ms`,
+  `io_stall_queued_write_ms`: time between an I/O's arrival and its issue, held back by the pool's
+  MAX_IOPS_PER_VOLUME) is taken out of the measured latency the model reads the tier from, and
+  added back on every tier alike: a pool's cap goes with the unit, and no tier lifts it.
+
+Back-end I/O by access pattern: a random write pays the RAID write penalty (`raid_factor`: read
+data and parity, write both), a sequential write the array gathers into full stripes pays the data
+plus the parity of a full stripe (`Tier.full_stripe_write_factor`: n / (n - parity drives)); logs,
+large writes (bulk loads) and units whose reads are mostly prefetch are taken as sequential writers.
 
 A tier's `read_latency_ms` is the service time of one random 8 KB read at light load, so its
 positioning time is that minus the transfer of 8 KB. The array-cache hit share of a unit's
@@ -41,8 +50,17 @@ PREFETCH_REQUESTS = ("vectored_ios", "block_ios")
 PREFETCH_PAGES = ("pages_from_vectored_ios", "pages_from_block_ios")
 
 
+GOVERNOR_READ = "io_stall_queued_read_ms"  # SQL Server 2014+: Resource Governor's share of the stall
+GOVERNOR_WRITE = "io_stall_queued_write_ms"
+
+
 def _n(v: int | None) -> int:
     return v or 0
+
+
+def _share(size: float, low: float, high: float) -> float:
+    """Where `size` falls between a random-sized and a sequential-sized request, 0 to 1."""
+    return min(max((size - low) / (high - low), 0.0), 1.0) if high > low else float(size >= high)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +79,10 @@ class IoMix:
     # measured apart where the engine times them apart (DB2: synchronous vs prefetch reads)
     random_read_ms: float | None = None
     sequential_read_ms: float | None = None
+    # Resource Governor queueing per read / write (already out of read_ms and write_ms)
+    governor_read_ms: float = 0.0
+    governor_write_ms: float = 0.0
+    sequential_write_share: float = 0.0  # writes the array can gather into full stripes
 
     @property
     def reads(self) -> float:
@@ -79,11 +101,23 @@ class IoMix:
         return self.writes * self.write_bytes * 86_400 / 2**30
 
 
-def io_mix(usage: Usage, rules: Classification) -> IoMix | None:
+def governor_ms(usage: Usage) -> tuple[float, float]:
+    """Resource Governor queueing per read and per write (0 where the engine reports none), never
+    more than the stall it is part of."""
+    c, x = usage.counters, usage.extra
+    reads, writes = _n(c.get("reads")), _n(c.get("writes"))
+    read_time, write_time = c.get("read_time_ms"), c.get("write_time_ms")
+    queued_r = min(x.get(GOVERNOR_READ, 0), read_time or 0) if reads else 0
+    queued_w = min(x.get(GOVERNOR_WRITE, 0), write_time or 0) if writes else 0
+    return (max(queued_r, 0) / reads if reads else 0.0, max(queued_w, 0) / writes if writes else 0.0)
+
+
+def io_mix(usage: Usage, rules: Classification, *, log: bool = False) -> IoMix | None:
     """The mix of one window (None: no covered seconds). DB2 table spaces count their prefetch
     requests (VECTORED_IOS + BLOCK_IOS); SQL Server shows only the average read size, read as a mix
     of random reads up to `random_max_read_bytes` and read-ahead, all sequential from
-    `sequential_min_read_bytes` on."""
+    `sequential_min_read_bytes` on. Resource Governor queueing is taken out of the measured
+    latencies (`governor_ms`). `log`: a transaction log, whose writes are sequential appends."""
     if usage.seconds <= 0:
         return None
     c, x = usage.counters, usage.extra
@@ -92,7 +126,11 @@ def io_mix(usage: Usage, rules: Classification) -> IoMix | None:
     bytes_read, bytes_written = c.get("bytes_read"), c.get("bytes_written")
     avg_read = bytes_read / reads if bytes_read and reads else float(PAGE)
     avg_write = bytes_written / writes if bytes_written and writes else float(PAGE)
-    read_time, write_time = c.get("read_time_ms"), c.get("write_time_ms")
+    gov_r, gov_w = governor_ms(usage)
+    stall_r, stall_w = c.get("read_time_ms"), c.get("write_time_ms")
+    # what storage answered: the stall less the governor's queue
+    read_time = None if stall_r is None else stall_r - gov_r * reads
+    write_time = None if stall_w is None else stall_w - gov_w * writes
     split: tuple[float | None, float | None] = (None, None)
     if any(k in x for k in PREFETCH_REQUESTS) and reads:
         seq = float(min(sum(x.get(k, 0) for k in PREFETCH_REQUESTS), reads))
@@ -107,14 +145,19 @@ def io_mix(usage: Usage, rules: Classification) -> IoMix | None:
         seq_bytes = seq_bytes_total / seq if seq else page
         rand_bytes = max((_n(bytes_read) - seq_bytes_total) / rand, float(SECTOR)) if rand else page
     else:
-        span = rules.sequential_min_read_bytes - rules.random_max_read_bytes
-        share = min(max((avg_read - rules.random_max_read_bytes) / span, 0.0), 1.0)
+        share = _share(avg_read, rules.random_max_read_bytes, rules.sequential_min_read_bytes)
         rand_bytes = min(avg_read, float(rules.random_max_read_bytes))
         seq = reads * share
         rand = reads - seq
         seq_bytes = (
             (avg_read - (1 - share) * rand_bytes) / share if share else float(rules.sequential_min_read_bytes)
         )
+    prefetched = seq / reads if reads else 0.0
+    seq_writes = max(
+        1.0 if log else 0.0,  # a log appends
+        _share(avg_write, rules.random_max_read_bytes, rules.sequential_min_read_bytes),  # bulk loads
+        prefetched if prefetched >= rules.sequential_min_prefetch_share else 0.0,  # loaded as it is scanned
+    )
     return IoMix(
         seconds=secs,
         random_reads=rand / secs,
@@ -127,6 +170,9 @@ def io_mix(usage: Usage, rules: Classification) -> IoMix | None:
         write_ms=write_time / writes if write_time is not None and writes else None,
         random_read_ms=None if split[0] is None else max(split[0], 0.0),
         sequential_read_ms=split[1],
+        governor_read_ms=gov_r,
+        governor_write_ms=gov_w,
+        sequential_write_share=seq_writes if writes else 0.0,
     )
 
 
@@ -141,6 +187,7 @@ class TierPhysics:
     seeks: bool
     write_latency_ms: float
     raid_factor: int
+    full_stripe_factor: float  # back-end writes per host write gathered into full stripes
     max_iops: float
     price_ms_per_gb: float  # the tier's cost_per_gb in I/O-wait terms (benefit.price_weight)
     sequential_positioning_share: float
@@ -172,6 +219,7 @@ def physics(policy: Policy) -> dict[str, TierPhysics]:
             seeks=t.seeks,
             write_latency_ms=t.write_latency_ms,
             raid_factor=t.raid_factor,
+            full_stripe_factor=t.full_stripe_write_factor,
             max_iops=t.max_iops,
             price_ms_per_gb=b.price_weight * t.cost_per_gb,
             sequential_positioning_share=b.sequential_positioning_share,
@@ -220,11 +268,20 @@ class TierWait:
     wait_ms_per_s: float
     measured: bool  # the current tier's measured latencies, not the model
     # wait_ms_per_s is the I/O wait sessions see: sequential reads at sequential_wait_share
-    backend_iops: float  # reads the array cache misses + writes x the RAID factor
+    backend_iops: float  # reads the array cache misses + writes x their pattern's write factor
+    governor_ms_per_s: float = 0.0  # of wait_ms_per_s: Resource Governor queueing, the same on every tier
+
+
+def write_factor(mix: IoMix, tier: TierPhysics) -> float:
+    """Back-end I/Os per host write on a tier: random writes pay the RAID write penalty (read data
+    and parity, write both: 4 on RAID 5, 6 on RAID 6, 2 mirrored), sequential ones gathered into
+    full stripes the data plus the stripe's parity (n / (n - parity drives); 2 mirrored)."""
+    s = mix.sequential_write_share
+    return (1 - s) * tier.raid_factor + s * min(tier.full_stripe_factor, tier.raid_factor)
 
 
 def backend_iops(mix: IoMix, tier: TierPhysics, hit_share: float) -> float:
-    return mix.random_reads * (1 - hit_share) + mix.sequential_reads + mix.writes * tier.raid_factor
+    return mix.random_reads * (1 - hit_share) + mix.sequential_reads + mix.writes * write_factor(mix, tier)
 
 
 def queue_factor(utilisation: float, cap: float) -> float:
@@ -245,7 +302,8 @@ def wait_on(
     difference of the two tiers' models: a prefetch stream queues behind its own requests, and that
     goes with it; what changes is the transfer and positioning. On a slower tier the random reads and
     writes carry their excess over the current tier's model too. Sequential reads count at
-    `sequential_wait_share` of their latency."""
+    `sequential_wait_share` of their latency. Resource Governor queueing is added on every tier
+    alike: the pool's cap, not the storage, holds those I/Os back."""
     b = policy.benefit
     q = queue_factor(utilisation, b.max_queue_utilisation)
     random_ms = (
@@ -275,12 +333,20 @@ def wait_on(
     read_ms = (
         (mix.random_reads * random_ms + mix.sequential_reads * seq_ms) / mix.reads if mix.reads else None
     )
+    governor = mix.reads * mix.governor_read_ms + mix.writes * mix.governor_write_ms
     wait = (
         mix.random_reads * random_ms
         + mix.sequential_reads * seq_ms * b.sequential_wait_share
         + mix.writes * (write_ms or 0.0)
+        + governor
     )
-    return TierWait(tier.name, read_ms, write_ms, wait, measured, backend_iops(mix, tier, hit_share))
+    if read_ms is not None:
+        read_ms += mix.governor_read_ms
+    if write_ms is not None:
+        write_ms += mix.governor_write_ms
+    return TierWait(
+        tier.name, read_ms, write_ms, wait, measured, backend_iops(mix, tier, hit_share), governor
+    )
 
 
 def utilisation(loads: Iterable[tuple[str, float]], tiers: Mapping[str, TierPhysics]) -> dict[str, float]:

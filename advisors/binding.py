@@ -23,8 +23,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from advisors.benefit import TierPhysics
-from advisors.quantities import gb, io_wait, io_wait_per, latency, pct, rate
+from advisors.benefit import TierPhysics, write_factor
+from advisors.quantities import gb, io_wait, io_wait_per, latency, pct, rate, ratio
 from advisors.units import WHOLE, Case, Costs
 from policies.model import Policy
 
@@ -137,7 +137,9 @@ def _limit_detail(
             if marginal is None
             else f"; the last unit placed there saves {io_wait_per(marginal, 'back-end I/O')}"
         )
-        raid = f" (writes count x{tier.raid_factor})" if case.whole.writes else ""
+        raid = ""
+        if case.whole.writes:  # random writes pay the RAID penalty, full-stripe ones data + parity
+            raid = f" (writes count {ratio(write_factor(case.whole, tier))})"
         return (f"{tier.name}'s back-end IOPS are {pct(used / limit) if limit else 'all'} used ({rate(used, '')} of "
                 f"the {rate(limit, 'IOPS')} planned); this unit needs {rate(need, 'IOPS')} there{raid}{last}")  # fmt: skip
     wgb = case.whole.write_gb_day
@@ -193,6 +195,10 @@ def binding(
     if blocked:
         g = min(blocked, key=lambda t: physics[t].rank)
         return Binding("minimum_benefit", preferred, _gate_detail(case, costs, g, policy))
+    small = [t for t in costs.small if costs.cost[t] < costs.cost[assigned]]
+    if small:
+        t = min(small, key=lambda t: costs.cost[t])
+        return Binding("minimum_benefit", preferred, _small_detail(costs, t, policy))
     period = _period_detail(case, costs, assigned, physics)
     if period is not None:
         return Binding("period", preferred, period)
@@ -214,6 +220,14 @@ def _gate_detail(case: Case, costs: Costs, tier: str, policy: Policy) -> str:
                 f"{io_wait(costs.wait(tier).wait_ms_per_s)})")  # fmt: skip
     return (f"{tier} would save {latency(per_io)} per I/O{versus} ({io_wait(saved)}), below the policy's "
             f"minimum of {latency(policy.benefit.min_saving_ms_per_io)} per I/O")  # fmt: skip
+
+
+def _small_detail(costs: Costs, tier: str, policy: Policy) -> str:
+    """A promotion that saves less than the policy's minimum per move: not worth the change."""
+    saved = costs.small[tier]
+    least = f"{policy.benefit.min_saving_ms_per_s_per_move:g} ms/s"  # echo: the policy's minimum per move
+    return (f"{tier} would save {io_wait(saved)} of I/O wait on {costs.deciding[tier]}, below the policy's "
+            f"minimum of {least} per move: not worth the change it costs")  # fmt: skip
 
 
 def _period_detail(case: Case, costs: Costs, assigned: str, physics: Mapping[str, TierPhysics]) -> str | None:

@@ -25,7 +25,10 @@ PROFILES: tuple[Profile, ...] = get_args(Profile)
 # reasons' codes are advisors.binding.CODES.
 MAINTENANCE_DECLARED = "TW101"  # hours in a declared maintenance window
 MAINTENANCE_DETECTED = "TW102"  # hours of very large reads nobody declared (a backup or DBCC)
-NOTE_CODES = (MAINTENANCE_DECLARED, MAINTENANCE_DETECTED)
+GOVERNOR_QUEUEING = "TW103"  # Resource Governor held I/Os back: a pool's cap, not the storage
+NOTE_CODES = (MAINTENANCE_DECLARED, MAINTENANCE_DETECTED, GOVERNOR_QUEUEING)
+# the governor's queueing is shown as its own finding from this share of the measured stall on
+GOVERNOR_NOTE_SHARE = 0.1
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,12 +99,19 @@ def latency_for_tier(info: ObjectInfo, f: Features, policy: Policy) -> tuple[str
         return None, False
     slow: list[str] = []
     parts: list[str] = []
-    for what, value, band in (("read", f.avg_read_ms, tier.read_latency_band_ms),
-                              ("write", f.avg_write_ms, tier.write_latency_band_ms)):  # fmt: skip
+    for what, value, queued, band in (
+        ("read", f.avg_read_ms, f.governor_read_ms, tier.read_latency_band_ms),
+        ("write", f.avg_write_ms, f.governor_write_ms, tier.write_latency_band_ms),
+    ):
         if value is None or band is None:
             continue
         normal = f"{band[0]:g}-{band[1]:g} ms"  # echo: the policy's band, as the policy file writes it
-        parts.append(f"{latency(value)} per {what} (normal on {tier.name}: {normal})")
+        if queued:  # the tier is judged on what its storage answered, not on the pool's queue
+            value -= queued
+            parts.append(f"{latency(value)} per {what} from storage, {latency(queued)} more queued by "
+                         f"Resource Governor (normal on {tier.name}: {normal})")  # fmt: skip
+        else:
+            parts.append(f"{latency(value)} per {what} (normal on {tier.name}: {normal})")
         if value > band[1]:
             slow.append(what)
     if not parts:
@@ -140,6 +150,24 @@ def maintenance_notes(info: ObjectInfo, f: Features) -> tuple[str, ...]:
             code = MAINTENANCE_DECLARED
         out.append(
             f"{code} {_pct(share)} of this {what}'s {of} fell in {where} and were left out of its heat and rates"
+        )
+    return tuple(out)
+
+
+def governor_notes(f: Features) -> tuple[str, ...]:
+    """TW103: the part of the measured stall SQL Server reports as Resource Governor queueing
+    (io_stall_queued_read_ms / io_stall_queued_write_ms), when it is a material share of it. The
+    pool's MAX_IOPS_PER_VOLUME holds those I/Os back before they reach storage: flash cannot lift
+    it, so the benefit model leaves it out of what a move could save."""
+    out = []
+    for what, total, queued in (("read", f.avg_read_ms, f.governor_read_ms),
+                                ("write", f.avg_write_ms, f.governor_write_ms)):  # fmt: skip
+        if not total or not queued or queued < GOVERNOR_NOTE_SHARE * total:
+            continue
+        out.append(
+            f"{GOVERNOR_QUEUEING} Resource Governor queues {latency(queued)} of the {latency(total)} per "
+            f"{what} ({_pct(queued / total)}); storage answers in {latency(total - queued)}: raise the "
+            f"resource pool's MAX_IOPS_PER_VOLUME, not the tier (a pool's cap no tier lifts)"
         )
     return tuple(out)
 

@@ -386,6 +386,10 @@ class Features:
     hours: float
     maintenance: MaintenanceShare | None = None  # I/O left out of every figure above as maintenance
     period: PeriodView | None = None  # the latest occurrence of a declared business period
+    # of avg_read_ms / avg_write_ms: SQL Server Resource Governor queueing (io_stall_queued_*_ms),
+    # time an I/O waited for the pool's MAX_IOPS_PER_VOLUME before it was issued (None: not reported)
+    governor_read_ms: float | None = None
+    governor_write_ms: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -650,7 +654,16 @@ def compute_features(
         hours=u.seconds / 3600,
         maintenance=window.maintenance,
         period=_period_view(window, db_heat, instance_miss, requests / secs),
+        governor_read_ms=_governor(x.get("io_stall_queued_read_ms"), rt, reads),
+        governor_write_ms=_governor(x.get("io_stall_queued_write_ms"), wt, writes),
     )
+
+
+def _governor(queued: int | None, stall: int | None, ios: int) -> float | None:
+    """Resource Governor queueing per I/O, never more than the stall it is part of."""
+    if queued is None or not ios:
+        return None
+    return min(max(queued, 0), stall if stall is not None else queued) / ios
 
 
 def _period_view(

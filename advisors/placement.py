@@ -8,7 +8,8 @@ object. Each tier has three limits, one per resource the objects on it use:
 
 - ``sum size_gb <= capacity_gb``;
 - ``sum physical IOPS <= max_iops``, where an object's physical IOPS on tier t are
-  ``read_iops x (1 - read_hit_ratio) + write_iops x raid_factor(t)``;
+  ``read_iops x (1 - read_hit_ratio) + write_iops x raid_factor(t)``, or the caller's own
+  ``backend_iops_by_tier[t]`` (e.g. sequential writes priced as full stripes);
 - ``sum write_gb_day <= max_write_gb_day`` (flash endurance; ``None``: no limit).
 
 Each object goes to exactly one tier; ``pinned_tier`` forces it, ``allowed_tiers`` restricts it
@@ -83,6 +84,8 @@ class PlacementObject:
     # objective cost on each tier (replaces the latency model); tiers missing are not allowed
     cost_by_tier: Mapping[str, float] | None = field(default=None, hash=False)
     write_gb_day: float = 0.0  # host writes, GB per day (counts against max_write_gb_day)
+    # back-end IOPS on each tier (replaces the RAID-factor formula where given)
+    backend_iops_by_tier: Mapping[str, float] | None = field(default=None, hash=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,6 +211,13 @@ def _build(objects: list[PlacementObject], tiers: list[PlacementTier]) -> _Model
     latency = reads[:, None] * rl[None, :] + writes[:, None] * wl[None, :]
     cost = np.where(allowed, np.where(np.isnan(cost), latency, cost), np.inf)
     phys = (reads * (1.0 - hit))[:, None] + writes[:, None] * rf[None, :]
+    for i, o in enumerate(objects):
+        if o.backend_iops_by_tier is not None:
+            for k, name in enumerate(names):
+                if name in o.backend_iops_by_tier:
+                    phys[i, k] = _num(
+                        f"object {o.id!r}", f"backend_iops_by_tier[{name!r}]", o.backend_iops_by_tier[name]
+                    )
     load = np.stack(
         [np.broadcast_to(size[:, None], (n, nt)), phys, np.broadcast_to(wday[:, None], (n, nt))], axis=2
     )

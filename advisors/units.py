@@ -16,7 +16,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from operator import lt
 
@@ -156,7 +156,8 @@ def window_mixes(unit: ObjectWindow, policy: Policy, *, hot_period: bool = True)
     occurrence of a declared business period in which it is busy (`hot_period`: busier then than
     the period's `hot_min_ratio` times its other days)."""
     rules = policy.classification
-    whole = io_mix(unit.total, rules)
+    log = unit.info.kind == "log_file"  # appends: full-stripe writes (benefit.write_factor)
+    whole = io_mix(unit.total, rules, log=log)
     out: dict[str, IoMix] = {}
     if whole is None:
         return out
@@ -172,12 +173,12 @@ def window_mixes(unit: ObjectWindow, policy: Policy, *, hot_period: bool = True)
             recent = [u for t, u in unit.by_hour if t >= since]
         covered = sum(u.seconds for u in recent)
         if recent and covered < unit.total.seconds * 0.95:
-            short = io_mix(sum_usage(recent), rules)
+            short = io_mix(sum_usage(recent), rules, log=log)
             if short is not None:
                 out[f"the last {hours:g} h"] = short
     p = unit.period
     if p is not None and hot_period:
-        mix = io_mix(p.window.total, rules)
+        mix = io_mix(p.window.total, rules, log=log)
         if mix is not None and mix.io > whole.io:
             out[f"the '{p.name}' period ({p.occurrence.isoformat()})"] = mix
     return out
@@ -242,7 +243,9 @@ class Costs:
     cost: Mapping[str, float]  # tier -> objective, for every tier the pins allow
     # faster tier -> (its saving per I/O, below the minimum; the tier it was compared with)
     gated: Mapping[str, tuple[float, str]]
-    allowed: tuple[str, ...]  # after residency and the minimum saving
+    allowed: tuple[str, ...]  # after residency and the minimum savings
+    # tier -> what a move there is worth in all (ms/s), below the policy's minimum per move
+    small: Mapping[str, float] = field(default_factory=dict)
 
     def wait(self, tier: str) -> TierWait:
         return self.waits[WHOLE][tier]
@@ -298,7 +301,33 @@ def unit_costs(
             gated[t] = (per_io, than)
         moving = current is not None and t != current
         cost[t] = base + change[t] + physics[t].price_ms_per_gb * size_gb + (move if moving else 0.0)
-    allowed = tuple(t for t in pin_allowed if t not in gated)
+    small = _small_moves(case, physics, change, cost, gated, b.min_saving_ms_per_s_per_move)
+    allowed = tuple(t for t in pin_allowed if t not in gated and t not in small)
     if case.hold is not None and current is not None:
         allowed = (current,)
-    return Costs(waits, change, deciding, cost, gated, allowed)
+    return Costs(waits, change, deciding, cost, gated, allowed, small)
+
+
+def _small_moves(
+    case: Case,
+    physics: Mapping[str, TierPhysics],
+    change: Mapping[str, float],
+    cost: Mapping[str, float],
+    gated: Mapping[str, tuple[float, str]],
+    least: float,
+) -> dict[str, float]:
+    """Faster tiers a promotion to which saves less than `least` ms/s of I/O wait on the window
+    least in its favour: not worth the change it costs (a ticket, a copy, a window). Moves down
+    are judged by the price and capacity they free (another unit may need the room), not here;
+    nor is a unit that must leave its tier (its current one unknown or not allowed)."""
+    current = case.current
+    if least <= 0 or current is None or current not in cost or current not in case.pin_allowed:
+        return {}
+    return {
+        t: -change[t]
+        for t in case.pin_allowed
+        if physics[t].rank < physics[current].rank
+        and t not in gated
+        and cost[t] < cost[current]  # else the objective keeps it where it is, for its own reason
+        and -change[t] < least
+    }

@@ -83,6 +83,18 @@ class Tier(_Strict):
         return RAID_FACTORS[self.raid_level]
 
     @property
+    def full_stripe_write_factor(self) -> float:
+        """Back-end writes per host write when the array gathers sequential writes into full
+        stripes: no read-modify-write, only the data plus the stripe's parity, n / (n - parity
+        drives) over the tier's devices as one RAID group (raw_capacity_gb reads them so too);
+        mirrors still write twice, RAID 0 once (docs/reading-advice.md, "Back-end I/O")."""
+        parity = {0: 0, 5: 1, 6: 2}.get(self.raid_level)
+        if parity is None:  # RAID 1 / 10
+            return 2.0
+        data = self.devices - parity
+        return self.devices / data if data > 0 else float(self.raid_factor)
+
+    @property
     def transfer_rate_mb_s(self) -> float:
         return self.transfer_mb_s or self.locations.db2_device_read_rate_mb_s or 100.0
 
@@ -271,6 +283,12 @@ class Benefit(_Strict):
 
     min_saving_ms_per_io: float = Field(
         default=2.0, ge=0, description="a promotion must save this much I/O wait per I/O, on every window"
+    )
+    min_saving_ms_per_s_per_move: float = Field(
+        default=10.0,
+        ge=0,
+        description="a promotion must save at least this much I/O wait in all (ms/s), on every window: "
+        "less is not worth the change it costs; 0: no minimum",
     )
     price_weight: float = Field(
         default=0.1,
