@@ -21,7 +21,7 @@ import numpy as np
 from sklearn.linear_model import HuberRegressor
 
 from advisors.benefit import physics
-from advisors.quantities import gb, io_wait_per, pct, rate
+from advisors.quantities import count, figure, gb, io_wait_per, pct, rate, ratio
 from policies.model import Policy
 
 _ISO = re.compile(r"^'?(\d{4})-(\d{2})-(\d{2})(?:[T ][\d:.]+)?(?:Z|[+-]\d{2}:?\d{2})?'?$")
@@ -94,15 +94,47 @@ class PartitionInput:
 
 @dataclass(frozen=True, slots=True)
 class HeatFit:
-    method: str  # "huber" (fitted) or "policy default"
-    decay_per_month: float  # heat multiplies by this each month of age
+    """How a table's heat falls with age. `huber`: an exponential decay that explains the data
+    (`fit_heat`'s tests); `median by age`: the measured heat per age in months, when no decay does;
+    `policy default`: the policy's half-life, when too few partitions are measured to judge."""
+
+    method: str  # "huber", "median by age" or "policy default"
+    decay_per_month: float  # heat multiplies by this each month of age (huber, policy default)
+    # huber / policy default: the half-life; median by age: the age at which the measured heat first
+    # falls to half the youngest partitions' (the oldest age measured when it never does)
     half_life_months: float
-    r2: float | None
+    r2: float | None  # of the Huber line, accepted or not
     mae_log: float | None
     points: int
+    # median by age: (age in whole months, median heat), never rising with age
+    profile: tuple[tuple[int, float], ...] = ()
+    why: str = ""  # the verdict, with its figures: why this method
 
-    def heat_at(self, heat_now: float, months: float) -> float:
-        return float(heat_now * self.decay_per_month**months)
+    def heat_at(self, heat_now: float, months: float, age: float = 0.0) -> float:
+        """A partition `age` months old today with `heat_now`, `months` later: the decay, or its
+        own heat scaled by how the measured median falls from its age to the later one (so an old
+        month re-read for an audit keeps its own heat)."""
+        if not self.profile:
+            return float(heat_now * self.decay_per_month**months)
+        before, after = _median_at(self.profile, age), _median_at(self.profile, age + months)
+        return float(heat_now * (after / before if before > 0 else 1.0))
+
+
+def _age_bucket(age: float) -> int:
+    """Whole months of age: 0 for a partition still open, 1 for one closed within the last month..."""
+    return max(0, math.ceil(age - 1e-9))
+
+
+def _median_at(profile: Sequence[tuple[int, float]], age: float) -> float:
+    """The measured median heat at `age`: its bucket's, else the nearest younger bucket's (the
+    youngest's below the first; the oldest's beyond the last, no decay is assumed past the data)."""
+    bucket = _age_bucket(age)
+    value = profile[0][1]
+    for b, heat in profile:
+        if b > bucket:
+            break
+        value = heat
+    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,28 +179,106 @@ class IlmPlan:
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 
+# What an exponential decay must show before the plan projects heat with it (docs/ilm.md):
+MIN_FIT_POINTS = 4  # measured partitions with heat; fewer: the policy's half-life
+MIN_R2 = 0.5  # age explains at least half the spread of log(heat) around its mean
+# the two youngest partitions, those the plan puts on the fastest tier, within 2x of the line: a hot
+# current month above cold older ones is a step the robust line treats as an outlier
+MAX_YOUNG_MISS = 2.0
+# ages are known to about a month (the partition's end against today), so a faster "decay" is a
+# step between neighbouring months, which the medians by age describe exactly
+MIN_HALF_LIFE_MONTHS = 0.5
+# heat must at least fall by 1/sqrt(2) across the measured ages: a slower line is not measured,
+# it extrapolates (the 125,133-month half-life of issue #32 on 24 months of partitions)
+MAX_HALF_LIFE_SPANS = 2.0
+
+
 def fit_heat(ages: Sequence[float], heats: Sequence[float], *, default_half_life: float) -> HeatFit:
     """log(heat) = a + b * age, fitted with Huber loss so that one audited old month does not
-    bend the line; the policy's half-life when there is too little to fit or the fit makes no sense."""
+    bend the line, and accepted only when it explains the data: R² at least MIN_R2, the youngest
+    partitions within MAX_YOUNG_MISS of it, a half-life between MIN_HALF_LIFE_MONTHS and
+    MAX_HALF_LIFE_SPANS times the measured ages' span. Otherwise the measured median heat per age
+    in months (`median by age`); the policy's half-life when too few partitions are measured.
+
+    The shape a decay misses is the one partition-ageing benchmarks write: TPC-H's refresh
+    functions insert new orders and delete the oldest (RF1/RF2, after TPC-D's UF1/UF2,
+    https://www.tpc.org/information/sessions/sigmod/tsld037.htm) and TPC-DS's data maintenance
+    loads the newest sales and deletes a date range of the oldest (DF_SS/DF_CS/DF_WS, clause 5.3
+    of its specification): the current month hot, the older months cold, a step and no curve."""
     pts = [(a, math.log(h)) for a, h in zip(ages, heats, strict=True) if h > 0]
-    fallback = HeatFit(
-        "policy default", 0.5 ** (1 / default_half_life), default_half_life, None, None, len(pts)
-    )
-    if len(pts) < 4:
-        return fallback
+    default = 0.5 ** (1 / default_half_life)
+    if len(pts) < MIN_FIT_POINTS:
+        why = (
+            f"{count(len(pts))} partitions measured with heat, {MIN_FIT_POINTS} needed to judge a decay: "
+            f"the policy's half-life of {default_half_life:g} months"
+        )  # echo: ilm.default_half_life_months
+        return HeatFit("policy default", default, default_half_life, None, None, len(pts), why=why)  # fmt: skip
     x = np.array([[a] for a, _ in pts])
     y = np.array([v for _, v in pts])
     model = HuberRegressor(epsilon=1.35, max_iter=500).fit(x, y)
     slope = float(model.coef_[0])
-    if not slope < 0:
-        return fallback
     pred = model.predict(x)
-    ss_res = float(np.sum((y - pred) ** 2))
+    resid = y - pred
+    ss_res = float(np.sum(resid**2))
     ss_tot = float(np.sum((y - y.mean()) ** 2))
     r2 = 1 - ss_res / ss_tot if ss_tot > 0 else None
-    return HeatFit(
-        "huber", math.exp(slope), math.log(0.5) / slope, r2, float(np.mean(np.abs(y - pred))), len(pts)
-    )
+    mae = float(np.mean(np.abs(resid)))
+    span = max(a for a, _ in pts) - min(a for a, _ in pts)
+    half_life = math.log(0.5) / slope if slope < 0 else math.inf
+    youngest = sorted(range(len(pts)), key=lambda i: pts[i][0])[:2]
+    miss = max((float(resid[i]) for i in youngest), key=abs)
+    misses: list[str] = []
+    if slope >= 0:
+        misses.append("heat does not fall with age")
+    else:
+        if half_life < MIN_HALF_LIFE_MONTHS:
+            misses.append(f"a half-life of {figure(half_life)} months is a step, under {MIN_HALF_LIFE_MONTHS:g} "
+                          f"months")  # fmt: skip
+        if half_life > MAX_HALF_LIFE_SPANS * span:
+            misses.append(f"a half-life of {figure(half_life)} months is more than {MAX_HALF_LIFE_SPANS:g} times "
+                          f"the {figure(span)} months of ages measured")  # fmt: skip
+    if r2 is None or r2 < MIN_R2:
+        misses.append(f"R² {figure(r2)} of log heat, {MIN_R2:g} needed")
+    if abs(miss) > math.log(MAX_YOUNG_MISS):
+        misses.append(f"the youngest partitions measure {ratio(math.exp(miss))} the line's heat, "
+                      f"{MAX_YOUNG_MISS:g}x allowed")  # fmt: skip
+    if not misses:
+        why = (f"heat halves every {figure(half_life)} months of age (R² {figure(r2)}, the youngest partitions "
+               f"within {ratio(math.exp(abs(miss)))} of the line)")  # fmt: skip
+        return HeatFit("huber", math.exp(slope), half_life, r2, mae, len(pts), why=why)
+    profile = _medians_by_age(ages, heats)
+    rejected = "; ".join(misses)
+    if len(profile) < 2:
+        why = (
+            f"no exponential decay explains the heat ({rejected}) and all measured partitions are of one "
+            f"age: the policy's half-life of {default_half_life:g} months"
+        )  # echo: ilm.default_half_life_months
+        return HeatFit("policy default", default, default_half_life, r2, mae, len(pts), why=why)  # fmt: skip
+    top = profile[0][1]
+    halved = next(((b, h) for b, h in profile if h <= top / 2), None)
+    first = halved[0] if halved is not None else profile[-1][0]
+    if halved is not None:
+        fall = f"{pct(halved[1] / top if top > 0 else 0.0)} of that at age {halved[0]}"
+    else:
+        fall = f"never below half of that up to age {profile[-1][0]}"
+    why = (f"no exponential decay explains the heat ({rejected}): the measured median heat by age in months "
+           f"is used, {rate(top, 'I/O per GB-hour')} at age {profile[0][0]}, {fall}")  # fmt: skip
+    return HeatFit("median by age", 0.5 ** (1 / max(first, MIN_HALF_LIFE_MONTHS)), float(first), r2, mae, len(pts),
+                   profile=profile, why=why)  # fmt: skip
+
+
+def _medians_by_age(ages: Sequence[float], heats: Sequence[float]) -> tuple[tuple[int, float], ...]:
+    """The median heat per whole month of age (never-read partitions count, at 0), never rising
+    with age: each age keeps the lowest median of any younger one, so an old month re-read for an
+    audit does not make its younger neighbours look hotter as they age (its own heat stays its own)."""
+    by_age: dict[int, list[float]] = defaultdict(list)
+    for a, h in zip(ages, heats, strict=True):
+        by_age[_age_bucket(a)].append(max(0.0, h))
+    out: list[tuple[int, float]] = []
+    for b in sorted(by_age):
+        median = float(np.median(by_age[b]))
+        out.append((b, min(median, out[-1][1]) if out else median))
+    return tuple(out)
 
 
 @dataclass
@@ -189,6 +299,7 @@ class _Track:
     floor: float = 0.0  # recurring period heat: projections never fall below it
     period: str | None = None
     ms_per_io: Mapping[str, float] | None = None
+    age: float = 0.0  # months of age today (0 for a partition still open or not created yet)
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,6 +383,48 @@ def _wants(
     return out
 
 
+def _fit_heats(tracks: Sequence[_Track], today: date) -> list[float]:
+    """The heats the fit judges: a partition still open and smaller than the last closed ones is
+    still filling, so its heat per GB overstates it; it counts with its I/O rate spread over their
+    average size, as a new partition starts (a filling month is not a step above the closed ones)."""
+    closed = sorted(
+        (t for t in tracks if t.end is not None and t.end <= today), key=lambda t: t.end or today
+    )[-3:]
+    typical = sum(t.size_gb for t in closed) / len(closed) if closed else 0.0
+    out = []
+    for t in tracks:
+        filling = t.end is not None and t.end > today and 0 < t.size_gb < typical
+        out.append(t.heat_now * t.size_gb / typical if filling else t.heat_now)
+    return out
+
+
+def _limit_notes(
+    limited: Mapping[tuple[str, str], list[str]],
+    tiers: list[str],
+    capacity: Mapping[str, float],
+    planned_iops: Mapping[str, float],
+    planned: float,
+    months: int,
+) -> list[str]:
+    """When the plan, not the heat, decides: the months in which a tier's capacity or planned IOPS
+    sent partitions that wanted it to the next slower tier."""
+    out = []
+    for (tier, resource), labels in limited.items():
+        below = tiers[tiers.index(tier) + 1]
+        distinct = sorted(set(labels))
+        when = distinct[0] if len(distinct) == 1 else f"{distinct[0]} to {distinct[-1]}"
+        if resource == "capacity":
+            limit = f"its {gb(capacity[tier])}"
+        else:
+            limit = (
+                f"its planned {rate(planned_iops[tier], 'IOPS')} ({pct(planned)} of what its devices serve)"
+            )
+        out.append(f"the plan is the limit on {tier}, not the heat: {limit} is used up in {count(len(distinct))} "
+                   f"of {count(months)} months ({when}); {count(len(labels))} monthly placements that wanted {tier} "
+                   f"go to {below}{'' if below == tiers[-1] else ' or slower'}")  # fmt: skip
+    return out
+
+
 def _period(bounds: list[date]) -> int:
     if len(bounds) < 2:
         return 1
@@ -292,6 +445,7 @@ def plan_ilm(
     fast, slow = tiers[0], tiers[-1]
     middle = tiers[1] if len(tiers) > 2 else slow
     not_dated: list[str] = []
+    notes: list[str] = []
     plans: list[tuple[tuple[str, str, str, str], int, HeatFit, list[_Track]]] = []
     for tkey, parts in sorted(by_table.items()):
         parts = sorted(parts, key=lambda p: p.partition)
@@ -310,7 +464,11 @@ def plan_ilm(
                                  p.current_tier, p.location, floor=p.period_heat or 0.0,
                                  period=p.period, ms_per_io=p.ms_per_io))  # fmt: skip
         ages = [max(0.0, months_between(t.end, today)) if t.end else 0.0 for t in tracks]
-        fit = fit_heat(ages, [t.heat_now for t in tracks], default_half_life=ilm.default_half_life_months)
+        for t, age in zip(tracks, ages, strict=True):
+            t.age = age
+        fit = fit_heat(ages, _fit_heats(tracks, today), default_half_life=ilm.default_half_life_months)
+        if fit.method == "median by age":  # the plan does not age this table as the line would: say why
+            notes.append(f"{tkey[1]}/{tkey[2]}/{tkey[3]}: {fit.why}")
         # the leading edge: partitions that will be created during the horizon, on the hot tier
         newest = [t for t in tracks if t.end is not None]
         if newest:
@@ -330,32 +488,63 @@ def plan_ilm(
                                      ms_per_io=recent[-1].ms_per_io))  # fmt: skip
         plans.append((tkey, period, fit, tracks))
 
-    # month by month over all tables: shared tier capacity
+    # month by month over all tables: shared tier capacity and back-end IOPS, both as the advice
+    # plans them (IOPS to benefit.max_planned_utilisation of what the devices serve)
     capacity = {t.name: t.capacity_gb * ilm.capacity_share for t in policy.tiers}
+    planned = policy.benefit.max_planned_utilisation
+    planned_iops = {t.name: t.max_iops * planned * ilm.capacity_share for t in policy.tiers}
     raid = {t.name: t.raid_factor for t in policy.tiers}
     forecast: dict[str, list[dict[str, float | str]]] = {t: [] for t in tiers}
-    notes: list[str] = []
+    # (tier, "capacity" | "iops") -> the months in which it sent a partition that wanted it further down
+    limited: dict[tuple[str, str], list[str]] = defaultdict(list)
     residency_months = math.ceil(policy.hysteresis.min_residency_days / 30)
     for m in range(horizon + 1):
         month = add_months(today.replace(day=1), m) if m else today  # moves on the 1st of each month
         wanted: list[tuple[float, _Track, _Want]] = []
         for _tkey, _period_m, fit, tracks in plans:
-            live = [(t, max(fit.heat_at(t.heat_now, m - t.born), t.floor)) for t in tracks if t.born <= m]
+            live = [
+                (t, max(fit.heat_at(t.heat_now, m - t.born, t.age), t.floor)) for t in tracks if t.born <= m
+            ]
             wants = _wants(live, month, policy, fast, middle, slow)
+            if m and fit.profile:  # the heat the share is of comes from the medians by age: say it
+                for t, h in live:
+                    w = wants[id(t)]
+                    if not w.why.startswith("projected "):
+                        age = _age_bucket(t.age + m - t.born)
+                        wants[id(t)] = _Want(w.tier, w.read_only, f"{w.why}; projected {rate(h, 'I/O per GB-hour')} "
+                                             f"at age {age} from the median heat by age")  # fmt: skip
             if m == 0:  # one answer per object: this month is what the advice recommends today
                 for t, _ in live:
                     if t.p is not None and t.p.advised_tier is not None:
                         wants[id(t)] = _Want(t.p.advised_tier, False, f"recommended for {t.location or 'its unit'} "
                                              f"by the advice")  # fmt: skip
             wanted.extend((h, t, wants[id(t)]) for t, h in live)
-        # capacity: densest heat first into each wanted tier, overflowing to the next slower tier
+        # the plan: densest heat first into each wanted tier, overflowing to the next slower tier when
+        # its capacity or its planned IOPS is used up
         used = dict.fromkeys(tiers, 0.0)
         iops = dict.fromkeys(tiers, 0.0)
+        label = month.isoformat()[:7]
         for projected, t, w in sorted(wanted, key=lambda x: x[0], reverse=True):
             idx, why = tiers.index(w.tier), w.why
-            while idx < len(tiers) - 1 and used[tiers[idx]] + t.size_gb > capacity[tiers[idx]]:
+            # projections only cool down: a planned promotion would be a rank tie, not heat
+            if m and t.tier is not None:
+                idx = max(idx, tiers.index(t.tier))
+            io = projected * t.size_gb / 3600
+
+            def physical(tier: str, io: float = io, t: _Track = t) -> float:
+                return io * t.read_share + io * (1 - t.read_share) * raid[tier]
+
+            while idx < len(tiers) - 1:
+                here = tiers[idx]
+                if used[here] + t.size_gb > capacity[here] + 1e-9:
+                    why += f"; {here} full"
+                    limited[(here, "capacity")].append(label)
+                elif iops[here] + physical(here) > planned_iops[here] + 1e-9:
+                    why += f"; {here} at its planned {rate(planned_iops[here], 'IOPS')}"
+                    limited[(here, "iops")].append(label)
+                else:
+                    break
                 idx += 1
-                why += f"; {tiers[idx - 1]} full"
             tier = tiers[idx]
             if (
                 t.p is not None
@@ -364,23 +553,23 @@ def plan_ilm(
                 and m - t.last_move < residency_months
             ):
                 tier, why = t.tier, f"held on {t.tier}: minimum residency"
-            elif m and t.tier is not None and tiers.index(tier) < tiers.index(t.tier):
-                tier = t.tier  # projections only cool down: a planned promotion would be a rank tie, not heat
             used[tier] += t.size_gb
-            io = projected * t.size_gb / 3600
-            iops[tier] += io * t.read_share + io * (1 - t.read_share) * raid[tier]
+            iops[tier] += physical(tier)
             if t.tier != tier:
                 if t.p is None and t.tier is None:
                     why = f"new partition created on {tier} ahead of time"
                 t.moves.append(Move(month, tier, why, w.read_only))
                 t.tier, t.last_move = tier, m
         for tier in tiers:
-            forecast[tier].append({"month": month.isoformat()[:7],
-                                   "gb": round(used[tier], 2), "physical_iops": round(iops[tier], 1),
-                                   "capacity_gb": round(capacity[tier], 2)})  # fmt: skip
+            forecast[tier].append({"month": label, "gb": round(used[tier], 2), "physical_iops": round(iops[tier], 1),
+                                   "capacity_gb": round(capacity[tier], 2),
+                                   "planned_iops": round(planned_iops[tier], 1)})  # fmt: skip
             if used[tier] > capacity[tier] + 1e-6:
-                notes.append(f"{tier} needs {gb(used[tier])} in {forecast[tier][-1]['month']}, more than its "
-                             f"{gb(capacity[tier])}")  # fmt: skip
+                notes.append(f"{tier} needs {gb(used[tier])} in {label}, more than its {gb(capacity[tier])}")
+            if iops[tier] > planned_iops[tier] + 1e-6:
+                notes.append(f"{tier} needs {rate(iops[tier], 'IOPS')} in {label}, more than its planned "
+                             f"{rate(planned_iops[tier], 'IOPS')}")  # fmt: skip
+    notes.extend(_limit_notes(limited, tiers, capacity, planned_iops, planned, horizon + 1))
 
     tables = []
     for (engine, server, database, table), period, fit, tracks in plans:

@@ -190,6 +190,11 @@ def test_reasons_and_notes_read_their_figures_as_the_pages_do() -> None:
         "sata needs 200 GB in 2026-11, more than its 30.0 GB",
         "sata needs 220 GB in 2026-12, more than its 30.0 GB",
         "sata needs 240 GB in 2027-01, more than its 30.0 GB",
+        # the plan, not the heat, decides where the hot months go: said once per tier
+        "the plan is the limit on flash, not the heat: its 30.0 GB is used up in 3 of 3 months (2026-11 to "
+        "2027-01); 6 monthly placements that wanted flash go to fc or slower",
+        "the plan is the limit on fc, not the heat: its 30.0 GB is used up in 3 of 3 months (2026-11 to "
+        "2027-01); 11 monthly placements that wanted fc go to sata",
     )
 
 
