@@ -19,6 +19,7 @@ from app.store.anchor import window_start
 from app.store.ilm_plans import latest_plan
 from app.store.io_window import NOT_STORAGE, metrics_of, usage
 from app.store.models import DbObject, Recommendation, Target
+from app.store.object_flash import fastest_tier, fastest_tiers, tier_label
 from app.store.policies import current_policy
 from app.store.recommendations import CURRENT, SUPPRESSED, Status, saving_ms_per_s
 from app.store.rollup import rolled_up_mark
@@ -107,7 +108,7 @@ class ReportContent:
     avg_write_ms: float | None
     counts: dict[str, int]
     predicted_saving_ms_per_s: float
-    flash_gb_recommended: float
+    flash_gb_recommended: float  # onto each move's pool's fastest tier
     gb_freed: float  # by the open and approved moves to cheaper tiers
     cost_freed: float
     top: tuple[RecLine, ...]
@@ -121,6 +122,7 @@ class ReportContent:
     next_window_moves: tuple[str, ...] = field(default_factory=tuple)  # what fits in it, in DBA words
     coverage: tuple[Coverage, ...] = field(default_factory=tuple)  # per target in scope, by name
     currency: str = "USD"  # the policy's: how cost_freed reads
+    flash_tier: str = "flash"  # the moves' pools' fastest tiers, as the heat map names them ("flash / nvme")
 
     def coverage_label(self) -> str:
         """What the rates rest on, for the headline: one target's (or every target's, when they
@@ -149,6 +151,12 @@ def _objects_query(scope: Scope):  # type: ignore[no-untyped-def]
     if scope.database:
         q = q.where(DbObject.database == scope.database)
     return q
+
+
+def _pool(rec: Recommendation) -> str | None:
+    """The pool the advice put the move in (its evidence), None for the top-level tiers."""
+    pool = (rec.evidence or {}).get("pool")
+    return str(pool) if pool else None
 
 
 def gather(
@@ -222,7 +230,10 @@ def gather(
         predicted_saving_ms_per_s=sum(saving_ms_per_s(r) for r in live),
         gb_freed=sum(freed(r)[0] for r in live),
         cost_freed=sum(freed(r)[1] for r in live),
-        flash_gb_recommended=sum((r.size_bytes or 0) / 1024**3 for r in live if r.to_tier == "flash"),
+        flash_gb_recommended=sum(
+            (r.size_bytes or 0) / 1024**3 for r in live if r.to_tier == fastest_tier(policy, _pool(r))
+        ),
+        flash_tier=tier_label(fastest_tiers(policy, {_pool(r) for r in live})),
         top=tuple(
             RecLine(
                 r.id,

@@ -96,3 +96,36 @@ def test_a_long_history_has_no_sample_note(store: Store, tmp_path: Path) -> None
     assert content.read_iops == pytest.approx(READS_PER_S)  # type: ignore[attr-defined]
     assert "23 h of the last 24 h" in text  # the current hour and the 23 before it
     assert "figures are a sample" not in text and "data up to" not in text
+
+
+def test_the_report_counts_each_pools_fastest_tier(store: Store) -> None:
+    """With storage pools, "flash" is each pool's fastest tier (#34 item 7): a move onto array-b's
+    nvme counts, a move onto the default pool's fc does not, and the report names both tiers."""
+    import yaml
+
+    from app.store.models import Recommendation, Target
+    from policies.loader import DEFAULT_POLICY, parse_policy
+    from tests.policies.test_pools_policy import nvme_pool
+
+    data = yaml.safe_load(DEFAULT_POLICY.read_text(encoding="utf-8"))
+    data["pools"] = [nvme_pool("array-b", "SQLDEV*")]
+    policy = parse_policy(yaml.safe_dump(data), source="pools.yaml")
+    now = T0 + timedelta(hours=1)
+    with store.session() as s:
+        for name, pool, to_tier, gib in (("SQLDEV01", "array-b", "nvme", 6), ("SQLPROD01", None, "fc", 40),
+                                         ("SQLPROD02", None, "flash", 3)):  # fmt: skip
+            t = Target(name=name, engine="sqlserver", source="import", created_at=T0)
+            s.add(t)
+            s.flush()
+            s.add(Recommendation(target_id=t.id, key="Sales/filegroup/FG", engine="sqlserver", server=name,
+                                 database="Sales", kind="filegroup", name="FG", from_tier="sata", to_tier=to_tier,
+                                 profile="hot", rule="TW700", size_bytes=gib * 2**30, io_ms_per_s_now=3.0,
+                                 io_ms_per_s_after=1.0, evidence={"pool": pool} if pool else {}, status="open",
+                                 created_at=T0, updated_at=T0))  # fmt: skip
+        s.flush()
+        content = gather(s, resolve_scope(s, "fleet"), now=now, policy=policy)
+    assert content.flash_gb_recommended == pytest.approx(9.0)  # 6 GiB nvme + 3 GiB flash, not the 40 on fc
+    assert content.flash_tier == "flash / nvme"
+    msg = build_message(content, sender="t@example.test", recipients=["d@example.test"], base_url="http://x")
+    text = msg.get_body(preferencelist=("plain",)).get_content()  # type: ignore[union-attr]
+    assert "flash / nvme these moves would use: 9.0 GB" in text
