@@ -209,7 +209,8 @@ def fit_heat(ages: Sequence[float], heats: Sequence[float], *, default_half_life
     default = 0.5 ** (1 / default_half_life)
     if len(pts) < MIN_FIT_POINTS:
         why = (
-            f"{count(len(pts))} partitions measured with heat, {MIN_FIT_POINTS} needed to judge a decay: "
+            f"{count(len(pts))} partition{'' if len(pts) == 1 else 's'} measured with heat, {MIN_FIT_POINTS} needed "
+            f"to judge a decay: "
             f"the policy's half-life of {default_half_life:g} months"
         )  # echo: ilm.default_half_life_months
         return HeatFit("policy default", default, default_half_life, None, None, len(pts), why=why)  # fmt: skip

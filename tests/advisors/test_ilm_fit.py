@@ -205,6 +205,8 @@ def test_too_few_partitions_take_the_policy_half_life() -> None:
         fit.why
         == "3 partitions measured with heat, 4 needed to judge a decay: the policy's half-life of 6 months"
     )
+    one = fit_heat([0.0, 1.0], [100.0, 0.0], default_half_life=6)  # a never-read partition has no log heat
+    assert one.why.startswith("1 partition measured with heat, 4 needed")
 
 
 def test_planned_iops_bound_the_forecast_and_the_notes_say_so() -> None:
