@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from advisors.advise import advise
 from advisors.benefit import backend_iops, governor_ms, io_mix, physics, wait_on, write_factor
 from advisors.binding import binding, tier_use
 from advisors.classify import GOVERNOR_QUEUEING, governor_notes, latency_for_tier
@@ -184,3 +185,16 @@ def test_a_move_down_is_not_held_by_the_minimum_per_move() -> None:
     idle = unit("FG_IDLE", "flash", usage(0.01, 8, 1.0), 500)
     _, costs = costs_of(idle)
     assert costs.small == {} and "sata" in costs.allowed
+
+
+def test_the_advice_says_the_queue_is_the_governors_and_predicts_it_on_flash() -> None:
+    report = advise([unit("FG_CAPPED", "fc", governed(500, 30.0, 28.8), 50)], POLICY, curve_points=0)
+    (a,) = report.objects
+    assert a.recommended_tier == "fc" and a.decision is not None and a.decision.stage == "minimum_benefit"
+    assert a.explanation.endswith(
+        "Resource Governor queues 28.8 ms of the 30.0 ms per read (96 %); storage answers in 1.2 ms: raise "
+        "the resource pool's MAX_IOPS_PER_VOLUME, not the tier (a pool's cap no tier lifts)."
+    )
+    assert a.reasons[1].startswith(GOVERNOR_QUEUEING)  # next to the binding reason
+    flash = a.waits["flash"].read_ms
+    assert flash is not None and 28.8 < flash < 30.0  # not "30.0 -> 1.1 ms per read"
