@@ -114,6 +114,7 @@ def plan_json(plan: IlmPlan) -> dict[str, Any]:
                     "r2": None if t.fit.r2 is None else round(t.fit.r2, 3),
                     "mae_log": None if t.fit.mae_log is None else round(t.fit.mae_log, 3),
                     "points": t.fit.points,
+                    "why": t.fit.why,
                 },
                 "partitions": [
                     {

@@ -20,6 +20,12 @@ def test_plan_page_and_api(app_client: TestClient) -> None:
     doc = app_client.get("/api/ilm").json()
     orders = next(t for t in doc["plan"]["tables"] if t["table"] == "dbo.Orders")
     assert any(p["new"] for p in orders["partitions"])  # the leading edge
+    # each table says how its heat was judged: a decay that explains it, or the measured medians
+    fits = {t["table"]: t["fit"] for t in doc["plan"]["tables"]}
+    assert orders["fit"]["method"] == "huber" and "(fitted decay, R² " in page
+    hist = next((f for name, f in fits.items() if name.endswith("ORDER_HIST")), None)
+    assert hist is not None and hist["method"] == "median by age" and hist["why"]
+    assert "No exponential decay explains this table's heat" in page
 
 
 def test_replanned_once_a_day(app_client: TestClient) -> None:
