@@ -20,6 +20,7 @@ from sqlalchemy import create_engine, text
 from app.secrets import Vault
 from app.settings import Settings
 from app.store.db import Store
+from tests.store_templates import StoreTemplates
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -37,6 +38,11 @@ def pytest_configure(config: pytest.Config) -> None:
     home = tempfile.mkdtemp(prefix="tierwise-test-data-")
     os.environ["XDG_DATA_HOME"] = home
     config.add_cleanup(lambda: shutil.rmtree(home, ignore_errors=True))
+    config.addinivalue_line(
+        "markers",
+        "empty_store: store_url is an empty database (the test runs the migrations itself) instead of"
+        " a clone of the session's migrated template",
+    )
 
 
 def free_port() -> int:
@@ -95,11 +101,37 @@ def postgres_url() -> Iterator[str]:
         admin.dispose()
 
 
+@pytest.fixture(scope="session")
+def store_templates(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StoreTemplates]:
+    """The session's template stores (tests/store_templates.py): migrated once per backend, the
+    demo fleet loaded once; every test gets its own clone. Dropped when the session ends."""
+    templates = StoreTemplates(POSTGRES_URL, tmp_path_factory.mktemp("templates"))
+    try:
+        yield templates
+    finally:
+        templates.close()
+
+
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'tierwise.db'}"
-    return str(request.getfixturevalue("postgres_url"))
+def store_url(
+    request: pytest.FixtureRequest, tmp_path: Path, store_templates: StoreTemplates
+) -> Iterator[str]:
+    """A store of the test's own at the newest schema: a clone of the session's migrated template
+    (the migrations ran once, for real). Tests marked `empty_store` get an empty database and run
+    the migrations themselves."""
+    if request.node.get_closest_marker("empty_store"):
+        if request.param == "sqlite":
+            yield f"sqlite:///{tmp_path / 'tierwise.db'}"
+        else:
+            yield str(request.getfixturevalue("postgres_url"))
+        return
+    template = store_templates.migrated(request.param)
+    url = store_templates.clone_new(template, sqlite_file=tmp_path / "tierwise.db")
+    try:
+        yield url
+    finally:
+        if request.param == "postgresql":
+            store_templates.drop_clone(url)
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from alembic import command
 from sqlalchemy import delete, func, inspect, select, text
 
@@ -43,6 +44,7 @@ def _rows(store: Store) -> tuple[list[tuple[object, ...]], list[tuple[object, ..
     return samples, intervals
 
 
+@pytest.mark.empty_store  # migrates for real, from an empty database
 def test_upgrade_from_0015_keeps_every_row(store_url: str) -> None:
     command.upgrade(alembic_config(store_url), "0015")
     old = Store(store_url, migrate=False)

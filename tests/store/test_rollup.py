@@ -222,6 +222,7 @@ def test_rollup_waits_for_intervals_still_being_written(postgres_url: str) -> No
         store.dispose()
 
 
+@pytest.mark.empty_store  # migrates for real, from an empty database
 def test_migration_0011_keeps_old_rolled_up_flags_exact(store_url: str) -> None:
     """A store at 0010 with intervals rolled up (flag set), not rolled up after the last rolled one,
     and a straggler below it (committed after a roll-up passed its id): after 0011 every interval

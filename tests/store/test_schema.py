@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
@@ -9,6 +10,7 @@ from app.store.db import Store, include_object
 from app.store.models import Base
 
 
+@pytest.mark.empty_store  # migrates for real, from an empty database
 def test_migrations_match_models(store: Store) -> None:
     with store.engine.connect() as conn:
         ctx = MigrationContext.configure(conn, opts={"include_object": include_object})

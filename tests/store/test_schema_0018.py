@@ -24,6 +24,7 @@ def _verification(target_id: int, rec_id: int | None, minutes: int) -> Verificat
                         window_days=7, status="waiting", before={}, after={}, reasons=[], created_at=T0)  # fmt: skip
 
 
+@pytest.mark.empty_store  # migrates for real, from an empty database
 def test_upgrade_keeps_the_first_verification_of_each_recommendation(store_url: str) -> None:
     command.upgrade(alembic_config(store_url), "0017")
     old = Store(store_url, migrate=False)

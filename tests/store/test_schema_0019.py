@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
 from alembic import command
 from sqlalchemy import select
 
@@ -22,6 +23,7 @@ OLD_ERROR = (
 )
 
 
+@pytest.mark.empty_store  # migrates for real, from an empty database
 def test_upgrade_withholds_errors_an_earlier_version_stored(store_url: str) -> None:
     command.upgrade(alembic_config(store_url), "0018")
     old = Store(store_url, migrate=False)
