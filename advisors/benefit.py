@@ -40,7 +40,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from advisors.features import DB2_P_READS, Usage
+from advisors.features import DB2_P_READS, GOVERNOR_READ, GOVERNOR_WRITE, Usage, governor_per_io
 from policies.model import Classification, Policy
 
 PAGE = 8192  # bytes of the random read a tier's read_latency_ms is quoted for
@@ -48,10 +48,6 @@ SECTOR = 512  # DB2 direct reads are counted in 512-byte sectors
 MB = 2**20
 PREFETCH_REQUESTS = ("vectored_ios", "block_ios")
 PREFETCH_PAGES = ("pages_from_vectored_ios", "pages_from_block_ios")
-
-
-GOVERNOR_READ = "io_stall_queued_read_ms"  # SQL Server 2014+: Resource Governor's share of the stall
-GOVERNOR_WRITE = "io_stall_queued_write_ms"
 
 
 def _n(v: int | None) -> int:
@@ -102,14 +98,13 @@ class IoMix:
 
 
 def governor_ms(usage: Usage) -> tuple[float, float]:
-    """Resource Governor queueing per read and per write (0 where the engine reports none), never
-    more than the stall it is part of."""
+    """Resource Governor queueing per read and per write (0 where the engine reports none)."""
     c, x = usage.counters, usage.extra
     reads, writes = _n(c.get("reads")), _n(c.get("writes"))
-    read_time, write_time = c.get("read_time_ms"), c.get("write_time_ms")
-    queued_r = min(x.get(GOVERNOR_READ, 0), read_time or 0) if reads else 0
-    queued_w = min(x.get(GOVERNOR_WRITE, 0), write_time or 0) if writes else 0
-    return (max(queued_r, 0) / reads if reads else 0.0, max(queued_w, 0) / writes if writes else 0.0)
+    return (
+        governor_per_io(x.get(GOVERNOR_READ), c.get("read_time_ms"), reads) or 0.0,
+        governor_per_io(x.get(GOVERNOR_WRITE), c.get("write_time_ms"), writes) or 0.0,
+    )
 
 
 def io_mix(usage: Usage, rules: Classification, *, log: bool = False) -> IoMix | None:

@@ -654,13 +654,19 @@ def compute_features(
         hours=u.seconds / 3600,
         maintenance=window.maintenance,
         period=_period_view(window, db_heat, instance_miss, requests / secs),
-        governor_read_ms=_governor(x.get("io_stall_queued_read_ms"), rt, reads),
-        governor_write_ms=_governor(x.get("io_stall_queued_write_ms"), wt, writes),
+        governor_read_ms=governor_per_io(x.get(GOVERNOR_READ), rt, reads),
+        governor_write_ms=governor_per_io(x.get(GOVERNOR_WRITE), wt, writes),
     )
 
 
-def _governor(queued: int | None, stall: int | None, ios: int) -> float | None:
-    """Resource Governor queueing per I/O, never more than the stall it is part of."""
+# SQL Server 2014+: Resource Governor's share of the stall (sys.dm_io_virtual_file_stats)
+GOVERNOR_READ = "io_stall_queued_read_ms"
+GOVERNOR_WRITE = "io_stall_queued_write_ms"
+
+
+def governor_per_io(queued: int | None, stall: int | None, ios: int) -> float | None:
+    """Resource Governor queueing per I/O, never more than the stall it is part of (None: the
+    engine reports none, or no I/O)."""
     if queued is None or not ios:
         return None
     return min(max(queued, 0), stall if stall is not None else queued) / ios
