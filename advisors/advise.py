@@ -40,6 +40,7 @@ from advisors.maintenance import prepare_window
 from advisors.placement import PlacementObject, PlacementResult, PlacementTier, place, polish
 from advisors.pools import UnknownLocation, split_by_pool
 from advisors.quantities import gb, pct, rate
+from advisors.tier_curves import TierFigures, blend, tier_curves
 from advisors.units import PLACEABLE, WHOLE, Case, Costs, build_units, make_case, uid, unit_costs, unit_key
 from policies.model import DEFAULT_POOL, Policy
 
@@ -86,6 +87,7 @@ class PoolReport:
     utilisation: Mapping[str, float]
     notes: tuple[str, ...]
     flash_curve_by_database: dict[tuple[str, str], tuple[tuple[float, float], ...]]
+    tier_figures: TierFigures | None = None  # the tiers' figures the benefit model took: policy, measured
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,6 +279,7 @@ def _unit_advice(
     policy: Policy,
     phys: Mapping[str, TierPhysics],
     obj: PlacementObject,
+    figures: TierFigures | None = None,
 ) -> Advice:
     info, f, profile = case.info, case.features, case.profile
     waits = costs.waits[WHOLE]
@@ -314,6 +317,9 @@ def _unit_advice(
         }
     d, text = decide(info, f, binding=bound, allowed=costs.allowed, recommended=assigned, waits=waits,
                      io_now=now_ms, io_after=after_ms, more=more)  # fmt: skip
+    # the tier figures it was priced with (none matter to a unit without I/O or a one-tier pool)
+    if figures is not None and case.whole.io > 0 and len(policy.tiers) > 1:
+        text += f" {figures.text([t.name for t in policy.tiers])}".rstrip()
     if governor:  # its own finding: a cap of the pool, which the placement cannot change
         text += "".join(f" {note.split(' ', 1)[1]}." for note in governor)
     verdict = Verdict(profile[0], bound.rule, costs.allowed, bound.preferred, tuple(reasons))
@@ -426,10 +432,17 @@ def advise_pool(
     heat = database_heat(units)
     inst_miss = instance_read_miss(windows)
     phys = physics(policy)
+    feats = [
+        compute_features(u, db_heat=heat.get((u.info.server, u.info.database)),
+                         instance_miss=inst_miss.get(u.info.server))
+        for u in units
+    ]  # fmt: skip
+    figures = None
+    if policy.benefit.learn_tiers:  # each tier as the objects on it measure it, weighed against the policy
+        figures = blend(tier_curves(units, feats, policy, phys, pool=pool), policy, pool=pool)
+        phys = physics(policy, figures.used())
     cases: list[Case] = []
-    for u in units:
-        f = compute_features(u, db_heat=heat.get((u.info.server, u.info.database)),
-                             instance_miss=inst_miss.get(u.info.server))  # fmt: skip
+    for u, f in zip(units, feats, strict=True):
         case = make_case(u, f, policy, phys, now=now)
         if case is not None:
             cases.append(case)
@@ -450,7 +463,7 @@ def advise_pool(
     for p, obj in zip(placed, objects, strict=True):
         pinned = pin_reason(p.case.info, policy)
         bound = binding(p.case, p.costs, p.tier, use, policy, phys, pinned=pinned)
-        a = _unit_advice(p.case, p.costs, p.tier, bound, policy, phys, obj)
+        a = _unit_advice(p.case, p.costs, p.tier, bound, policy, phys, obj, figures)
         out.append(a)
         by_unit[uid(a.info)] = a
     for w in windows:
@@ -476,7 +489,7 @@ def advise_pool(
         notes.append(f"{flash}'s daily write budget: the units placed there write {gb(written)} of "
                      f"{gb(budget)} a day ({pct(written / budget)})")  # fmt: skip
     part = PoolReport(
-        pool, tuple(t.name for t in policy.tiers), result, flash, curve, load, tuple(notes), by_db
+        pool, tuple(t.name for t in policy.tiers), result, flash, curve, load, tuple(notes), by_db, figures
     )
     return AdviceReport(tuple(out), result, curve, flash, tuple(notes), by_db, load, (part,))
 

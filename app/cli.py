@@ -19,6 +19,7 @@ from app.cli_runtime import fail as _fail
 from app.cli_runtime import runtime as _runtime
 from app.cli_runtime import store_line
 from app.cli_script import register as register_script
+from app.cli_tiers import register as register_tiers
 from app.cli_users import register as register_users
 from app.secrets import configure_logging, logging_config
 from app.settings import Settings, ensure_data_dir, get_settings, with_demo
@@ -31,6 +32,7 @@ app.add_typer(targets_app, name="targets")
 register_users(app)
 register_placement(app)
 register_script(app)
+register_tiers(app)
 
 
 def _print_version(value: bool) -> None:

@@ -322,6 +322,16 @@ class Benefit(_Strict):
     max_queue_utilisation: float = Field(
         default=0.9, gt=0, lt=1, description="utilisation cap in the queueing factor 1 / (1 - U)"
     )
+    learn_tiers: bool = Field(
+        default=True,
+        description="weigh each tier's service times measured from the objects on it against the tiers' "
+        "read_latency_ms / write_latency_ms (advisors.tier_curves); false: the policy's figures alone",
+    )
+    learn_min_object_hours: int = Field(
+        default=48,
+        ge=1,
+        description="object-hours a tier's measured figure needs for its full weight (fewer: less weight)",
+    )
 
 
 class Hysteresis(_Strict):

@@ -39,6 +39,7 @@ STAGES = (
     "pinned",
     "period",
     "moves_with_unit",
+    "storage_problem",
 )
 MAX_FILE_BYTES = 150_000
 
@@ -181,6 +182,7 @@ def test_scenario_is_well_formed(name: str) -> None:
             "stage",
             "reason",
             "maintenance",
+            "explains",
         }, exp
         assert any(fnmatchcase(n, str(exp["object"])) for n in names), f"{name}: no object {exp['object']!r}"
         assert exp["tier"] in tiers, exp
@@ -226,6 +228,9 @@ def test_expectation(name: str, index: int) -> None:
             wrong.append(f"stage {stage} (expected one of {exp['stage']})")
         if exp.get("maintenance") and not o.get("maintenance"):
             wrong.append("no maintenance hours left out (expected the burst hours left out)")
+        missing = [text for text in exp.get("explains", []) if text not in str(o.get("explanation"))]
+        if missing:
+            wrong.append(f"the explanation does not say {missing}")
         if wrong:
             problems.append(f"{'; '.join(wrong)}{describe(o)}")
     assert not problems, (

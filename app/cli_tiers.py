@@ -1,0 +1,137 @@
+"""`tierwise tiers`: each pool tier's service times, the policy's against the fleet's measurement.
+
+The benefit model weighs the two (advisors.tier_curves, `benefit.learn_tiers`); this command shows
+the evidence behind each weight, and warns where the two differ by more than `WARN_RATIO`, the
+sign that the policy's figures describe another array than the one measured.
+`register(app)` adds the command to a typer application.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from advisors.quantities import count, latency, pct, ratio
+from advisors.tier_curves import Figure, TierFigures, measure_pools
+from app.cli_runtime import fail as _fail
+
+WARN_RATIO = 2.0  # measured / policy beyond this (or below its inverse): the policy is another array
+
+
+def _round(v: float | None, digits: int = 3) -> float | None:
+    return None if v is None else round(v, digits)
+
+
+def _figure_json(f: Figure) -> dict[str, Any]:
+    m = f.measured
+    return {
+        "tier": f.tier,
+        "direction": f.what,
+        "policy_ms": f.policy_ms,
+        "measured_ms": None if m is None else _round(m.ms),
+        "measured_ms_at_load": None if m is None else _round(m.ms_at_load),
+        "load": None if m is None else _round(m.load),
+        "interval_ms": None if m is None or m.low is None else [_round(m.low), _round(m.high)],
+        "object_hours": 0 if m is None else m.object_hours,
+        "objects": 0 if m is None else m.objects,
+        "r2": None if m is None else _round(m.r2),
+        "weight": _round(f.weight),
+        "used_ms": _round(f.used_ms),
+        "why": f.why,
+        "warning": _warning(f),
+    }
+
+
+def _warning(f: Figure) -> str | None:
+    """Set where measured and policy differ by more than WARN_RATIO either way."""
+    r = f.ratio
+    if r is None or 1 / WARN_RATIO <= r <= WARN_RATIO:
+        return None
+    assert f.measured is not None
+    return (
+        f"{f.tier} {f.what}s measure {latency(f.measured.ms)}, {ratio(r)} the policy's "
+        f"{latency(f.policy_ms)}: check the tier's figures in the policy"
+    )
+
+
+def _line(f: Figure) -> str:
+    m = f.measured
+    if m is None:
+        return f"  {f.what:5}  policy {latency(f.policy_ms):>8}  measured {'-':>8}  ({f.why})"
+    interval = f"{latency(m.low)}-{latency(m.high)}" if m.low is not None else "no interval"
+    return (
+        f"  {f.what:5}  policy {latency(f.policy_ms):>8}  measured {latency(m.ms):>8} "
+        f"({latency(m.ms_at_load)} at {pct(m.load)} load; 90 % interval {interval}; "
+        f"{count(m.object_hours)} object-hours on {count(m.objects)} objects)  "
+        f"used {latency(f.used_ms)} ({pct(f.weight)} measured{'' if f.weight >= 0.95 else ': ' + f.why})"
+    )
+
+
+def print_tiers(pools: list[TierFigures]) -> list[str]:
+    """The table, pool by pool and tier by tier; returns the warnings (also printed to stderr)."""
+    warnings: list[str] = []
+    for p in pools:
+        if not p.read:
+            continue
+        typer.echo(f"pool {p.pool}")
+        for tier, r in p.read.items():
+            c = p.curves.get(tier)
+            left = ""
+            if c is not None and (c.cache_friendly or c.governed):
+                left = f" (left out: {c.cache_friendly} mostly array-cache hits, {c.governed} held by Resource Governor)"
+            typer.echo(f" {tier}{left}")
+            for f in (r, p.write[tier]):
+                typer.echo(_line(f))
+                if (w := _warning(f)) is not None:
+                    warnings.append(f"pool {p.pool}: {w}")
+    for w in warnings:
+        typer.echo(f"warning: {w}", err=True)
+    return warnings
+
+
+def tiers(
+    input_files: list[Path] = typer.Option(
+        ..., "--input", help="import CSV files (two or more samples per object); `--input a.csv b.csv` works"
+    ),
+    more_files: list[Path] = typer.Argument(None, hidden=True),
+    policy_file: Path = typer.Option(None, "--policy", help="policy YAML (default: the shipped policy)"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+) -> None:
+    """Each pool tier's read and write service times: the policy's against those measured from the
+    objects on it, with the interval and the object-hours; warns where they differ by more than 2x."""
+    from app.advice import AdviceInputError, windows_from_snapshots
+    from connectors.files import read_import_file
+    from connectors.records import ImportFileError, Snapshot
+    from policies.loader import PolicyError, load_policy
+
+    try:
+        policy = load_policy(policy_file)
+        snapshots: list[Snapshot] = []
+        for path in [*input_files, *(more_files or [])]:
+            snapshots.extend(read_import_file(path))
+        windows = windows_from_snapshots(snapshots, policy)
+    except (PolicyError, ImportFileError, AdviceInputError, OSError) as exc:
+        _fail(str(exc))
+    pools = measure_pools(windows, policy)
+    if as_json:
+        doc = {
+            "learn_tiers": policy.benefit.learn_tiers,
+            "pools": [
+                {"pool": p.pool, "tiers": [_figure_json(f) for t in p.read for f in (p.read[t], p.write[t])]}
+                for p in pools
+            ],
+        }
+        typer.echo(json.dumps(doc, indent=2))
+        return
+    if not policy.benefit.learn_tiers:
+        typer.echo(
+            "benefit.learn_tiers is off: the advice uses the policy's figures; measured shown for comparison"
+        )
+    print_tiers(pools)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("tiers")(tiers)
