@@ -428,6 +428,7 @@ def advise_pool(
     IOPS and write budget. A unit of work of its own: pools share nothing but the policy."""
     policy = policy.for_pool(pool)
     units, member_of = build_units(windows)
+    collected = units
     units = [prepare_window(u, policy) for u in units]  # maintenance out, business periods apart
     heat = database_heat(units)
     inst_miss = instance_read_miss(windows)
@@ -439,7 +440,8 @@ def advise_pool(
     ]  # fmt: skip
     figures = None
     if policy.benefit.learn_tiers:  # each tier as the objects on it measure it, weighed against the policy
-        figures = blend(tier_curves(units, feats, policy, phys, pool=pool), policy, pool=pool)
+        curves = tier_curves(units, feats, policy, phys, pool=pool, collected=collected)
+        figures = blend(curves, policy, pool=pool)
         phys = physics(policy, figures.used())
     cases: list[Case] = []
     for u, f in zip(units, feats, strict=True):

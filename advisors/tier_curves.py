@@ -361,18 +361,24 @@ def tier_curves(
     physics: Mapping[str, TierPhysics],
     *,
     pool: str = DEFAULT_POOL,
+    collected: Sequence[ObjectWindow] | None = None,
 ) -> dict[str, TierCurve]:
     """Each tier's measured curve from the placement units on it (`units`: prepared windows, with
-    their `features`, in the same order), on one pool's `policy` and its policy `physics`."""
+    their `features`, in the same order), on one pool's `policy` and its policy `physics`.
+    `collected`: the same units before `prepare_window`, whose every hour (a backup's too) loaded
+    the tier; without them the load counts the prepared hours only."""
     load_by_tier: dict[str, dict[object, float]] = {t: defaultdict(float) for t in physics}
     rows = {t: {"read": _Rows(), "write": _Rows()} for t in physics}
     left_out = {t: [0, 0] for t in physics}
+    for w in collected if collected is not None else units:
+        tier = physics.get(w.info.current_tier or "")
+        if tier is not None and w.by_hour:
+            for h, iops in _backend_by_hour(w, tier, policy).items():
+                load_by_tier[tier.name][h] += iops
     for i, (w, f) in enumerate(zip(units, features, strict=True)):
         tier = physics.get(w.info.current_tier or "")
         if tier is None or not w.by_hour:
             continue
-        for h, iops in _backend_by_hour(w, tier, policy).items():
-            load_by_tier[tier.name][h] += iops
         if governor_notes(f):
             left_out[tier.name][1] += 1
             continue
@@ -475,7 +481,8 @@ def measure_pools(windows: Sequence[ObjectWindow], policy: Policy) -> list[TierF
     split = split_by_pool(windows, policy.pool_names())
     for pool in policy.pool_names():
         view = policy.for_pool(pool)
-        units = [prepare_window(u, view) for u in build_units(split.by_pool.get(pool, []))[0]]
+        collected = build_units(split.by_pool.get(pool, []))[0]
+        units = [prepare_window(u, view) for u in collected]
         heat = database_heat(units)
         miss = instance_read_miss(split.by_pool.get(pool, []))
         feats = [
@@ -484,5 +491,6 @@ def measure_pools(windows: Sequence[ObjectWindow], policy: Policy) -> list[TierF
             )
             for u in units
         ]
-        out.append(blend(tier_curves(units, feats, view, physics(view), pool=pool), view, pool=pool))
+        curves = tier_curves(units, feats, view, physics(view), pool=pool, collected=collected)
+        out.append(blend(curves, view, pool=pool))
     return out

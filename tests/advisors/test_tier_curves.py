@@ -162,3 +162,23 @@ def test_the_advice_prices_flash_as_measured() -> None:
     assert "flash reads measured 4.0 ms" in of(learned).explanation
     assert "Tier figures" not in of(policy_only).explanation
     assert learned.pools[0].tier_figures is not None
+
+
+def test_a_named_pool_is_named_and_a_backup_still_loads_the_tier() -> None:
+    # FG_0's backup hours are not measured, but they load fc while FG_1 and FG_2 are measured
+    backup = hour(2000, 1024, 30.0)
+    collected = [unit("FG_0", "fc", [backup if j in (2, 3) else hour(300, 8, 7.0) for j in range(24)])]
+    collected += [unit(f"FG_{i}", "fc", [hour(300, 8, 7.0) for _ in range(24)]) for i in (1, 2)]
+    prepared = [prepare_window(u, POLICY) for u in collected]
+    feats = [compute_features(u, db_heat=None) for u in prepared]
+    phys = physics(POLICY)
+    quiet = tier_curves(prepared, feats, POLICY, phys, pool="ARR_A")["fc"].read
+    loaded = tier_curves(prepared, feats, POLICY, phys, pool="ARR_A", collected=collected)["fc"].read
+    assert quiet is not None and loaded is not None
+    assert quiet.object_hours == loaded.object_hours == 22 + 24 + 24
+    # rows in hours 2 and 3 (FG_1, FG_2): 600 back-end IOPS without the backup, 2,600 with it
+    assert quiet.load == pytest.approx((66 * 900 + 4 * 600) / 70 / 8640, rel=0.01)
+    assert loaded.load == pytest.approx((66 * 900 + 4 * 2600) / 70 / 8640, rel=0.01)
+    figures = blend(tier_curves(prepared, feats, POLICY, phys, pool="ARR_A", collected=collected), POLICY,
+                    pool="ARR_A")  # fmt: skip
+    assert "fc reads measured 7.0 ms at 12 % load on ARR_A (70 object-hours)" in figures.text(["fc"])
