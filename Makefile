@@ -19,13 +19,13 @@ $(STAMP): pyproject.toml | $(BIN)/python
 run: $(STAMP)
 	$(BIN)/tierwise serve --demo
 
-## test: system packages, PostgreSQL, then lint, types, layer contracts and the test suite
+## test: system packages, PostgreSQL, then lint, types, layer contracts and the test suite (its 15 slowest tests listed)
 test: check-system $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q --durations=15
 
 lint: $(STAMP)
 	$(BIN)/ruff check --fix .
