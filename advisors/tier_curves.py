@@ -121,6 +121,7 @@ class Figure:
     weight: float
     used_ms: float
     why: str  # why the weight is what it is, in words
+    raised: bool = False  # taken at the faster tier's figure before it (`_in_order`)
 
     @property
     def ratio(self) -> float | None:
@@ -135,6 +136,8 @@ class Figure:
         noun = f"{self.tier} {self.what}s"
         says = f"the policy says {latency(self.policy_ms)}"
         m = self.measured
+        if m is None and self.raised:
+            return f"{noun}: {latency(self.used_ms)}, not the policy's {latency(self.policy_ms)} ({self.why})"
         if m is None:
             return f"{noun}: the policy's {latency(self.policy_ms)} ({self.why})"
         head = (
@@ -143,6 +146,8 @@ class Figure:
         )
         if self.what == "read" and abs(m.ms - m.ms_at_load) > 0.05 * max(m.ms, 1e-9):
             head += f", {latency(m.ms)} at light load"
+        if self.raised:  # the tier before it is slower: taken at that tier's figure
+            return f"{head}; {says}: used {latency(self.used_ms)} ({self.why})"
         if self.weight >= 0.95:
             return f"{head}; {says}: used the measured figure"
         if self.weight <= 0.05:
@@ -173,15 +178,17 @@ class TierFigures:
         policy_only: dict[str, list[str]] = {}
         for t in dict.fromkeys(t for t in tiers if t in self.read):
             r, w = self.read[t], self.write[t]
-            if r.measured is None and w.measured is None:
+            if r.measured is None and w.measured is None and not r.raised and not w.raised:
                 policy_only.setdefault(r.why, []).append(t)
                 continue
-            parts.append(r.text())
-            if (
+            if r.measured is not None or r.raised:
+                parts.append(r.text())
+            moved = (
                 w.measured is not None
                 and w.weight > 0.05
                 and abs(w.used_ms - w.policy_ms) > 0.1 * w.policy_ms
-            ):
+            )
+            if w.raised or moved:
                 parts.append(w.text())
         parts += [f"the policy's for {', '.join(names)} ({why})" for why, names in policy_only.items()]
         return "Tier figures: " + "; ".join(parts) + "." if parts else ""
@@ -467,7 +474,7 @@ def _in_order(figures: dict[str, Figure]) -> dict[str, Figure]:
     for name, f in figures.items():
         if floor is not None and f.used_ms < floor.used_ms:
             why = f"{f.why}; raised to {floor.tier}'s {latency(floor.used_ms)}: a slower tier is not taken as faster"
-            f = replace(f, used_ms=floor.used_ms, why=why)
+            f = replace(f, used_ms=floor.used_ms, why=why, raised=True)
         out[name] = f
         floor = f
     return out

@@ -12,6 +12,7 @@ from advisors.advise import advise
 from advisors.benefit import physics
 from advisors.features import GOVERNOR_READ, ObjectInfo, ObjectWindow, Usage, compute_features
 from advisors.maintenance import prepare_window, sum_usage
+from advisors.quantities import latency
 from advisors.tier_curves import MIN_OBJECTS, blend, tier_curves
 from policies.model import Policy
 from tests.fixture_policy import reference_policy
@@ -182,3 +183,18 @@ def test_a_named_pool_is_named_and_a_backup_still_loads_the_tier() -> None:
     figures = blend(tier_curves(prepared, feats, POLICY, phys, pool="ARR_A", collected=collected), POLICY,
                     pool="ARR_A")  # fmt: skip
     assert "fc reads measured 7.0 ms at 12 % load on ARR_A (70 object-hours)" in figures.text(["fc"])
+
+
+def test_a_slower_tier_is_not_taken_as_faster_than_the_one_before() -> None:
+    # fc measured at 16 ms (light load), above the policy's 14 ms sata: sata is raised to it
+    units = [unit(f"FG_{i}", "fc", [hour(300, 8, 16.0) for _ in range(48)]) for i in range(3)]
+    figures = blend(curves(units), POLICY)
+    fc, sata = figures.read["fc"], figures.read["sata"]
+    assert fc.weight > 0.95 and fc.used_ms > 14.0
+    assert sata.measured is None and sata.used_ms == fc.used_ms
+    assert "raised to fc's" in sata.why
+    text = figures.text(["fc", "sata"])
+    assert (
+        f"sata reads: {latency(sata.used_ms)}, not the policy's 14.0 ms (nothing measured there yet; raised"
+        in text
+    )
