@@ -48,11 +48,11 @@ import re
 import sqlite3
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 
 import pytest
 
 from migrations import render_pair
+from tests.migrations.demo_approved import demo_approved_scripts
 from tests.migrations.golden_cases import CASES, FIXTURES, GENERATED_AT, GOLDEN, OPTIONS, case_move
 from tests.migrations.sqltokens import db2_skeleton, db2_statements
 
@@ -206,43 +206,8 @@ def demo_scripts(demo_approved: tuple[str, dict[str, str]]) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def demo_approved(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, str]]:
     """The demo store's URL and every DB2 script its advice yields when each DB2 recommendation is
-    approved: the demo store built as tests/web/conftest.py builds it (SQLite), evaluated,
-    approved through app.review, the stored scripts read back (the store is kept for reading)."""
-    from cryptography.fernet import Fernet
-    from sqlalchemy import select
-
-    from app.demo import ensure_demo_fleet
-    from app.evaluate import evaluate
-    from app.review import review
-    from app.secrets import Vault
-    from app.settings import Settings
-    from app.store.db import Store
-    from app.store.models import Recommendation, ScriptRecord
-    from policies.loader import load_policy
-
-    tmp = tmp_path_factory.mktemp("demo")
-    url = f"sqlite:///{tmp / 'tierwise.db'}"
-    settings = Settings(database_url=url, secret_key_file=tmp / "tierwise.key", demo_history_hours=8,
-                        demo_step_s=900)  # fmt: skip
-    now = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
-    store = Store(url)
-    try:
-        ensure_demo_fleet(store, Vault(Fernet.generate_key()), settings, now=now)
-        policy = load_policy()
-        evaluate(store, policy, now=now)
-        out: dict[str, str] = {}
-        with store.session() as s:
-            recs = list(s.scalars(select(Recommendation).where(Recommendation.engine == "db2")))
-            assert recs, "the demo fleet's advice should have DB2 moves"
-            for rec in recs:
-                review(s, rec.id, action="approve", username="abe", comment=None, now=now, policy=policy)
-            for rec in recs:
-                assert rec.script_error is None, f"{rec.key}: {rec.script_error}"
-            for row in s.scalars(select(ScriptRecord).where(ScriptRecord.dialect == "db2")):
-                out[row.filename] = row.text
-        return url, out
-    finally:
-        store.dispose()
+    approved (tests/migrations/demo_approved.py)."""
+    return demo_approved_scripts(tmp_path_factory.mktemp("demo"), "db2")
 
 
 # ---------------------------------------------------------------------------------------------

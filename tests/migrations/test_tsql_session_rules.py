@@ -53,6 +53,7 @@ import pytest
 
 from migrations import Options
 from migrations.ilm import ilm_moves, month_pair
+from tests.migrations.demo_approved import demo_approved_scripts
 from tests.migrations.golden_cases import CASES, FIXTURES, render_case, tiers
 from tests.migrations.sqltokens import tsql_skeleton, tsql_tokens
 
@@ -314,43 +315,8 @@ def ilm_month_files() -> dict[str, str]:
 @pytest.fixture(scope="module")
 def demo_scripts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """Every T-SQL script the demo fleet's advice yields when each SQL Server recommendation is
-    approved: the demo store built as tests/web/conftest.py builds it (SQLite), evaluated,
-    approved through app.review, the stored scripts read back."""
-    from cryptography.fernet import Fernet
-    from sqlalchemy import select
-
-    from app.demo import ensure_demo_fleet
-    from app.evaluate import evaluate
-    from app.review import review
-    from app.secrets import Vault
-    from app.settings import Settings
-    from app.store.db import Store
-    from app.store.models import Recommendation, ScriptRecord
-    from policies.loader import load_policy
-
-    tmp = tmp_path_factory.mktemp("demo")
-    url = f"sqlite:///{tmp / 'tierwise.db'}"
-    settings = Settings(database_url=url, secret_key_file=tmp / "tierwise.key", demo_history_hours=8,
-                        demo_step_s=900)  # fmt: skip
-    now = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
-    store = Store(url)
-    try:
-        ensure_demo_fleet(store, Vault(Fernet.generate_key()), settings, now=now)
-        policy = load_policy()
-        evaluate(store, policy, now=now)
-        out: dict[str, str] = {}
-        with store.session() as s:
-            recs = list(s.scalars(select(Recommendation).where(Recommendation.engine == "sqlserver")))
-            assert recs, "the demo fleet's advice should have SQL Server moves"
-            for rec in recs:
-                review(s, rec.id, action="approve", username="abe", comment=None, now=now, policy=policy)
-            for rec in recs:
-                assert rec.script_error is None, f"{rec.key}: {rec.script_error}"
-            for row in s.scalars(select(ScriptRecord).where(ScriptRecord.dialect == "tsql")):
-                out[row.filename] = row.text
-        return out
-    finally:
-        store.dispose()
+    approved (tests/migrations/demo_approved.py)."""
+    return demo_approved_scripts(tmp_path_factory.mktemp("demo"), "sqlserver")[1]
 
 
 # ---------------------------------------------------------------------------------------------
