@@ -358,7 +358,8 @@ def _fit(what: str, rows: _Rows, load_of: Mapping[object, float], policy: Policy
     slope = float(coef[names.index("size")]) if "size" in names else None
     lifted = what == "read" and "load" not in names
     extrapolation = EXTRAPOLATION * -math.log(1 - min(load, cap)) if lifted else 0.0
-    return Fit(what, ms, low, high, at_load, load, len(y), len(objects), r2, slope, extrapolation, saturated)
+    return Fit(what, float(ms), low, high, float(at_load), load, len(y), len(objects), r2, slope, extrapolation,
+               saturated)  # fmt: skip
 
 
 def tier_curves(

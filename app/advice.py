@@ -26,6 +26,8 @@ from advisors.document import (
 from advisors.features import MaintenanceShare, ObjectInfo, ObjectWindow, PeriodView, Usage
 from advisors.maintenance import occurrence
 from advisors.pools import UnknownLocation, placed
+from advisors.quantities import latency, ratio
+from advisors.tier_curves import Figure, TierFigures
 from connectors.records import CORE_COUNTERS, LOCATION_FIELDS, MONITOR_ONLY_KINDS, ObjectRef, Snapshot
 from policies.model import Policy
 from policies.workload import CalendarPeriod
@@ -403,7 +405,51 @@ def pool_json(part: PoolReport, units: list[Advice]) -> dict[str, Any]:
         "utilisation": {t: round(u, 4) for t, u in part.utilisation.items()},
         "flash_curve": _curve(part.flash_curve),
         "notes": list(part.notes),
+        # each tier's figures, policy against measured, and those the advice used (None: learn_tiers off)
+        "tier_figures": None if part.tier_figures is None else tier_figures_json(part.tier_figures),
     }
+
+
+WARN_RATIO = 2.0  # measured / policy beyond this (or below its inverse): the policy is another array
+
+
+def tier_figure_warning(f: Figure) -> str | None:
+    """Set where a tier's measured and policy figures differ by more than WARN_RATIO either way."""
+    r = f.ratio
+    if r is None or 1 / WARN_RATIO <= r <= WARN_RATIO:
+        return None
+    assert f.measured is not None
+    return (
+        f"{f.tier} {f.what}s measure {latency(f.measured.ms)}, {ratio(r)} the policy's "
+        f"{latency(f.policy_ms)}: check the tier's figures in the policy"
+    )
+
+
+def tier_figures_json(figures: TierFigures) -> list[dict[str, Any]]:
+    """A pool's tiers, reads and writes: the policy's figure, the measured one with its load,
+    interval and evidence, the weight and the figure the benefit model used (advisors.tier_curves)."""
+    out = []
+    for t in figures.read:
+        for f in (figures.read[t], figures.write[t]):
+            m = f.measured
+            out.append({
+                "tier": f.tier,
+                "direction": f.what,
+                "policy_ms": f.policy_ms,
+                "measured_ms": None if m is None else _finite(m.ms),
+                "measured_ms_at_load": None if m is None else _finite(m.ms_at_load),
+                "load": None if m is None else _finite(m.load, 4),
+                "interval_ms": None if m is None or m.low is None or m.high is None
+                else [_finite(m.low), _finite(m.high)],
+                "object_hours": 0 if m is None else m.object_hours,
+                "objects": 0 if m is None else m.objects,
+                "r2": None if m is None or m.r2 is None else _finite(m.r2, 4),
+                "weight": round(f.weight, 4),
+                "used_ms": _finite(f.used_ms),
+                "why": f.why,
+                "warning": tier_figure_warning(f),
+            })  # fmt: skip
+    return out
 
 
 def _finite(v: float, digits: int = 3) -> float | None:

@@ -10,51 +10,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import typer
 
-from advisors.quantities import count, latency, pct, ratio
+from advisors.quantities import count, latency, pct
 from advisors.tier_curves import Figure, TierFigures, measure_pools
+from app.advice import tier_figure_warning, tier_figures_json
 from app.cli_runtime import fail as _fail
-
-WARN_RATIO = 2.0  # measured / policy beyond this (or below its inverse): the policy is another array
-
-
-def _round(v: float | None, digits: int = 3) -> float | None:
-    return None if v is None else round(v, digits)
-
-
-def _figure_json(f: Figure) -> dict[str, Any]:
-    m = f.measured
-    return {
-        "tier": f.tier,
-        "direction": f.what,
-        "policy_ms": f.policy_ms,
-        "measured_ms": None if m is None else _round(m.ms),
-        "measured_ms_at_load": None if m is None else _round(m.ms_at_load),
-        "load": None if m is None else _round(m.load),
-        "interval_ms": None if m is None or m.low is None else [_round(m.low), _round(m.high)],
-        "object_hours": 0 if m is None else m.object_hours,
-        "objects": 0 if m is None else m.objects,
-        "r2": None if m is None else _round(m.r2),
-        "weight": _round(f.weight),
-        "used_ms": _round(f.used_ms),
-        "why": f.why,
-        "warning": _warning(f),
-    }
-
-
-def _warning(f: Figure) -> str | None:
-    """Set where measured and policy differ by more than WARN_RATIO either way."""
-    r = f.ratio
-    if r is None or 1 / WARN_RATIO <= r <= WARN_RATIO:
-        return None
-    assert f.measured is not None
-    return (
-        f"{f.tier} {f.what}s measure {latency(f.measured.ms)}, {ratio(r)} the policy's "
-        f"{latency(f.policy_ms)}: check the tier's figures in the policy"
-    )
 
 
 def _line(f: Figure) -> str:
@@ -85,7 +47,7 @@ def print_tiers(pools: list[TierFigures]) -> list[str]:
             typer.echo(f" {tier}{left}")
             for f in (r, p.write[tier]):
                 typer.echo(_line(f))
-                if (w := _warning(f)) is not None:
+                if (w := tier_figure_warning(f)) is not None:
                     warnings.append(f"pool {p.pool}: {w}")
     for w in warnings:
         typer.echo(f"warning: {w}", err=True)
@@ -119,10 +81,7 @@ def tiers(
     if as_json:
         doc = {
             "learn_tiers": policy.benefit.learn_tiers,
-            "pools": [
-                {"pool": p.pool, "tiers": [_figure_json(f) for t in p.read for f in (p.read[t], p.write[t])]}
-                for p in pools
-            ],
+            "pools": [{"pool": p.pool, "tiers": tier_figures_json(p)} for p in pools],
         }
         typer.echo(json.dumps(doc, indent=2))
         return

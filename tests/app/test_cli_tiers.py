@@ -58,3 +58,16 @@ def test_a_bad_file_is_a_message_and_exit_2(tmp_path) -> None:  # type: ignore[n
     bad.write_text("not,an,import\n1,2,3\n")
     r = runner.invoke(app, ["tiers", "--input", str(bad), "--policy", str(REFERENCE_POLICY)])
     assert r.exit_code == 2 and not r.stdout
+
+
+def test_the_advice_json_carries_the_figures_it_used() -> None:
+    files = _files("flash-slower-than-policy")
+    tiers = runner.invoke(app, ["tiers", "--input", *files, "--policy", str(REFERENCE_POLICY), "--json"])
+    advice = runner.invoke(app, ["advise", "--input", *files, "--policy", str(REFERENCE_POLICY)])
+    assert tiers.exit_code == 0 and advice.exit_code == 0, advice.output
+    shown = json.loads(tiers.stdout)["pools"][0]["tiers"]
+    pool = json.loads(advice.stdout)["summary"]["pools"][0]
+    assert pool["tier_figures"] == shown  # one measurement, the same in the advice and in `tierwise tiers`
+    flash = next(t for t in pool["tier_figures"] if (t["tier"], t["direction"]) == ("flash", "read"))
+    assert flash["policy_ms"] == 1.0 and flash["weight"] > 0.95
+    assert abs(flash["used_ms"] - flash["measured_ms"]) < 0.02 * flash["measured_ms"]
