@@ -386,6 +386,8 @@ def pool_json(part: PoolReport, units: list[Advice]) -> dict[str, Any]:
     moved = [
         a for a in units if a.info.current_tier is not None and a.recommended_tier != a.info.current_tier
     ]
+    # each tier's figures, policy against measured, and those the advice used (absent: learn_tiers off)
+    figures = {} if part.tier_figures is None else {"tier_figures": tier_figures_json(part.tier_figures)}
     return {
         "name": part.name,
         "tiers": list(part.tiers),
@@ -405,8 +407,7 @@ def pool_json(part: PoolReport, units: list[Advice]) -> dict[str, Any]:
         "utilisation": {t: round(u, 4) for t, u in part.utilisation.items()},
         "flash_curve": _curve(part.flash_curve),
         "notes": list(part.notes),
-        # each tier's figures, policy against measured, and those the advice used (None: learn_tiers off)
-        "tier_figures": None if part.tier_figures is None else tier_figures_json(part.tier_figures),
+        **figures,
     }
 
 
