@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
+import numpy as np
 import pytest
 
 from advisors.advise import advise
@@ -198,3 +199,26 @@ def test_a_slower_tier_is_not_taken_as_faster_than_the_one_before() -> None:
         f"sata reads: {latency(sata.used_ms)}, not the policy's 14.0 ms (nothing measured there yet; raised"
         in text
     )
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_huber_fit_agrees_with_scikit_learns(seed: int) -> None:
+    """The numpy Huber estimate (for speed: dozens of fits per tier) is scikit-learn's
+    HuberRegressor's answer: on data with 10 % gross outliers both land within 3 % of each other's
+    coefficients (and far from least squares, which the outliers drag)."""
+    from sklearn.linear_model import HuberRegressor
+
+    from advisors.tier_curves import _huber
+
+    rng = np.random.default_rng(seed)
+    n = 300
+    x = np.column_stack([rng.uniform(4, 64, n), rng.uniform(0, 3, n)])
+    y = 0.5 + 0.02 * x[:, 0] + 1.5 * x[:, 1] + rng.normal(0, 0.3, n)
+    outliers = rng.random(n) < 0.1
+    y[outliers] += rng.uniform(5, 20, int(outliers.sum()))
+    intercept, coef, _ = _huber(x, y, np.ones(n))
+    ref = HuberRegressor(epsilon=1.345, alpha=0.0, max_iter=1000).fit(x, y)
+    assert intercept == pytest.approx(ref.intercept_, rel=0.05, abs=0.03)
+    assert coef == pytest.approx(ref.coef_, rel=0.03)
+    ols = np.linalg.lstsq(np.column_stack([np.ones(n), x]), y, rcond=None)[0]
+    assert abs(ols[0] - ref.intercept_) > 0.3  # the outliers do move least squares
