@@ -41,7 +41,9 @@ def test_demo_monitor_objects_are_stored_with_their_deltas(store: Store) -> None
         objects = {f"{o.server}|{o.key}": o for o in s.scalars(select(DbObject))}
         kinds = {o.kind for o in objects.values()}
         assert {"instance", "buffer_pool", "container"} <= kinds
-        assert len(expected) == 1 + 3 + 9
+        assert (
+            len(expected) == 1 + 3 + 17
+        )  # an instance, 3 buffer pools, a container per storage path of each table space
         for name, delta in expected.items():
             obj = objects[name]
             intervals = list(s.scalars(select(IoInterval).where(IoInterval.object_id == obj.id)))
