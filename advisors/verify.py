@@ -34,8 +34,9 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from dataclasses import replace as dc_replace
 from datetime import datetime, timedelta
-from statistics import fmean
+from statistics import fmean, stdev
 from typing import Any
 
 from advisors import quantities as q
@@ -46,6 +47,7 @@ from advisors.verify_stats import (
     pct,
     pct_change,
     t_interval,
+    t_quantile,
     week_variance,
 )
 from advisors.verify_windows import DAY, HOUR, Day, HourTotals, Slots, pair_days
@@ -59,6 +61,7 @@ __all__ = [  # the windows and the interval arithmetic live in verify_windows / 
 IMPROVED, NO_EFFECT, REGRESSED = "improved", "no_effect", "regressed"
 OUTSIDE_BAND, WITHIN_BAND = "outside_band", "within_band"
 INCONCLUSIVE, NOT_MOVED = "inconclusive", "not_moved"
+UNCONTROLLED = "uncontrolled"  # no fair control: what the array did is not told from what the move did
 VERIFIED = "verified"  # the verdict before intervals; kept so that old rows still read
 # what a status means, in words, for pages, mails and the CLI
 LABELS = {
@@ -69,8 +72,20 @@ LABELS = {
     WITHIN_BAND: "within the tier's band",
     INCONCLUSIVE: "inconclusive",
     NOT_MOVED: "not moved",
+    UNCONTROLLED: "uncontrolled",
     VERIFIED: "verified",
 }
+
+# The design's constants (docs/verification.md, "Error rates"); bench/verify_power.py measures them.
+# A synthetic control needs this many controls' worth of I/O weight (Kish's effective number,
+# (sum w)^2 / sum w^2): one busy control and a few near-idle ones are one control, not four.
+MIN_EFFECTIVE_CONTROLS = 3.0
+# Early harm alarm: the unit's I/O wait at the before mix this many times what it was (a demotion:
+# than the slower tier's band top plus the margin), over at least HARM_MIN_HOURS paired hours, on at
+# least HARM_HOUR_SHARE of them one by one. Far past what an array's day-to-day swing does.
+HARM_RATIO = 4.0
+HARM_MIN_HOURS = 12
+HARM_HOUR_SHARE = 0.75
 
 
 # ---- figures for display ---------------------------------------------------------------------
@@ -259,18 +274,42 @@ class Candidate:
     target_id: int
     pool: str | None
     tier: str | None
+    engine: str | None = None  # None: matches any (callers that do not say)
+    kind: str | None = None  # "data", "log" or "tempdb" (`kind_class`)
+
+
+def kind_class(kind: str) -> str:
+    """What a control must share with the unit's files: a log's sequential writes and tempdb's
+    spills do not behave like a data file's random reads."""
+    return "log" if kind in ("log_file", "log") else "tempdb" if kind == "tempdb" else "data"
 
 
 def pick_controls(
-    candidates: Iterable[Candidate], *, target_id: int, pool: str, tier: str, enough: int, shared: bool
+    candidates: Iterable[Candidate],
+    *,
+    target_id: int,
+    pool: str,
+    tier: str,
+    enough: int,
+    shared: bool,
+    engine: str | None = None,
+    kind: str | None = None,
 ) -> list[int]:
     """The controls of a move off `tier` of `pool` on `target_id`: unmoved objects on the same
     array's same tier only (a tier of the same name on another array says nothing about this one).
     The unit's own target's come first, all of them; when they are fewer than `enough` and the
     pool is `shared` (a declared pool: its servers share the array), the pool's other targets'
-    fill up to `enough`, in target then object order. The implicit pool of servers in no pool is
+    fill up to `enough`, in target then object order. With `engine` and `kind` (`kind_class`) given,
+    only candidates of the same engine and kind of file are controls. The implicit pool of servers in no pool is
     not shared: tierwise does not know that two such servers share an array."""
-    same = [c for c in candidates if c.pool == pool and c.tier == tier]
+    same = [
+        c
+        for c in candidates
+        if c.pool == pool
+        and c.tier == tier
+        and (engine is None or c.engine in (None, engine))
+        and (kind is None or c.kind in (None, kind))
+    ]
     own = sorted(c.object_id for c in same if c.target_id == target_id)
     if not shared or len(own) >= enough:
         return own
@@ -316,6 +355,196 @@ def control_week_variance(change: Change, min_hours: int) -> float | None:
                          excluded=change.excluded)  # fmt: skip
         per.append([d.raw for d in days])
     return week_variance(per)
+
+
+def _read_heavy(side: Iterable[HourTotals]) -> bool | None:
+    reads = writes = 0
+    for h in side:
+        reads, writes = reads + h.reads, writes + h.writes
+    return None if reads + writes == 0 else reads >= writes
+
+
+def day_ratios(before: Slots, after: Slots, change: Change, min_hours: int) -> dict[datetime, float]:
+    """One control's day log ratios as `pair_days` pairs them (`Day.raw`: the after hours at the
+    before hours' read and write counts), without building its days: a synthetic control has dozens."""
+    out: dict[datetime, float] = {}
+    day = change.start
+    lag, excluded = change.lag, change.excluded
+    while day + HOUR <= change.end:
+        stop = min(day + DAY, change.end)
+        wb = ar = aw = 0.0  # the before wait; the after read and write waits at the before counts
+        ra = rt = wa = wt = 0
+        pairs = []
+        t = day
+        while t < stop:
+            b, a = before.get(t - lag), after.get(t)
+            if (b is not None and a is not None and b.seconds > 0 and a.seconds > 0 and b.ios > 0 and a.ios > 0
+                    and t not in excluded and t - lag not in excluded):  # fmt: skip
+                pairs.append((b, a))
+                ra, rt, wa, wt = ra + a.reads, rt + a.read_time_ms, wa + a.writes, wt + a.write_time_ms
+            t += HOUR
+        day += DAY
+        if len(pairs) < min_hours:
+            continue
+        day_r = rt / ra if ra else None
+        day_w = wt / wa if wa else None
+        ok = True
+        for b, a in pairs:
+            r = a.read_time_ms / a.reads if a.reads else day_r
+            w = a.write_time_ms / a.writes if a.writes else day_w
+            if (b.reads and r is None) or (b.writes and w is None):
+                ok = False
+                break
+            wb += b.read_time_ms + b.write_time_ms
+            ar += b.reads * (r or 0.0)
+            aw += b.writes * (w or 0.0)
+        if ok and wb > 0 and ar + aw > 0:
+            out[day - DAY] = math.log((ar + aw) / wb)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Synthetic:
+    """The counterfactual of the unit: per after-day, the I/O-weighted mean log ratio of the usable
+    controls (each paired by hour of week on its own, at its own before mix), and what the controls
+    say about how far an unmoved object strays from it (placebo in space)."""
+
+    per_day: dict[datetime, float]  # day start -> the weighted controls' log ratio
+    used: int
+    effective: float  # Kish's effective number of controls
+    idle: int  # dropped: no I/O (or too little to pair a day) on a side
+    other_class: int  # dropped: reads where the unit writes, or the other way round
+    week_var: float | None  # the week-level variance of the placebos (`week_variance`), None: < 3
+    placebo: tuple[float, ...]  # each control's mean effect net of the synthetic of the others
+
+    @property
+    def usable(self) -> bool:
+        return self.effective >= MIN_EFFECTIVE_CONTROLS
+
+
+def synthetic_control(change: Change, p: VerificationPolicy) -> Synthetic:
+    """A weighted synthetic control from the change's control objects. A control with no I/O on a
+    side (or too little to pair `min_days` days) is dropped, never allowed to block the unit's
+    hours; one whose read/write class differs from the unit's (read- against write-heavy) is
+    dropped; the rest weigh by their before I/O, so a near-idle file counts for little."""
+    unit_class = _read_heavy(change.before.values())
+    rows: list[tuple[float, dict[datetime, float]]] = []
+    idle = other = 0
+    for cb, ca in change.control_objects:
+        w = float(sum(h.ios for h in cb.values()))
+        if w <= 0 or not any(h.ios for h in ca.values()):
+            idle += 1
+            continue
+        if unit_class is not None and _read_heavy(cb.values()) not in (None, unit_class):
+            other += 1
+            continue
+        ratios = day_ratios(cb, ca, change, p.min_day_hours)
+        if len(ratios) < p.min_days:
+            idle += 1
+            continue
+        rows.append((w, ratios))
+    total = sum(w for w, _ in rows)
+    effective = total**2 / sum(w * w for w, _ in rows) if rows else 0.0
+
+    def weighted(day: datetime, leave_out: int | None = None) -> float | None:
+        num = den = 0.0
+        for i, (w, per) in enumerate(rows):
+            if i != leave_out and day in per:
+                num, den = num + w * per[day], den + w
+        whole = total - (rows[leave_out][0] if leave_out is not None else 0.0)
+        return num / den if den > 0 and den >= whole / 2 else None  # half the weight at least
+
+    all_days = sorted({d for _, per in rows for d in per})
+    per_day = {d: v for d in all_days if (v := weighted(d)) is not None}
+    placebos: list[list[float]] = []
+    for i, (_, per) in enumerate(rows):
+        vals = [per[d] - v for d in sorted(per) if (v := weighted(d, i)) is not None]
+        if len(vals) >= 2:
+            placebos.append(vals)
+    return Synthetic(per_day=per_day, used=len(rows), effective=effective, idle=idle, other_class=other,
+                     week_var=week_variance(placebos) if len(rows) >= 2 else None,
+                     placebo=tuple(fmean(v) for v in placebos))  # fmt: skip
+
+
+def placebo_widened(iv: Interval, placebo: Sequence[float], level: float) -> Interval:
+    """The interval at least as wide as the placebos allow: had the unit not moved, its effect would
+    stray from the synthetic control as far as each control's does from the others' (placebo in
+    space), however its days are correlated. A prediction interval over the placebos' means
+    (t with placebos - 1 degrees of freedom, variance x (1 + 1/placebos)); with correlated days the
+    day-to-day spread alone is too narrow, and a few controls know their spread only roughly."""
+    j = len(placebo)
+    if j < 2:
+        return iv
+    spread = stdev(placebo) * math.sqrt(1 + 1 / j)
+    half = t_quantile(level, j - 1) * spread
+    if half <= (iv.high - iv.low) / 2:
+        return iv
+    return Interval(iv.estimate, iv.estimate - half, iv.estimate + half, iv.days, iv.level)
+
+
+def looks(p: VerificationPolicy) -> int:
+    """How many times a verdict may be taken: at the window and, inconclusive, at the extension."""
+    return 2 if p.extend_to_days > p.window_days else 1
+
+
+def look_level(p: VerificationPolicy) -> float:
+    """Each look's interval level: the policy's error rate shared between the looks (Bonferroni),
+    so that a second look at 14 days does not add its own 5 % to the first's."""
+    return 1 - (1 - p.interval_level) / looks(p)
+
+
+@dataclass(frozen=True, slots=True)
+class Harm:
+    """The early harm alarm's finding: the unit's I/O wait at the before mix against its reference."""
+
+    ratio: float  # after ÷ reference, over the paired hours so far
+    hours: int
+    beyond: int  # hours that are past the ratio on their own
+    reference_ms: float
+    after_ms: float
+
+    def text(self, to_tier: str | None) -> str:
+        return (
+            f"regression: {q.ratio(self.ratio)} the I/O wait per I/O ({q.latency(self.reference_ms)} → "
+            f"{q.latency(self.after_ms)}) over the {self.hours} paired hours since the move on {to_tier or 'the new tier'}, "
+            f"{self.beyond} of them each past {HARM_RATIO:g}x: flagged early, without waiting for the window"  # echo: design bound
+        )
+
+
+def harm_alarm(change: Change, p: VerificationPolicy) -> Harm | None:
+    """The unit slower than HARM_RATIO x its reference over the hours so far: the before latency for
+    a promotion (or unknown), for a demotion the slower tier's band top plus the margin (when
+    higher). Hours with more than `blame_max_load` x the before I/O are left out (load excuses)."""
+    pairs: list[tuple[HourTotals, HourTotals]] = []
+    t = change.start
+    while t < change.end:
+        b, a = change.before.get(t - change.lag), change.after.get(t)
+        if (b is not None and a is not None and b.ios > 0 and a.ios > 0 and b.seconds > 0 and a.seconds > 0
+                and t not in change.excluded and t - change.lag not in change.excluded
+                and (a.ios / a.seconds) <= p.blame_max_load * (b.ios / b.seconds)):  # fmt: skip
+            pairs.append((b, a))
+        t += HOUR
+    if len(pairs) < HARM_MIN_HOURS:
+        return None
+    before_w = sum(b.read_time_ms + b.write_time_ms for b, _ in pairs)
+    n = sum(b.ios for b, _ in pairs)
+    if before_w <= 0 or n <= 0:
+        return None
+    ref_ms = before_w / n
+    if change.promotion is False and change.band_read_ms is not None:
+        ref_ms = max(ref_ms, change.band_read_ms + p.regression_ms)
+
+    def at_mix(b: HourTotals, a: HourTotals) -> float:
+        r = a.read_time_ms / a.reads if a.reads else 0.0
+        w = a.write_time_ms / a.writes if a.writes else 0.0
+        return b.reads * r + b.writes * w
+
+    after_ms = sum(at_mix(b, a) for b, a in pairs) / n
+    beyond = sum(1 for b, a in pairs if at_mix(b, a) / b.ios >= HARM_RATIO * ref_ms)
+    ratio = after_ms / ref_ms if ref_ms > 0 else 0.0
+    if ratio < HARM_RATIO or beyond < HARM_HOUR_SHARE * len(pairs):
+        return None
+    return Harm(ratio, len(pairs), beyond, ref_ms, after_ms)
 
 
 @dataclass(frozen=True, slots=True)
@@ -444,8 +673,8 @@ def verify(change: Change, policy: VerificationPolicy) -> Outcome:
     """The verdict on one move that was seen on its destination, with its reasons in numbers."""
     p = policy
     reasons: list[str] = []
-    with_controls = bool(change.controls_before) and bool(change.controls_after)
-    controls = (change.controls_before or {}, change.controls_after or {}) if with_controls else None
+    syn = synthetic_control(change, p)
+    with_controls = syn.usable
     band = None
     if change.band_read_ms is not None:
         band = (
@@ -453,7 +682,9 @@ def verify(change: Change, policy: VerificationPolicy) -> Outcome:
             change.band_write_ms if change.band_write_ms is not None else change.band_read_ms,
         )
     days = pair_days(change.before, change.after, start=change.start, end=change.end, lag=change.lag,
-                     min_hours=p.min_day_hours, excluded=change.excluded, controls=controls)  # fmt: skip
+                     min_hours=p.min_day_hours, excluded=change.excluded)  # fmt: skip
+    if with_controls:  # a day counts only with its counterfactual (zero-I/O controls never block one)
+        days = [dc_replace(d, control=syn.per_day[d.start]) for d in days if d.start in syn.per_day]
 
     basis: dict[int, list[float]] = {}  # id of an interval -> the day effects it is over
 
@@ -494,22 +725,41 @@ def verify(change: Change, policy: VerificationPolicy) -> Outcome:
     )
     if b.avg_io_kb is not None and a.avg_io_kb is not None:
         reasons.append(f"average I/O size {q.size(b.avg_io_kb * 1024)} → {q.size(a.avg_io_kb * 1024)}")
+    dropped = []
+    if syn.idle:
+        dropped.append(f"{syn.idle} without I/O to compare on a side dropped")
+    if syn.other_class:
+        dropped.append(f"{syn.other_class} of the other read/write class dropped")
+    dropped_text = f" ({', '.join(dropped)})" if dropped else ""
     if with_controls:
-        ctrl = fmean(d.control or 0.0 for d in days)
+        ctrl = fmean(d.control or 0.0 for d in days) if days else 0.0
         reasons.append(
-            f"controls: {change.controls or 'the'} unmoved objects on {change.from_tier} changed {q.change_pct(pct(ctrl))} "
-            "at their before mix over the same hours; the move is judged net of that"
+            f"controls: {syn.used} unmoved objects on {change.from_tier} weighted by their I/O (as many as "
+            f"{q.figure(syn.effective)} equal ones){dropped_text} changed {q.change_pct(pct(ctrl))} at their before "
+            "mix over the same hours; the move is judged net of that"
+        )
+        if len(syn.placebo) >= 2:
+            reasons.append(
+                f"placebo in space: each control judged as if it had moved comes out {q.change_pct(pct(min(syn.placebo)))} "
+                f"to {q.change_pct(pct(max(syn.placebo)))}"
+            )
+    elif syn.used or syn.idle or syn.other_class:
+        reasons.append(
+            f"no fair control: {syn.used} usable unmoved objects on {change.from_tier or 'the source tier'}{dropped_text} "
+            f"weigh as {q.figure(syn.effective)} equal ones (needs {MIN_EFFECTIVE_CONTROLS:g}): a change of the array "  # echo: design bound
+            "itself is not separated from the move"
         )
     else:
         reasons.append(
             f"no unmoved objects on {change.from_tier or 'the source tier'} to compare with: a change of the "
             "array itself is not separated from the move"
         )
-    level = p.interval_level
-    wv = control_week_variance(change, p.min_day_hours)
+    level = look_level(p)
+    wv = syn.week_var if with_controls else None
+    wdf = len(syn.placebo) - 1 if wv is not None else None  # how well the controls know that variance
     if wv is not None:
         reasons.append(
-            f"{len(change.control_objects)} unmoved objects vary ±{q.pct(pct(math.sqrt(wv)) / 100)} from week to week "
+            f"{len(syn.placebo)} unmoved objects vary ±{q.pct(pct(math.sqrt(wv)) / 100)} from week to week "
             "on their own: the intervals allow for that"
         )
     tier = _tier_check(change, p, wv or 0.0)
@@ -531,7 +781,9 @@ def verify(change: Change, policy: VerificationPolicy) -> Outcome:
 
     def interval(of: Sequence[Day], need: int) -> Interval | None:
         vals = [d.effect for d in of]
-        iv = t_interval(vals, level, wv or 0.0) if len(of) >= need else None
+        iv = t_interval(vals, level, wv or 0.0, wdf) if len(of) >= need else None
+        if iv is not None and with_controls:
+            iv = placebo_widened(iv, syn.placebo, level)
         if iv is not None:
             basis[id(iv)] = vals
         return iv
@@ -594,7 +846,19 @@ def verify(change: Change, policy: VerificationPolicy) -> Outcome:
         return done(INCONCLUSIVE, f"too few I/Os to judge: {q.count(total_b)} before, {q.count(total_a)} after "
                     f"(needs {q.count(p.min_ios)} on each side)", **common)  # fmt: skip
 
-    hit = None if share is None else share >= p.success_share
+    # delivered its prediction: the interval's least-gain end still saves the success share of it
+    # (a point estimate of 102 % over a wide interval is no proof); never without a fair control
+    hit = None
+    gain_iv = iv_credit or iv_all
+    pred = change.predicted_gain_ms_per_s
+    if gain_iv is not None and pred is not None and pred > 0:
+        least = b.io_ms_per_s * -math.expm1(gain_iv.high) / pred
+        hit = with_controls and least >= p.success_share
+        reasons.append(
+            f"{'delivered' if hit else 'not shown to deliver'} its prediction: at least {q.pct(max(least, 0.0))} of it "
+            f"at the interval's slow end (needs {q.pct(p.success_share)}"
+            + (")" if with_controls else ", and a fair control)")
+        )
 
     # the destination's band, per class (reads, writes), from days the load allows
     beyond: list[str] = []
@@ -643,7 +907,7 @@ def verify(change: Change, policy: VerificationPolicy) -> Outcome:
     object_regressed = slower = False
     if change.promotion is False and band is not None:
         object_regressed = beyond_band  # a slower tier may be slower, up to its band
-    elif _past(iv_blame, blame, p.regression_pct, p.regression_ms):
+    elif with_controls and _past(iv_blame, blame, p.regression_pct, p.regression_ms):
         # a promotion that lands above the faster tier's band is the tier not delivering, not the
         # move failing: "outside band" (check the array), never a rollback
         slower = change.promotion is not False and beyond_band
@@ -656,6 +920,10 @@ def verify(change: Change, policy: VerificationPolicy) -> Outcome:
             f"{p.regression_ms:g} ms allowed"  # echo: policy threshold
         )
         regressions.insert(0, f"regression: {what}")
+    harm = None if object_regressed else harm_alarm(change, p)
+    if harm is not None:  # far slower than any array swing: flagged with or without controls
+        object_regressed, slower = True, False
+        regressions.insert(0, harm.text(change.to_tier))
     if regressions:
         reasons.extend(regressions[1:])
         return done(REGRESSED, regressions[0], interval=iv_blame or iv_all, achieved=hit,
@@ -677,6 +945,19 @@ def verify(change: Change, policy: VerificationPolicy) -> Outcome:
         found = f" ({'; '.join(band_ivs)}, top plus the margin)" if band_ivs else ""
         return done(INCONCLUSIVE, f"cannot yet tell whether it stays within {change.to_tier}'s band{found}{extend}",
                     interval=iv_all, **common)  # fmt: skip
+    if not with_controls:  # the best verdict without a fair control: never credited, never blamed
+        worse = _past(iv_blame, blame, p.regression_pct, p.regression_ms)
+        shown = iv_all
+        what = (
+            f"slower ({iv_blame.text() if iv_blame else ''}), check the array before moving it back"
+            if worse
+            else f"latency at the before mix {shown.text()}"
+            if shown
+            else "no interval"
+        )
+        return done(UNCONTROLLED, f"uncontrolled: {what}; no fair control tells a change of the array from "
+                    "the move's, so it is neither credited nor blamed", interval=iv_blame if worse else shown,
+                    achieved=False if hit is not None else None, slower=worse, **common)  # fmt: skip
     if iv_credit is not None and iv_credit.high < 0:
         return done(IMPROVED, f"improved: even the slow end of the interval is faster ({iv_credit.text()})",
                     interval=iv_credit, achieved=hit, **common)  # fmt: skip

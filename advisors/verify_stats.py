@@ -64,16 +64,29 @@ def _t_quantile(level: float, df: int) -> float:
     return float(stats.t.ppf(0.5 + level / 2, df))
 
 
-def t_interval(values: Sequence[float], level: float, week_var: float = 0.0) -> Interval | None:
+def t_quantile(level: float, df: int) -> float:
+    """The two-sided t quantile of `level` at `df` degrees of freedom."""
+    return _t_quantile(level, max(1, df))
+
+
+def t_interval(
+    values: Sequence[float], level: float, week_var: float = 0.0, week_df: int | None = None
+) -> Interval | None:
     """Mean ± t quantile x standard error; None with fewer than two values. The days share one
     before week and one set of controls, so they are not independent: `week_var`, the variance of
     a whole week's level that unmoved objects show (`week_variance`), is added to the variance of
-    the mean (a shift of the whole after-week is no evidence of the move)."""
+    the mean (a shift of the whole after-week is no evidence of the move). `week_df`: the degrees
+    of freedom that variance was estimated with (objects - 1); the quantile then takes the
+    Welch-Satterthwaite degrees of freedom of the sum, so three controls cannot pass for thirty."""
     n = len(values)
     if n < 2:
         return None
     mean = fmean(values)
-    half = _t_quantile(level, n - 1) * math.sqrt(stdev(values) ** 2 / n + week_var)
+    own = stdev(values) ** 2 / n
+    df = n - 1
+    if week_df is not None and week_var > 0:
+        df = max(1, int((own + week_var) ** 2 / (own**2 / (n - 1) + week_var**2 / max(week_df, 1))))
+    half = _t_quantile(level, df) * math.sqrt(own + week_var)
     return Interval(mean, mean - half, mean + half, n, level)
 
 
@@ -148,3 +161,13 @@ def week_variance(per_object: Sequence[Sequence[float]]) -> float | None:
     means = [fmean(v) for v in rows]
     within = fmean(stdev(v) ** 2 / len(v) for v in rows)
     return max(0.0, stdev(means) ** 2 - within)
+
+
+def wilson(successes: int, n: int, level: float) -> tuple[float, float]:
+    """The Wilson score interval of a share (successes of n, n > 0): honest at 0 of 3 or 3 of 3,
+    where the plain p ± z·se interval collapses to a point."""
+    z = float(stats.norm.ppf(0.5 + level / 2))
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)

@@ -32,6 +32,7 @@ from advisors.verify import (
     NOT_MOVED,
     OUTSIDE_BAND,
     REGRESSED,
+    UNCONTROLLED,
     VERIFIED,
     WITHIN_BAND,
     Candidate,
@@ -41,11 +42,14 @@ from advisors.verify import (
     Placement,
     Slots,
     figures,
+    harm_alarm,
+    kind_class,
     not_moved,
     pick_controls,
     seen_moved,
     verify,
 )
+from advisors.verify_stats import wilson
 from advisors.verify_windows import burst_hours, is_burst_hour
 from app.store.db import Store
 from app.store.models import DbObject, IoInterval, Recommendation, ScriptRecord, Target, Verification
@@ -57,13 +61,16 @@ from policies.model import DEFAULT_POOL, Policy, PoolConflict, VerificationPolic
 log = logging.getLogger("tierwise.verify")
 
 WAITING = "waiting"
-STATUSES = (WAITING, IMPROVED, NO_EFFECT, WITHIN_BAND, OUTSIDE_BAND, REGRESSED, INCONCLUSIVE, NOT_MOVED)
-# judged moves: the track record counts them ("verified" is the verdict rows written before intervals)
-JUDGED = (IMPROVED, NO_EFFECT, OUTSIDE_BAND, REGRESSED, VERIFIED)
+STATUSES = (WAITING, IMPROVED, NO_EFFECT, WITHIN_BAND, OUTSIDE_BAND, REGRESSED, UNCONTROLLED, INCONCLUSIVE,
+            NOT_MOVED)  # fmt: skip
+# the verdicts the track record counts: every final one on a move that happened ("verified" is the
+# verdict of rows written before intervals); a success is only "improved" with its prediction
+# delivered at the interval's slow end (docs/verification.md, "The track record")
+JUDGED = (IMPROVED, NO_EFFECT, WITHIN_BAND, OUTSIDE_BAND, REGRESSED, UNCONTROLLED, INCONCLUSIVE, VERIFIED)
 # a relocation seen by ingest within this long of an executed move is that move, not another one
 SAME_CHANGE = timedelta(days=2)
 _FIELDS = ("seconds", *CORE_COUNTERS)
-CONTROLS_EACH = 20  # unmoved objects kept one by one for the week-level variance
+CONTROLS_EACH = 20  # unmoved objects kept one by one (the synthetic control), the busiest first
 # a target with fewer unmoved objects on the source tier borrows its pool's other targets' (up to this)
 CONTROLS_ENOUGH = CONTROLS_EACH
 _FILE_KINDS = ("filegroup", "partition")  # units whose location is their files'
@@ -278,7 +285,14 @@ def _candidates(
     """Objects that have not moved since `since` (files, logs, table spaces: their location now is
     their location all along), with their pool and tier."""
     return [
-        Candidate(o.id, o.target_id, _pool_or_none(policy, o), _tier_or_none(policy, o))
+        Candidate(
+            o.id,
+            o.target_id,
+            _pool_or_none(policy, o),
+            _tier_or_none(policy, o),
+            o.engine,
+            kind_class(o.kind),
+        )
         for o in rows
         if o.id not in exclude
         and o.kind in PLACEABLE
@@ -312,16 +326,21 @@ def tier_others(
     *,
     pool: str = DEFAULT_POOL,
     enough: int = 0,
+    engine: str | None = None,
+    kind: str | None = None,
 ) -> list[int]:
     """Ids of the other objects on `tier` of `pool` (the same array) that have not moved since
     `since` (advisors.verify.pick_controls decides). The target's own first; a target with fewer
     than `enough` borrows the declared pool's other targets' (the controls: unmoved objects on the
     same array, whichever server they belong to). Another array's tier of the same name never
     counts, nor, in the implicit pool, another server's (tierwise does not know it is the same
-    array)."""
+    array). `engine` and `kind` (advisors.verify.kind_class) match the controls to the unit."""
     own = _candidates(policy, session.scalars(select(DbObject).where(DbObject.target_id == target_id)),
                       exclude, since)  # fmt: skip
-    picked = pick_controls(own, target_id=target_id, pool=pool, tier=tier, enough=enough, shared=False)
+    match: dict[str, Any] = {"engine": engine, "kind": kind}
+    picked = pick_controls(
+        own, target_id=target_id, pool=pool, tier=tier, enough=enough, shared=False, **match
+    )
     if len(picked) >= enough or pool == DEFAULT_POOL:
         return picked
     elsewhere = _pool_servers_elsewhere(session, policy, pool, target_id)
@@ -333,7 +352,30 @@ def tier_others(
         for o in session.scalars(select(DbObject).where(DbObject.target_id.in_(ids)))
     ]
     return pick_controls([*own, *_candidates(policy, rows, exclude, since)], target_id=target_id, pool=pool,
-                         tier=tier, enough=enough, shared=True)  # fmt: skip
+                         tier=tier, enough=enough, shared=True, **match)  # fmt: skip
+
+
+def busiest(session: Session, ids: Sequence[int], start: datetime, end: datetime, n: int) -> list[int]:
+    """The `n` objects of `ids` with the most I/O in [start, end], busiest first; an object without
+    any I/O there is no control at all (it would only leave hours unpaired)."""
+    totals: dict[int, int] = {}
+    for chunk in _chunks(list(ids)):
+        rows = session.execute(
+            select(IoInterval.object_id, func.coalesce(func.sum(IoInterval.reads + IoInterval.writes), 0))
+            .where(
+                IoInterval.object_id.in_(chunk), IoInterval.start_time >= start, IoInterval.end_time <= end
+            )
+            .group_by(IoInterval.object_id)
+        )
+        for oid, ios in rows:
+            totals[int(oid)] = int(ios or 0)
+    return sorted((i for i in ids if totals.get(i, 0) > 0), key=lambda i: (-totals[i], i))[:n]
+
+
+def unit_match(objs: Sequence[DbObject]) -> dict[str, Any]:
+    """What a control shares with the unit: its engine and kind of file (data, log, tempdb)."""
+    files = [o for o in objs if o.kind not in _FILE_KINDS] or list(objs)
+    return {"engine": files[0].engine, "kind": kind_class(files[0].kind)} if files else {}
 
 
 def _predict_from_tiers(policy: Policy, v: Verification, before: Slots) -> float | None:
@@ -490,12 +532,14 @@ def evaluate_one(session: Session, v: Verification, policy: Policy, *, now: date
         before["slots"] = _to_json(hour_slots(session, ids, b_start, b_end))
         if v.from_tier is not None:
             pool = unit_pool(policy, objs)
-            controls = tier_others(session, policy, v.target_id, v.from_tier, set(ids), b_start, pool=pool,
-                                   enough=CONTROLS_ENOUGH)  # fmt: skip
+            matched = tier_others(session, policy, v.target_id, v.from_tier, set(ids), b_start, pool=pool,
+                                  enough=CONTROLS_ENOUGH, **unit_match(objs))  # fmt: skip
+            # the busiest with I/O before the move (weighted by it); a file without any is dropped
+            controls = busiest(session, matched, b_start, b_end, CONTROLS_EACH)
             skip = maintenance_skip(session, policy, controls)
             before["control_objects"] = controls
             before["control_slots"] = _to_json(hour_slots(session, controls, b_start, b_end, skip))
-            # a few of them one by one: their week-to-week spread widens the interval
+            # one by one: the synthetic control, and their week-to-week spread widens the interval
             before["control_each"] = {
                 str(c): _to_json(hour_slots(session, [c], b_start, b_end, skip))
                 for c in controls[:CONTROLS_EACH]
@@ -542,6 +586,8 @@ def evaluate_one(session: Session, v: Verification, policy: Policy, *, now: date
                     excluded=excluded, window_days=v.window_days,
                     control_objects=each)  # fmt: skip
     out = verify(change, vp)
+    # the early harm alarm: between the looks, a unit far slower than before is flagged now
+    harm = None if final else harm_alarm(change, vp)
     before["figures"] = out.before.as_dict() if out.before else None
     before["tier_figures"] = out.tier_before.as_dict() if out.tier_before else None
     v.before = before
@@ -580,6 +626,11 @@ def evaluate_one(session: Session, v: Verification, policy: Policy, *, now: date
     elif final:
         v.status = out.status
         v.reasons = [*moved.reasons, *out.reasons]
+    elif harm is not None:
+        text = harm.text(v.to_tier)
+        v.status = REGRESSED
+        after.update({"verdict": text, "regression": "object", "early": True, "achieved": False})
+        v.reasons = [text, *moved.reasons, *out.reasons]
     else:
         v.status = WAITING
         first = f"after-window ends {end:%Y-%m-%d %H:%M} UTC; figures so far"
@@ -666,6 +717,7 @@ def verification_json(v: Verification, rollback_script_id: int | None = None) ->
         "confidence": v.confidence,  # None since intervals: kept for clients that read it
         "verdict": after.get("verdict"),
         "controlled": after.get("controlled"),
+        "early": after.get("early") is True,  # regressed by the early harm alarm, before the window's end
         "measured_from": after.get("measured_from"),
         "extended_until": after.get("extended_until"),  # inconclusive so far: measuring until then
         "days": after.get("days") or [],
@@ -701,41 +753,50 @@ def list_verifications(session: Session, *, status: str | None = None, limit: in
 
 
 def track_record(session: Session, policy: VerificationPolicy) -> dict[str, Any]:
-    """The advisor's record: of the judged moves with a predicted gain, how many achieved at least
-    the success share (80 %) of it; and how many verifications are in each state."""
+    """The advisor's record: of every final verdict on a move with a predicted gain (inconclusive
+    and uncontrolled ones included, only "not moved" left out: nothing was tried), how many
+    delivered their prediction, decided by the interval (its least-gain end saves at least the
+    success share, 80 %, against a fair control), with a Wilson interval on that share; and how
+    many verifications are in each state."""
     counts = dict.fromkeys(STATUSES, 0)
     for status, n in session.execute(select(Verification.status, func.count()).group_by(Verification.status)):
         counts[status] = int(n)  # "verified" (before intervals) shows only where such rows remain
-    judged = list(
-        session.scalars(
-            select(Verification.share_of_prediction).where(
-                Verification.status.in_(JUDGED),
-                Verification.share_of_prediction.is_not(None),
-                Verification.predicted_gain_ms_per_s > 0,
-            )
+    rows = session.execute(
+        select(Verification.status, Verification.after).where(
+            Verification.status.in_(JUDGED), Verification.predicted_gain_ms_per_s > 0
         )
-    )
-    achieved = sum(1 for s in judged if s is not None and s >= policy.success_share)
+    ).all()
+    by_status = dict.fromkeys(JUDGED, 0)
+    achieved = 0
+    for status, after in rows:
+        by_status[status] += 1
+        achieved += (after or {}).get("achieved") is True
+    judged = len(rows)
+    low, high = wilson(achieved, judged, policy.interval_level) if judged else (None, None)
     return {
         "counts": counts,
         "success_share": policy.success_share,
-        "judged": len(judged),
+        "judged": judged,
+        "judged_by_status": {k: n for k, n in by_status.items() if n},
         "achieved": achieved,
-        "share_achieved": achieved / len(judged) if judged else None,
+        "share_achieved": achieved / judged if judged else None,
+        "share_interval": None if low is None else {"low": low, "high": high, "level": policy.interval_level},
     }
 
 
 def pending_regressions(session: Session, target_names: set[str] | None = None) -> list[Verification]:
     """Moves that made things worse no report has announced yet (optionally only those of some
     targets): regressions, and promotions that landed outside the destination's band and are
-    slower than before on the old tier too (the array, not the move, is the suspect; still worse)."""
+    slower than before on the old tier too (the array, not the move, is the suspect; still worse),
+    and every uncontrolled verdict (no fair control told the array's change from the move's: the
+    report says so, rather than let it pass for a success)."""
     q = select(Verification).where(
-        Verification.status.in_((REGRESSED, OUTSIDE_BAND)), Verification.notified_at.is_(None)
+        Verification.status.in_((REGRESSED, OUTSIDE_BAND, UNCONTROLLED)), Verification.notified_at.is_(None)
     )
     if target_names is not None:
         q = q.join(Target, Target.id == Verification.target_id).where(Target.name.in_(target_names))
     rows = session.scalars(q.order_by(Verification.id))
-    return [v for v in rows if v.status == REGRESSED or (v.after or {}).get("slower") is True]
+    return [v for v in rows if v.status in (REGRESSED, UNCONTROLLED) or (v.after or {}).get("slower") is True]
 
 
 def mark_notified(store: Store, ids: Iterable[int], *, now: datetime) -> None:

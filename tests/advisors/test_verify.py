@@ -16,6 +16,7 @@ from advisors.verify import (
     Change,
     HourTotals,
     Placement,
+    Slots,
     figures,
     not_moved,
     pair_days,
@@ -24,8 +25,8 @@ from advisors.verify import (
     verify,
     week_variance,
 )
-from bench.verify_power import PLACEBO, Scenario, simulate
 from policies.model import VerificationPolicy
+from tests.advisors.test_verify_sim import PLACEBO, Scenario, simulate
 
 POLICY = VerificationPolicy()
 CHANGE = datetime(2026, 11, 21, tzinfo=UTC)
@@ -69,9 +70,18 @@ def after(*a: float, **kw: object) -> dict[datetime, HourTotals]:
 
 
 def change(b: dict[datetime, HourTotals], a: dict[datetime, HourTotals], **kw: object) -> Change:
+    """The move judged against STEADY controls unless `control_objects` says otherwise."""
     base = Change(before=b, after=a, start=CHANGE, end=CHANGE + WEEK, lag=WEEK, predicted_gain_ms_per_s=4600,
-                  from_tier="fc", to_tier="flash", promotion=True)  # fmt: skip
+                  from_tier="fc", to_tier="flash", promotion=True, control_objects=steady())  # fmt: skip
     return replace(base, **kw)  # type: ignore[arg-type]
+
+
+def steady(n: int = 4, ms: float = 15.0, factor: float = 1.0) -> tuple[tuple[Slots, Slots], ...]:
+    """`n` unmoved fc files of 100 reads/s and 10 writes/s, their latency times `factor` after."""
+    return tuple(
+        (before(100, ms, 10, 1.0, factors=(1.0,)), after(100, ms * factor, 10, 1.0 * factor, factors=(1.0,)))
+        for _ in range(n)
+    )
 
 
 # an fc file of 412 random 8 KB reads/s at 11.8 ms (and 40 writes/s at 2 ms) predicted to save 4.6 s/s on flash
@@ -99,14 +109,20 @@ def test_a_real_promotion_is_improved_with_its_interval() -> None:
 def test_a_quieter_array_is_not_credited_to_the_move() -> None:
     """Nothing moved; the fc array got quieter (17 -> 9 ms) for the object and the controls alike."""
     b, a = before(412, 17.0), after(412, 9.0)
-    ctrl = {"controls_before": before(2000, 15.0, factors=(1.0,)), "controls_after": after(2000, 15.0 * 9 / 17),
-            "controls": 12}  # fmt: skip
-    uncontrolled = verify(change(b, a), POLICY)
-    assert uncontrolled.status == "improved"  # without controls the quieter array looks like a gain ...
-    controlled = verify(change(b, a, **ctrl), POLICY)
-    assert controlled.status != "improved", controlled.reasons  # ... with them it is not
+    uncontrolled = verify(change(b, a, control_objects=()), POLICY)
+    # without controls the quieter array would look like a gain: the verdict says it cannot tell
+    assert uncontrolled.status == "uncontrolled" and not uncontrolled.controlled, uncontrolled.reasons
+    assert uncontrolled.achieved is False
+    assert uncontrolled.verdict.startswith("uncontrolled: latency at the before mix -47 %")
+    controlled = verify(change(b, a, control_objects=steady(12, factor=9 / 17)), POLICY)
+    assert controlled.status != "improved", controlled.reasons  # with them it is not a gain
     assert controlled.controlled
-    assert any("controls: 12 unmoved objects on fc changed -47 %" in r for r in controlled.reasons)
+    assert any(
+        r.startswith(
+            "controls: 12 unmoved objects on fc weighted by their I/O (as many as 12.0 equal ones) changed -47 %"
+        )
+        for r in controlled.reasons
+    ), controlled.reasons
 
 
 def test_a_load_drop_is_not_credited() -> None:
@@ -128,7 +144,7 @@ def test_a_regression_needs_the_whole_interval_past_the_margins() -> None:
     )
     assert (out.status, out.regression) == ("regressed", "object"), out.reasons
     assert out.verdict.startswith(
-        "regression: latency +58 % (95 % interval +54 % to +61 %, 7 days), all beyond the 20 % and 1 ms"
+        "regression: latency +58 % (97.5 % interval +53 % to +62 %, 7 days), all beyond the 20 % and 1 ms"
     )
     assert out.achieved is False
     slight = verify(change(before(300, 5.0), after(300, 5.8)), POLICY)  # +16 %: within 20 %
@@ -331,6 +347,7 @@ def test_a_whole_week_shift_that_unmoved_objects_also_show_is_not_credited() -> 
     out = verify(replace(faster, control_objects=objs), POLICY)
     assert out.status == "inconclusive", out.reasons
     assert (
-        "5 unmoved objects vary ±14 % from week to week on their own: the intervals allow for that"
+        "5 unmoved objects vary ±17 % from week to week on their own: the intervals allow for that"
         in out.reasons
     )
+    assert "placebo in space: each control judged as if it had moved comes out -18 % to +20 %" in out.reasons

@@ -11,10 +11,10 @@ import pytest
 
 from advisors.verify import verify
 from advisors.verify_windows import HourTotals, burst_hours
-from bench.verify_power import Scenario, simulate
 from policies.model import VerificationPolicy
 from policies.workload import BurstDetection
 from tests.advisors.test_verify import BEFORE, CHANGE, FLASH, WEEK, after, before, change
+from tests.advisors.test_verify_sim import Scenario, simulate
 
 POLICY = VerificationPolicy()
 

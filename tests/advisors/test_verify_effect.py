@@ -13,9 +13,9 @@ from scipy import stats
 
 from advisors.verify import verify
 from advisors.verify_stats import hodges_lehmann
-from bench.verify_power import Scenario, bound, simulate
 from policies.model import VerificationPolicy
 from tests.advisors.test_verify import BEFORE, FLASH, after, before, change
+from tests.advisors.test_verify_sim import Scenario, bound, simulate
 
 POLICY = VerificationPolicy()
 DAYS = [-2.31, -2.40, -2.28, -2.45, -2.36, -2.29, -1.10]  # one odd day (a batch the guards let in)

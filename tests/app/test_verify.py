@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -93,6 +94,44 @@ def snapshots(*, after_read_ms: float, after_read_iops: float = 430, others_afte
     return out
 
 
+STEADY = (1.0, 1.0, 1.0, 1.0)  # four unmoved fc files whose latency the change leaves alone
+
+
+def with_controls(base: list[Snapshot], *, server: str = "SQL1", drift: tuple[float, ...] = STEADY,
+                  burst_at: datetime | None = None, reads: tuple[float, ...] | None = None) -> list[Snapshot]:  # fmt: skip
+    """The snapshots plus one unmoved fc file per drift factor (ctrl0, ctrl1, ...; FG_C0, ...) at
+    20 reads/s (or `reads`, and a tenth as many writes) and 15 ms, their latency times the factor after the change; ctrl0 with a
+    1 MB-read backup hour at `burst_at`."""
+    series = [Series() for _ in drift]
+    counters = [s.step(0, 0, 0, 0) for s in series]
+    rates = reads or (20.0,) * len(drift)
+    out = []
+    for snap in base:
+        t = snap.sample_time
+        extra = tuple(
+            ObjectSample(
+                replace(
+                    _ref(f"Sales/file/{10 + i}", f"ctrl{i}", rf"F:\fc\Sales\ctrl{i}.ndf", f"FG_C{i}", 10 + i),
+                    server=server,
+                ),
+                counters[i],
+                {},
+            )
+            for i in range(len(drift))
+        )
+        samples = snap.samples if server == snap.server else ()
+        out.append(Snapshot(Engine.SQLSERVER, server, t, BOOT, samples + extra))
+        for i, s in enumerate(series):
+            ms = 15.0 * (drift[i] if t >= CHANGE else 1.0)
+            counters[i] = s.step(rates[i], ms, rates[i] / 10, 1.0)
+            if burst_at is not None and i == 0 and t == burst_at:
+                s.c["reads"] += 100_000
+                s.c["bytes_read"] += 100_000 * 2**20
+                s.c["read_time_ms"] += 100_000 * 40
+                counters[i] = dict(s.c)
+    return out
+
+
 def _setup(store: Store, snaps: list[Snapshot], *, recommend: bool = True) -> int | None:
     with store.session() as s:
         target = add_target(s, name="SQL1", engine="sqlserver", source="live", connection_encrypted=None,
@@ -138,7 +177,7 @@ def _verifications(store: Store) -> list[Verification]:
 
 
 def test_executed_move_is_improved_after_its_window(store: Store) -> None:
-    rec_id = _setup(store, snapshots(after_read_ms=0.9))
+    rec_id = _setup(store, with_controls(snapshots(after_read_ms=0.9)))
     [v] = _verifications(store)
     assert (v.status, v.trigger, v.recommendation_id, v.changed_at) == ("waiting", "executed", rec_id, CHANGE)
     assert v.predicted_gain_ms_per_s == pytest.approx(4600.0)
@@ -168,11 +207,13 @@ def test_executed_move_is_improved_after_its_window(store: Store) -> None:
     assert "on flash: hot1 (E:\\flash\\Sales\\hot1.ndf)" in v.reasons
     assert "achieved 98 % of the predicted 4.6 s/s saved" in v.reasons
     assert any(r.startswith("tier flash: load 2,500 → 2,970 IOPS") for r in v.reasons)
-    assert any(r.startswith("no unmoved objects on fc to compare with") for r in v.reasons)
+    assert v.after["controlled"] is True
+    assert any(r.startswith("controls: 4 unmoved objects on fc weighted by their I/O") for r in v.reasons)
+    assert any(r.startswith("delivered its prediction: at least 9") for r in v.reasons), v.reasons
     with store.session() as s:
         record = track_record(s, POLICY.verification)
     assert record["counts"]["improved"] == 1 and (record["judged"], record["achieved"]) == (1, 1)
-    assert record["share_achieved"] == 1.0
+    assert record["share_achieved"] == 1.0 and 0.2 < record["share_interval"]["low"] < 1.0
 
 
 def test_executed_move_whose_files_stayed_put_is_not_moved(store: Store, settings: Settings) -> None:
@@ -203,7 +244,7 @@ def test_executed_move_whose_files_stayed_put_is_not_moved(store: Store, setting
 
 
 def test_relocation_seen_by_ingest_is_verified_against_the_tiers(store: Store) -> None:
-    _setup(store, snapshots(after_read_ms=0.9), recommend=False)
+    _setup(store, with_controls(snapshots(after_read_ms=0.9)), recommend=False)
     run_verification(store, POLICY, now=END + timedelta(hours=1))
     [v] = _verifications(store)
     assert (v.trigger, v.key, v.name) == ("location_change", "Sales/filegroup/FG_HOT", "FG_HOT")
@@ -249,7 +290,7 @@ def test_an_inconclusive_week_is_extended_and_judged_again(store: Store) -> None
     """Monitoring stopped hours after the move and came back a week later: inconclusive at 7 days,
     so the window grows to 14 and the second week (paired with the same weekdays two weeks before
     it) decides; only then is the verdict final."""
-    snaps = [s for s in snapshots(after_read_ms=0.9, until=CHANGE + timedelta(days=14))
+    snaps = [s for s in with_controls(snapshots(after_read_ms=0.9, until=CHANGE + timedelta(days=14)))
              if not CHANGE + timedelta(hours=12) < s.sample_time < END]  # fmt: skip
     _setup(store, snaps)
     run_verification(store, POLICY, now=END + timedelta(hours=1))
@@ -288,7 +329,7 @@ def test_regression_shows_in_api_page_report_and_cli(
 ) -> None:
     # hot1 is fast on flash (11.8 -> 1.0 ms), but the flash tier it joined got slower for the
     # objects already there (their reads 1 -> 3 ms at the same load): the move overloaded it
-    rec_id = _setup(store, snapshots(after_read_ms=1.0, others_after_ms=3.0))
+    rec_id = _setup(store, with_controls(snapshots(after_read_ms=1.0, others_after_ms=3.0)))
     run_verification(store, POLICY, now=END + timedelta(hours=1))
     [v] = _verifications(store)
     assert (v.status, v.after["regression"]) == ("regressed", "tier"), v.reasons
@@ -318,7 +359,7 @@ def test_regression_shows_in_api_page_report_and_cli(
         assert record["counts"]["regressed"] == 1 and record["achieved"] == 1 and record["judged"] == 1
         page = client.get("/recommendations", params={"status": "executed"}).text
         assert 'data-status="regressed"' in page and "rollback script" in page
-        assert "1 of 1</strong> verified moves achieved" in page
+        assert "1 of 1</strong> verified moves achieved" in page and 'class="share-interval"' in page
 
     # the next report announces it once, and only once it was delivered
     inbox, port = smtp
@@ -364,7 +405,7 @@ def test_regression_shows_in_api_page_report_and_cli(
 def test_hourly_job_runs_the_verification(store: Store, settings: Settings, vault: Vault) -> None:
     from app.jobs import Runtime, Scheduler, verify_job
 
-    _setup(store, snapshots(after_read_ms=0.9))
+    _setup(store, with_controls(snapshots(after_read_ms=0.9)))
     pinned = settings.model_copy(update={"policy_file": REFERENCE_POLICY})  # the fleet's policy (POLICY)
     Scheduler(Runtime(store, vault, pinned))  # sets the jobs' runtime; not started
     verify_job()  # now (the real clock) is past the after-window

@@ -13,7 +13,7 @@ from app.store.db import Store
 from app.store.models import Verification
 from app.verify import run_verification, verification_json
 from policies.model import Policy, Pool
-from tests.app.test_verify import END, POLICY, _setup, _verifications, snapshots
+from tests.app.test_verify import END, POLICY, _setup, _verifications, snapshots, with_controls
 
 
 def _elsewhere(policy: Policy) -> Policy:
@@ -28,7 +28,7 @@ def _elsewhere(policy: Policy) -> Policy:
 
 
 def test_the_move_is_seen_on_the_tiers_of_the_units_pool(store: Store) -> None:
-    _setup(store, snapshots(after_read_ms=0.9))
+    _setup(store, with_controls(snapshots(after_read_ms=0.9)))
     policy = _elsewhere(POLICY)
     run_verification(store, policy, now=END + timedelta(hours=1))
     [v] = _verifications(store)
@@ -57,7 +57,7 @@ def test_a_pool_conflict_is_no_verdict(store: Store) -> None:
 
 
 def test_the_effect_shown_is_hodges_lehmann(store: Store) -> None:
-    _setup(store, snapshots(after_read_ms=0.9))
+    _setup(store, with_controls(snapshots(after_read_ms=0.9)))
     run_verification(store, POLICY, now=END + timedelta(hours=1))
     [v] = _verifications(store)
     doc = verification_json(v)
@@ -71,7 +71,7 @@ def test_the_effect_shown_is_hodges_lehmann(store: Store) -> None:
 def test_outside_band_and_slower_is_announced_in_the_report(store: Store) -> None:
     """hot1 lands on flash at 15 ms: above flash's band and slower than its 11.8 ms on fc. Not a
     regression of the move (the array is the suspect), but the report says it made things worse."""
-    _setup(store, snapshots(after_read_ms=15.0))
+    _setup(store, with_controls(snapshots(after_read_ms=15.0)))
     run_verification(store, POLICY, now=END + timedelta(hours=1))
     [v] = _verifications(store)
     assert v.status == "outside_band" and v.after["slower"] is True, v.reasons
@@ -86,7 +86,7 @@ def test_outside_band_and_slower_is_announced_in_the_report(store: Store) -> Non
 
 
 def test_outside_band_but_faster_is_not_announced(store: Store) -> None:
-    _setup(store, snapshots(after_read_ms=7.1))
+    _setup(store, with_controls(snapshots(after_read_ms=7.1)))
     run_verification(store, POLICY, now=END + timedelta(hours=1))
     [v] = _verifications(store)
     assert v.status == "outside_band" and v.after["slower"] is False, v.reasons

@@ -49,7 +49,7 @@ def test_executed_move_waits_for_its_window(app_client: TestClient) -> None:
     assert app_client.get("/api/verifications", params={"status": "regressed"}).json() == []
     record = app_client.get("/api/track-record").json()
     assert record["counts"] == {"waiting": 1, "improved": 0, "no_effect": 0, "within_band": 0, "outside_band": 0,
-                                "regressed": 0, "inconclusive": 0, "not_moved": 0}  # fmt: skip
+                                "regressed": 0, "uncontrolled": 0, "inconclusive": 0, "not_moved": 0}  # fmt: skip
     assert v["confidence"] is None and v["interval"] is None  # an interval replaces the confidence
     assert (record["judged"], record["achieved"], record["share_achieved"]) == (0, 0, None)
     page = app_client.get("/recommendations", params={"status": "executed"}).text
