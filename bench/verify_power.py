@@ -27,7 +27,7 @@ Each row has its own seed (numpy SeedSequence.spawn), so rows are independent. T
 
 with <f> the worst placebo row and <p> the row with busy controls and independent days (rho 0).
 
-Run: .venv/bin/python -m bench.verify_power [--runs 200] [--seed 19] [--jobs 2]
+Run: .venv/bin/python -m bench.verify_power [--runs 150] [--seed 19] [--jobs 2]
 """
 
 from __future__ import annotations
@@ -271,7 +271,7 @@ def report(scenarios: Sequence[Scenario], results: Sequence[tuple[Counter[str], 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--runs", type=int, default=200, help="simulated runs per row")
+    ap.add_argument("--runs", type=int, default=150, help="simulated runs per row")
     ap.add_argument("--seed", type=int, default=19)
     ap.add_argument("--jobs", type=int, default=2, help="rows computed side by side (processes)")
     args = ap.parse_args()
