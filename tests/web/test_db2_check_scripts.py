@@ -31,5 +31,5 @@ def test_an_approved_db2_move_offers_its_check_only_script(app_client: TestClien
     # listed in the order ops runs them: the check-only run first, the rollback last
     ids = {s["direction"]: s["id"] for s in api["scripts"]}
     for html in (app_client.get(f"/recommendations/{rec['id']}").text, app_client.get("/scripts").text):
-        at = [html.index(f"/scripts/{ids[d]}\"") for d in ("check", "forward", "rollback")]
+        at = [html.index(f'/scripts/{ids[d]}"') for d in ("check", "forward", "rollback")]
         assert at == sorted(at), at
