@@ -46,6 +46,7 @@ bench: check-system $(STAMP)
 	$(BIN)/python -m bench.evaluate_fleet --instances 500 --files 50
 	$(BIN)/python -m bench.advise_cost
 	$(BIN)/python -m bench.verify_power
+	$(BIN)/python -m bench.calibration
 	$(BIN)/python -m bench.import_file
 	$(BIN)/python -m bench.log_masking
 	$(MAKE) bench-load
