@@ -459,8 +459,12 @@ def blend(curves: Mapping[str, TierCurve], policy: Policy, *, pool: str = DEFAUL
         ):
             fit = None if c is None else (c.read if what == "read" else c.write)
             w, why = _weight(fit, policy) if learn else (0.0, "benefit.learn_tiers is off")
+            if fit is not None and w > 0 and not (fit.ms > 0 and policy_ms > 0):
+                # a fit whose light-load figure reads 0 (load from outside the fleet the fit cannot
+                # see drove its intercept below zero) gives nothing to weigh: say so, use the policy's
+                w, why = 0.0, f"the fit reads {latency(fit.ms)} at light load, which no storage answers"
             used = policy_ms
-            if fit is not None and w > 0 and policy_ms > 0 and fit.ms > 0:
+            if fit is not None and w > 0:
                 used = math.exp(w * math.log(fit.ms) + (1 - w) * math.log(policy_ms))
             target[t.name] = Figure(pool, t.name, what, policy_ms, fit, w, used, why)
     return TierFigures(pool, _in_order(read), _in_order(write), dict(curves), learn)

@@ -222,3 +222,17 @@ def test_the_huber_fit_agrees_with_scikit_learns(seed: int) -> None:
     assert coef == pytest.approx(ref.coef_, rel=0.03)
     ols = np.linalg.lstsq(np.column_stack([np.ones(n), x]), y, rcond=None)[0]
     assert abs(ols[0] - ref.intercept_) > 0.3  # the outliers do move least squares
+
+
+def test_a_fit_reading_zero_at_light_load_is_not_used_and_says_so() -> None:
+    """Load from outside the fleet (other hosts on fc's disks) can drive the fit's light-load
+    intercept below zero, clamped to 0 ms: nothing to weigh. The policy's figure is used and the
+    explanation says why, never "used the measured figure" (bench.calibration's fc-saturated)."""
+    from advisors.tier_curves import Fit, TierCurve
+
+    fit = Fit("read", 0.0, 0.0, 0.0, 46.8, 0.48, 500, 12, 0.9, None)
+    figures = blend({"fc": TierCurve("default", "fc", fit, None)}, POLICY)
+    fc = figures.read["fc"]
+    assert fc.weight == 0 and fc.used_ms == POLICY.tier("fc").read_latency_ms
+    assert "used the measured figure" not in fc.text()
+    assert "which no storage answers" in fc.text() and "used the policy's" in fc.text()
