@@ -156,12 +156,23 @@ def test_hostile_group_and_path_names_stay_inside_their_quotes() -> None:
 # 3. T-SQL: REMOVE FILE only once the file is empty; the log backup is printed, never taken
 
 
+def not_emptied_check(batch: str) -> str:
+    """The IF line of a REMOVE FILE batch that refuses a file still holding pages."""
+    start = batch.index("IF EXISTS (SELECT 1 FROM sys.database_files AS df WHERE df.name = ")
+    line = batch[start : batch.index("\n", start)]
+    assert "sys.dm_db_file_space_usage" in line and "> 0 OR FILEPROPERTY(df.name, 'SpaceUsed') > " in line
+    assert "8 * (CEILING(df.size / 8088.0) + CEILING(df.size / 511232.0) - 1)" in line
+    return line
+
+
 @pytest.mark.parametrize("name", ["tsql_filegroup_online.forward.sql", "tsql_filegroup_online.rollback.sql"])
 def test_remove_file_checks_the_file_is_empty_first(name: str) -> None:
     batches = [b for b in tsql_batches(TSQL[name]) if REMOVE.search(b)]
     assert batches
     for batch in batches:
-        check = batch.index("FILEPROPERTY(name, 'SpaceUsed') > 8 * CEILING(size / 8088.0)")
+        # the emptiness check (issue #30, N10): no page of a table or index in a uniform extent,
+        # and no used extent beyond the allocation pages' (PFS and GAM intervals)
+        check = batch.index(not_emptied_check(batch))
         remove = REMOVE.search(batch)
         assert remove is not None and check < batch.index("BEGIN TRY") < remove.start()
         assert "REMOVE FILE would fail with error 5042 (not empty)" in batch
@@ -188,7 +199,11 @@ def test_hostile_file_names_in_the_emptiness_check() -> None:
     for batch in batches:
         skeleton = tsql_skeleton(batch)
         assert "DROP DATABASE" not in skeleton and "odd" not in skeleton
-        assert "WHERE name = N'?' AND FILEPROPERTY(name, '?') > 8 * CEILING(size / 8088.0))" in skeleton
+        assert (
+            "WHERE df.name = N'?' AND ((SELECT COALESCE(SUM(su.user_object_reserved_page_count" in skeleton
+            and "FILEPROPERTY(df.name, '?') > 8 * (CEILING(df.size / 8088.0) + CEILING(df.size / 511232.0) - 1)))"
+            in skeleton
+        )
 
 
 # 4. every T-SQL file move names the permissions it needs
