@@ -16,8 +16,8 @@ from advisors.quantities import change_pct, gb, io_wait, latency, pct, rate, siz
 from app.cli_placement import native_stdout_silenced
 from app.cli_placement import register as register_placement
 from app.cli_runtime import fail as _fail
+from app.cli_runtime import read_files, store_line
 from app.cli_runtime import runtime as _runtime
-from app.cli_runtime import store_line
 from app.cli_script import register as register_script
 from app.cli_tiers import register as register_tiers
 from app.cli_users import register as register_users
@@ -518,21 +518,11 @@ def advise(
 ) -> None:
     """Classify objects and recommend a tier for each, from import files."""
     from advisors.advise import advise as run_advice
-    from app.advice import AdviceInputError, report_json, windows_from_snapshots
-    from connectors.files import read_import_file
-    from connectors.records import ImportFileError, Snapshot
-    from policies.loader import PolicyError, load_policy
+    from app.advice import report_json
 
     if output_format not in ("json", "table"):
         _fail("--format must be json or table")
-    try:
-        policy = load_policy(policy_file)
-        snapshots: list[Snapshot] = []
-        for path in [*input_files, *(more_files or [])]:
-            snapshots.extend(read_import_file(path))
-        windows = windows_from_snapshots(snapshots, policy)
-    except (PolicyError, ImportFileError, AdviceInputError, OSError) as exc:
-        _fail(str(exc))
+    policy, snapshots, windows = read_files([*input_files, *(more_files or [])], policy_file)
     with native_stdout_silenced():
         newest = max((snap.sample_time for snap in snapshots), default=None)
         report = run_advice(windows, policy, now=newest, time_limit_s=time_limit)

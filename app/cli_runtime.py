@@ -1,13 +1,20 @@
-"""What the `tierwise` command modules share: the error exit and the store and vault they run on."""
+"""What the `tierwise` command modules share: the error exit, the store and vault they run on, and
+the import files and policy the file commands (advise, tiers) read."""
 
 from __future__ import annotations
 
-from typing import NoReturn
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 import typer
 
 from app.settings import Settings, get_settings
+
+if TYPE_CHECKING:
+    from advisors.features import ObjectWindow
+    from connectors.records import Snapshot
+    from policies.model import Policy
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
@@ -42,3 +49,23 @@ def runtime(settings: Settings | None = None):  # type: ignore[no-untyped-def]
     settings = settings or get_settings()
     announce_store(settings)
     return settings, Store(settings.database_url), Vault(load_key(settings))
+
+
+def read_files(
+    files: list[Path], policy_file: Path | None
+) -> tuple[Policy, list[Snapshot], list[ObjectWindow]]:
+    """The policy, the import files' snapshots and their objects' windows; a bad policy or file
+    ends the command with its error (the file, line or field it names)."""
+    from app.advice import AdviceInputError, windows_from_snapshots
+    from connectors.files import read_import_file
+    from connectors.records import ImportFileError
+    from policies.loader import PolicyError, load_policy
+
+    try:
+        policy = load_policy(policy_file)
+        snapshots: list[Snapshot] = []
+        for path in files:
+            snapshots.extend(read_import_file(path))
+        return policy, snapshots, windows_from_snapshots(snapshots, policy)
+    except (PolicyError, ImportFileError, AdviceInputError, OSError) as exc:
+        fail(str(exc))

@@ -16,7 +16,7 @@ import typer
 from advisors.quantities import count, latency, pct
 from advisors.tier_curves import Figure, TierFigures, measure_pools
 from app.advice import tier_figure_warning, tier_figures_json
-from app.cli_runtime import fail as _fail
+from app.cli_runtime import read_files
 
 
 def _line(f: Figure) -> str:
@@ -64,19 +64,7 @@ def tiers(
 ) -> None:
     """Each pool tier's read and write service times: the policy's against those measured from the
     objects on it, with the interval and the object-hours; warns where they differ by more than 2x."""
-    from app.advice import AdviceInputError, windows_from_snapshots
-    from connectors.files import read_import_file
-    from connectors.records import ImportFileError, Snapshot
-    from policies.loader import PolicyError, load_policy
-
-    try:
-        policy = load_policy(policy_file)
-        snapshots: list[Snapshot] = []
-        for path in [*input_files, *(more_files or [])]:
-            snapshots.extend(read_import_file(path))
-        windows = windows_from_snapshots(snapshots, policy)
-    except (PolicyError, ImportFileError, AdviceInputError, OSError) as exc:
-        _fail(str(exc))
+    policy, _, windows = read_files([*input_files, *(more_files or [])], policy_file)
     pools = measure_pools(windows, policy)
     if as_json:
         doc = {
