@@ -1,4 +1,5 @@
-"""CLI tests: a fresh SQLite store and key file per test, through the environment as in use."""
+"""CLI tests: a fresh SQLite store and key file per test, through the environment as in use; and
+the loopback SMTP server of tests/mail/test_reports.py for the verification tests' report emails."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from app.settings import get_settings
+from tests.mail.test_reports import smtp  # noqa: F401
 
 
 @pytest.fixture

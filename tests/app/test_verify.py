@@ -9,7 +9,6 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from aiosmtpd.controller import Controller
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 from typer.testing import CliRunner
@@ -311,17 +310,6 @@ def test_an_inconclusive_week_is_extended_and_judged_again(store: Store) -> None
         r.startswith("compared 7 days after the move with the same weekdays 2 weeks earlier")
         for r in v.reasons
     )
-
-
-@pytest.fixture
-def smtp() -> Iterator[tuple[Inbox, int]]:
-    inbox, port = Inbox(), free_port()
-    controller = Controller(inbox, hostname="127.0.0.1", port=port)
-    controller.start()
-    try:
-        yield inbox, port
-    finally:
-        controller.stop()
 
 
 def test_regression_shows_in_api_page_report_and_cli(

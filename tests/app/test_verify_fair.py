@@ -4,11 +4,8 @@ early harm alarm, a slower promotion flagged and emailed, the track record count
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import timedelta
 
-import pytest
-from aiosmtpd.controller import Controller
 from fastapi.testclient import TestClient
 
 from app.mail.content import Scope, gather
@@ -28,20 +25,8 @@ from tests.app.test_verify import (
     snapshots,
     with_controls,
 )
-from tests.conftest import free_port
 from tests.mail.test_reports import Inbox
 from tests.web.conftest import PASSWORD, login
-
-
-@pytest.fixture
-def smtp() -> Iterator[tuple[Inbox, int]]:
-    inbox, port = Inbox(), free_port()
-    controller = Controller(inbox, hostname="127.0.0.1", port=port)
-    controller.start()
-    try:
-        yield inbox, port
-    finally:
-        controller.stop()
 
 
 def _email(store: Store, settings: Settings, inbox: Inbox, port: int) -> str:
