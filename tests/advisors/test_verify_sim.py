@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from functools import lru_cache
 from statistics import NormalDist
 
 import numpy as np
@@ -21,13 +20,11 @@ from advisors.verify import (
     Change,
     HourTotals,
 )
+from bench.verify_power import _hours as bench_hours
 
 CHANGE = datetime(2026, 11, 21, 0, 0, tzinfo=UTC)
 HOUR = timedelta(hours=1)
 CONTROL_OBJECTS = 8  # controls given to the verifier one by one (the week-level variance)
-# busier by day: the hour-of-day profile of the I/O rate (mean 1)
-PROFILE = np.array([0.4] * 6 + [1.0] * 3 + [1.6] * 9 + [1.0] * 3 + [0.5] * 3)
-PROFILE = PROFILE / PROFILE.mean()
 
 
 @dataclass(frozen=True)
@@ -60,23 +57,8 @@ def _hours(
     day_factor: np.ndarray,
     load: np.ndarray,
 ) -> dict[datetime, HourTotals]:
-    rate = iops * PROFILE[None, :] * load[:, None] * 3600
-    lat = ms * day_factor[:, None] * np.exp(rng.normal(0, 0.05, (days, 24)))
-    reads = np.rint(rate * 412 / 452).astype(np.int64).ravel()
-    writes = np.rint(rate * 40 / 452).astype(np.int64).ravel()
-    rtime = np.rint(reads * lat.ravel()).astype(np.int64)
-    wtime = np.rint(writes * lat.ravel() * 0.3).astype(np.int64)
-    return {
-        t: HourTotals(3600.0, r, r * 8192, rt, w, w * 8192, wt)
-        for t, r, rt, w, wt in zip(
-            _keys(start, days), reads.tolist(), rtime.tolist(), writes.tolist(), wtime.tolist(), strict=True
-        )
-    }
-
-
-@lru_cache(maxsize=64)
-def _keys(start: datetime, days: int) -> list[datetime]:
-    return [start + timedelta(hours=i) for i in range(days * 24)]
+    """Hour counters as bench.verify_power writes them, the day's level `ms` x `day_factor`."""
+    return bench_hours(rng, start, days, iops=iops, ms=ms * day_factor, load=load)
 
 
 def simulate(s: Scenario, rng: np.random.Generator, window_days: int) -> Change:
